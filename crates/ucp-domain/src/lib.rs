@@ -1,0 +1,10 @@
+//! The commerce core of ucpd: the catalog model, money, capability negotiation and the
+//! storage traits the use cases need.
+//!
+//! This crate does no I/O. It knows nothing of HTTP, JSON-RPC or SQL; the transports in
+//! `ucp-server` and the backends in `ucp-store` depend on it, never the other way round.
+
+pub mod catalog;
+pub mod money;
+pub mod negotiation;
+pub mod store;
