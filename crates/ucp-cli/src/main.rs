@@ -1,1 +1,289 @@
-fn main() {}
+//! `ucpd`: the UCP merchant server and its catalog tools. Each subcommand parses flags and
+//! calls a library function; nothing here is needed by a test.
+
+#![allow(clippy::print_stdout)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use ucp_catalog_io::{demo, import};
+use ucp_domain::store::CatalogStore;
+use ucp_server::{Application, Settings};
+
+/// A Universal Commerce Protocol (UCP) merchant server: discovery at /.well-known/ucp and a
+/// stateless MCP endpoint over an embedded SQLite catalog.
+///
+/// Settings are layered: built-in defaults < the TOML file (--config) < UCPD_* environment
+/// variables < flags. Every config key has a variable: upper-case it, prefix UCPD_, join
+/// nested keys with "__" (e.g. UCPD_CATALOG__MAX_PAGE_SIZE=20). Logging: UCPD_LOG (an
+/// env-filter, default "info"), UCPD_LOG_FORMAT=json for JSON lines.
+#[derive(Debug, Parser)]
+#[command(name = "ucpd", version, about, long_about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the server (discovery + MCP). An empty store is seeded with the demo catalog.
+    Serve(ServeArgs),
+    /// Write a generated, deterministic demo catalog as JSON lines (our import format).
+    DemoCatalog(DemoArgs),
+    /// Load a Google Merchant Center feed (TSV/CSV text or RSS 2.0 XML) or JSON lines into the store.
+    Import(ImportArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct ServeArgs {
+    /// Address to listen on [config: listen; default 127.0.0.1:8080].
+    #[arg(long, env = "UCPD_LISTEN")]
+    listen: Option<std::net::SocketAddr>,
+    /// Directory for the database, keys and secrets [config: data_dir; default ./ucpd-data].
+    #[arg(long, env = "UCPD_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    /// TOML configuration file.
+    #[arg(long, env = "UCPD_CONFIG")]
+    config: Option<PathBuf>,
+    /// Public base URL advertised in the profile, e.g. https://shop.example [config: public_url].
+    /// Without it the profile advertises the listen address over plain http (local use only).
+    #[arg(long, env = "UCPD_PUBLIC_URL")]
+    public_url: Option<String>,
+    /// Do not seed an empty store with the demo catalog [config: demo = false].
+    #[arg(long)]
+    no_demo: bool,
+    /// Products in the demo catalog seeded on first start [config: demo_products; default 1000].
+    #[arg(long, env = "UCPD_DEMO_PRODUCTS")]
+    demo_products: Option<u64>,
+    /// DEVELOPMENT ONLY: fetch platform profiles over plain http from loopback addresses
+    /// [config: dev_insecure_profiles].
+    #[arg(long)]
+    dev_insecure_profiles: bool,
+}
+
+#[derive(Debug, clap::Args)]
+struct DemoArgs {
+    /// How many products to generate.
+    #[arg(long, default_value_t = 1000)]
+    products: u64,
+    /// Output file ("-" for standard output).
+    #[arg(long, short)]
+    output: PathBuf,
+    /// Seed of the generator: the same seed always gives the same catalog.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Currency of the prices.
+    #[arg(long, default_value = "USD")]
+    currency: String,
+    /// Base URL for product pages and images.
+    #[arg(long, default_value = "https://demo.ucpd.dev")]
+    base_url: String,
+}
+
+#[derive(Debug, clap::Args)]
+struct ImportArgs {
+    /// The feed file.
+    file: PathBuf,
+    /// Directory of the store to load into [config: data_dir].
+    #[arg(long, env = "UCPD_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    /// TOML configuration file.
+    #[arg(long, env = "UCPD_CONFIG")]
+    config: Option<PathBuf>,
+    /// Feed format: gmc-text (tsv, csv), gmc-xml (rss, xml) or jsonl; detected when absent.
+    #[arg(long)]
+    format: Option<String>,
+    /// Currency of prices that name none [default: catalog.currency].
+    #[arg(long)]
+    currency: Option<String>,
+    /// Fail, writing nothing, if any row is skipped.
+    #[arg(long)]
+    strict: bool,
+}
+
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    init_tracing();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("ucpd: cannot start the async runtime: {error}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Serve(args) => serve(args).await,
+            Command::DemoCatalog(args) => demo_catalog(args),
+            Command::Import(args) => import_feed(args).await,
+        }
+    });
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("ucpd: {error:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("UCPD_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,tower_http=warn"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    if std::env::var("UCPD_LOG_FORMAT").is_ok_and(|format| format == "json") {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}
+
+fn load_settings(config: Option<&PathBuf>) -> anyhow::Result<Settings> {
+    Ok(Settings::load(config.map(PathBuf::as_path), std::env::vars())?)
+}
+
+async fn serve(args: ServeArgs) -> anyhow::Result<std::process::ExitCode> {
+    let mut settings = load_settings(args.config.as_ref())?;
+    if let Some(listen) = args.listen {
+        settings.listen = listen;
+    }
+    if let Some(data_dir) = args.data_dir {
+        settings.data_dir = data_dir;
+    }
+    if let Some(public_url) = args.public_url {
+        settings.public_url = Some(public_url);
+    }
+    if args.no_demo {
+        settings.demo = false;
+    }
+    if let Some(products) = args.demo_products {
+        settings.demo_products = products;
+    }
+    if args.dev_insecure_profiles {
+        settings.dev_insecure_profiles = true;
+    }
+    settings.validate()?;
+    let application = Application::build(settings).await?;
+    application.run_until_stopped(shutdown_signal()).await.context("serving")?;
+    tracing::info!("ucpd stopped");
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut terminate = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(signal) => signal,
+            Err(_) => {
+                let _ = interrupt.await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = interrupt => {},
+            _ = terminate.recv() => {},
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = interrupt.await;
+    }
+}
+
+fn demo_catalog(args: DemoArgs) -> anyhow::Result<std::process::ExitCode> {
+    let options = demo::DemoOptions {
+        products: args.products,
+        seed: args.seed,
+        currency: args.currency,
+        base_url: args.base_url,
+    };
+    let bar = progress_bar(args.products, "products");
+    let mut progress = |done: u64| bar.set_position(done);
+    let written = if args.output.as_os_str() == "-" {
+        let stdout = std::io::stdout();
+        let mut writer = std::io::BufWriter::new(stdout.lock());
+        let written = demo::write_json_lines(&options, &mut writer, &mut progress)?;
+        writer.flush()?;
+        written
+    } else {
+        let file =
+            std::fs::File::create(&args.output).with_context(|| format!("creating {}", args.output.display()))?;
+        let mut writer = std::io::BufWriter::with_capacity(1 << 20, file);
+        let written = demo::write_json_lines(&options, &mut writer, &mut progress)?;
+        writer.flush()?;
+        written
+    };
+    bar.finish_and_clear();
+    eprintln!("wrote {written} products to {}", args.output.display());
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+async fn import_feed(args: ImportArgs) -> anyhow::Result<std::process::ExitCode> {
+    let mut settings = load_settings(args.config.as_ref())?;
+    if let Some(data_dir) = args.data_dir {
+        settings.data_dir = data_dir;
+    }
+    let file = std::fs::File::open(&args.file).with_context(|| format!("opening {}", args.file.display()))?;
+    let length = file.metadata().map(|metadata| metadata.len()).unwrap_or(0);
+    let mut reader = BufReader::with_capacity(1 << 20, file);
+    let format = match &args.format {
+        Some(name) => import::FeedFormat::from_name(name)
+            .with_context(|| format!("unknown --format {name:?}; use gmc-text, gmc-xml or jsonl"))?,
+        None => import::detect_format(&args.file, reader.fill_buf()?),
+    };
+    let options =
+        import::ImportOptions { default_currency: args.currency.unwrap_or_else(|| settings.catalog.currency.clone()) };
+    let bar = progress_bar(length, "bytes");
+    let started = std::time::Instant::now();
+    let parsed = import::read_feed(reader, format, &options, &mut |done| bar.set_position(done))
+        .map_err(|error| anyhow::anyhow!("{}: {error}", args.file.display()))?;
+    bar.finish_and_clear();
+    for skipped in &parsed.skipped {
+        eprintln!("{}: skipped {skipped}", args.file.display());
+    }
+    if args.strict && !parsed.skipped.is_empty() {
+        eprintln!(
+            "import failed: {} rows skipped and --strict is set; the catalog was not changed",
+            parsed.skipped.len()
+        );
+        return Ok(std::process::ExitCode::FAILURE);
+    }
+    if parsed.products.is_empty() {
+        eprintln!("import failed: {} holds no valid product; the catalog was not changed", args.file.display());
+        return Ok(std::process::ExitCode::FAILURE);
+    }
+    std::fs::create_dir_all(&settings.data_dir).with_context(|| format!("creating {}", settings.data_dir.display()))?;
+    let store = ucp_store::SqliteStore::open(&settings.data_dir.join(ucp_server::startup::DATABASE_FILE), 1)?;
+    let summary = store
+        .upsert_products(parsed.products)
+        .await
+        .map_err(|error| anyhow::anyhow!("import failed, the catalog was not changed: {error}"))?;
+    println!(
+        "imported {} in {:.1}s: {} rows, {} products ({} new, {} updated), {} variants, {} rows skipped",
+        args.file.display(),
+        started.elapsed().as_secs_f64(),
+        parsed.rows,
+        summary.products_inserted + summary.products_updated,
+        summary.products_inserted,
+        summary.products_updated,
+        summary.variants,
+        parsed.skipped.len()
+    );
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// A progress bar on a terminal; nothing otherwise.
+fn progress_bar(length: u64, unit: &str) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(Some(length), ProgressDrawTarget::stderr());
+    if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+    }
+    if let Ok(style) = ProgressStyle::with_template(&format!("{{bar:40}} {{pos}}/{{len}} {unit} ({{eta}})")) {
+        bar.set_style(style);
+    }
+    bar
+}

@@ -46,7 +46,7 @@ pub fn intersect(offered: &[OfferedCapability], platform: &BTreeMap<String, Vec<
     let mut chosen: BTreeMap<String, (String, Vec<String>)> = BTreeMap::new();
     for capability in offered {
         let Some(platform_versions) = platform.get(&capability.name) else { continue };
-        if !platform_versions.iter().any(|version| *version == capability.version) {
+        if !platform_versions.contains(&capability.version) {
             continue;
         }
         let keep = match chosen.get(&capability.name) {

@@ -20,8 +20,10 @@ pub enum StoreError {
 /// A catalog search as the store executes it: already validated and clamped.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchQuery {
-    /// Free text; `None` browses by filters in catalog order.
-    pub text: Option<String>,
+    /// Free-text terms (already split into words); empty browses by filters in catalog order.
+    pub terms: Vec<String>,
+    /// Whether a product must contain every term or any of them.
+    pub match_all_terms: bool,
     /// OR within the list; matched case-insensitively against category values and their
     /// ancestors in `A > B > C` paths.
     pub categories: Vec<String>,

@@ -1,1 +1,18 @@
-//! Placeholder.
+//! ucpd's HTTP server: the business profile at `/.well-known/ucp`, platform-profile
+//! negotiation, and the stateless MCP endpoint, over one commerce core.
+
+pub mod catalog;
+pub mod config;
+pub mod discovery;
+pub mod error;
+pub mod guard;
+pub mod keys;
+pub mod mcp;
+pub mod operations;
+pub mod platform;
+pub mod response;
+pub mod startup;
+pub mod state;
+
+pub use config::Settings;
+pub use startup::{Application, StartError};

@@ -6,11 +6,17 @@
 //! wire, the importer and the store without two conversions on every catalog read.
 //! See ARCHITECTURE.md, "Deviations from STYLE.md".
 
+mod detail;
+mod lookup;
+
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
 use crate::money::Price;
+
+pub use detail::{DetailRequest, ProductDetail, detail};
+pub use lookup::{LookupMatch, assemble_lookup};
 
 /// A product: one or more purchasable variants that share a title and option axes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -316,37 +322,41 @@ impl Product {
                     "must not be negative",
                 ));
             }
-            if variant.inventory_quantity.is_some() {
-                let in_stock = variant.inventory_quantity.is_some_and(|quantity| quantity > 0);
-                let status = variant.availability.as_ref().and_then(|availability| availability.status.clone());
-                let status = match status.as_deref() {
-                    Some("backorder" | "preorder") => status,
-                    _ if in_stock => Some("in_stock".to_owned()),
-                    _ => Some("out_of_stock".to_owned()),
-                };
-                let available = in_stock || matches!(status.as_deref(), Some("backorder" | "preorder"));
-                variant.availability = Some(Availability { available: Some(available), status });
-            }
         }
+        self.refresh_availability();
         let prices = self.variants.iter().map(|variant| variant.price.amount);
         let (min, max) = (prices.clone().min().unwrap_or(0), prices.max().unwrap_or(0));
-        self.price_range = PriceRange {
-            min: Price::new(min, currency.clone()),
-            max: Price::new(max, currency.clone()),
-        };
+        self.price_range =
+            PriceRange { min: Price::new(min, currency.clone()), max: Price::new(max, currency.clone()) };
         let list_prices: Vec<i64> =
             self.variants.iter().filter_map(|variant| variant.list_price.as_ref().map(|price| price.amount)).collect();
         self.list_price_range = match (list_prices.iter().min(), list_prices.iter().max()) {
-            (Some(min), Some(max)) => Some(PriceRange {
-                min: Price::new(*min, currency.clone()),
-                max: Price::new(*max, currency.clone()),
-            }),
+            (Some(min), Some(max)) => {
+                Some(PriceRange { min: Price::new(*min, currency.clone()), max: Price::new(*max, currency.clone()) })
+            }
             _ => None,
         };
         if self.options.is_empty() {
             self.options = derive_options(&self.variants);
         }
         Ok(())
+    }
+
+    /// Recomputes each stock-tracked variant's `availability` from its `inventory_quantity`.
+    /// A `backorder`/`preorder` status stays orderable at zero stock.
+    pub fn refresh_availability(&mut self) {
+        for variant in &mut self.variants {
+            let Some(quantity) = variant.inventory_quantity else { continue };
+            let in_stock = quantity > 0;
+            let status = variant.availability.as_ref().and_then(|availability| availability.status.clone());
+            let status = match status.as_deref() {
+                Some("backorder" | "preorder") => status,
+                _ if in_stock => Some("in_stock".to_owned()),
+                _ => Some("out_of_stock".to_owned()),
+            };
+            let available = in_stock || matches!(status.as_deref(), Some("backorder" | "preorder"));
+            variant.availability = Some(Availability { available: Some(available), status });
+        }
     }
 
     /// The currency every variant is priced in.
@@ -395,7 +405,8 @@ fn derive_options(variants: &[Variant]) -> Vec<ProductOption> {
             if seen.insert((selected.name.clone(), selected.label.clone()), ()).is_some() {
                 continue;
             }
-            let value = OptionValue { id: selected.id.clone(), label: selected.label.clone(), available: None, exists: None };
+            let value =
+                OptionValue { id: selected.id.clone(), label: selected.label.clone(), available: None, exists: None };
             match axes.iter_mut().find(|axis| axis.name == selected.name) {
                 Some(axis) => axis.values.push(value),
                 None => axes.push(ProductOption { name: selected.name.clone(), values: vec![value] }),
@@ -454,7 +465,8 @@ mod tests {
 
     #[test]
     fn normalize_derives_price_range_options_and_availability() {
-        let mut shirt = product(vec![variant("s", 1500, Some(0)), variant("m", 1200, Some(3)), variant("l", 1800, None)]);
+        let mut shirt =
+            product(vec![variant("s", 1500, Some(0)), variant("m", 1200, Some(3)), variant("l", 1800, None)]);
         shirt.normalize().unwrap();
         assert_eq!(shirt.price_range.min.amount, 1200);
         assert_eq!(shirt.price_range.max.amount, 1800);

@@ -1,0 +1,127 @@
+//! Books: cookbooks, guides, handbooks, novels and picture books.
+
+use crate::demo::vocab::{
+    Axis, Brand, Department, Kind,
+    TitleStyle::{Fiction, Guide},
+};
+
+static BOOK_FORMAT: Axis =
+    Axis { name: "Format", values: &["Paperback", "Hardcover", "Large Print"], premiums: &[0, 60, 20], ordered: false };
+
+#[rustfmt::skip]
+pub(super) static BOOKS: Department = Department {
+    name: "Books",
+    tag: "books",
+    weight: 8,
+    brands: &[
+        Brand { name: "Harborlight Press", code: "HL" },
+        Brand { name: "Juniper House", code: "JH" },
+        Brand { name: "Northwind Books", code: "NB" },
+        Brand { name: "Quill & Lantern", code: "QL" },
+        Brand { name: "Greenleaf Publishing", code: "GP" },
+        Brand { name: "Stonebridge Press", code: "SB" },
+    ],
+    made: &[],
+    verbs: &["written for", "perfect for"],
+    closers: &[
+        "Printed on acid-free paper.",
+        "It includes a reader's guide for book clubs.",
+        "A perfect gift for curious readers.",
+        "Signed copies are available while supplies last.",
+    ],
+    isbn: true,
+    kinds: &[
+        Kind {
+            noun: "Cookbook", code: "CKB", title: Guide,
+            merchant: "Books > Cookbooks",
+            google: "Media > Books > Print Books",
+            audiences: &[],
+            adjectives: &["The Complete", "The Essential", "The Everyday", "The Modern", "The Beginner's"],
+            materials: &[],
+            styles: &["Sourdough", "Vegetarian", "Weeknight", "Italian", "Mediterranean", "Baking", "Slow Cooker", "Plant-Based", "Grilling"],
+            uses: &["home cooks of every skill level", "busy families", "anyone who loves to entertain"],
+            features: &[
+                "More than 100 recipes were tested in home kitchens.",
+                "Full-color photographs accompany every recipe.",
+                "Clear, step-by-step instructions make techniques easy to master.",
+                "A lay-flat binding stays open on the counter.",
+            ],
+            axes: &[&BOOK_FORMAT],
+            price: (1800, 4500),
+            tags: &["cookbook", "cooking", "recipes"],
+        },
+        Kind {
+            noun: "Guide", code: "GDE", title: Guide,
+            merchant: "Books > Outdoors & Hobbies",
+            google: "Media > Books > Print Books",
+            audiences: &[],
+            adjectives: &["The Complete", "The Essential", "The Pocket", "The Beginner's", "The Ultimate"],
+            materials: &[],
+            styles: &["Hiking", "Birdwatching", "Trail Running", "Camping", "Gardening", "Woodworking", "Fly Fishing"],
+            uses: &["beginners and experienced enthusiasts alike", "weekend adventurers", "anyone picking up a new hobby"],
+            features: &[
+                "Hundreds of illustrations make identification simple.",
+                "Practical checklists cover gear, safety and planning.",
+                "Expert tips come from decades of hands-on experience.",
+            ],
+            axes: &[&BOOK_FORMAT],
+            price: (1400, 3500),
+            tags: &["guide", "hobbies", "nonfiction"],
+        },
+        Kind {
+            noun: "Handbook", code: "HBK", title: Guide,
+            merchant: "Books > Business & Self-Help",
+            google: "Media > Books > Print Books",
+            audiences: &[],
+            adjectives: &["The Complete", "The Practical", "The Modern", "The Little"],
+            materials: &[],
+            styles: &["Productivity", "Personal Finance", "Leadership", "Mindfulness", "Negotiation"],
+            uses: &["readers who want practical advice", "new managers", "anyone starting fresh"],
+            features: &[
+                "Short chapters fit into a busy schedule.",
+                "Each chapter ends with exercises to put ideas into practice.",
+                "Real stories illustrate every principle.",
+            ],
+            axes: &[&BOOK_FORMAT],
+            price: (1400, 3200),
+            tags: &["handbook", "nonfiction", "selfhelp"],
+        },
+        Kind {
+            noun: "Novel", code: "NOV", title: Fiction,
+            merchant: "Books > Fiction",
+            google: "Media > Books > Print Books",
+            audiences: &[],
+            adjectives: &[],
+            materials: &[],
+            styles: &["Mystery", "Thriller", "Fantasy", "Historical", "Romance", "Literary", "Science Fiction"],
+            uses: &["fans of page-turning suspense", "long weekends and beach reads", "book clubs"],
+            features: &[
+                "A small-town secret unravels over one stormy winter.",
+                "Two strangers discover their families share a buried past.",
+                "The story sweeps across three generations and two continents.",
+                "Critics have called it impossible to put down.",
+            ],
+            axes: &[&BOOK_FORMAT],
+            price: (1400, 2900),
+            tags: &["novel", "fiction"],
+        },
+        Kind {
+            noun: "Picture Book", code: "PBK", title: Fiction,
+            merchant: "Books > Children's Books",
+            google: "Media > Books > Print Books",
+            audiences: &[],
+            adjectives: &[],
+            materials: &[],
+            styles: &["Bedtime", "Rhyming", "Adventure", "Counting"],
+            uses: &["reading aloud at bedtime", "children ages 3 to 7", "early readers"],
+            features: &[
+                "Bright watercolor illustrations fill every page.",
+                "Gentle rhymes make it a joy to read aloud.",
+                "A lost friend finds the way home with a little help.",
+            ],
+            axes: &[&BOOK_FORMAT],
+            price: (999, 1999),
+            tags: &["childrens", "picturebook", "kids"],
+        },
+    ],
+};

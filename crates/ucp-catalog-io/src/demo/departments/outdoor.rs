@@ -1,0 +1,195 @@
+//! Outdoor: tents, sleeping bags, packs, rain jackets and camp gear.
+
+use super::{APPAREL_SIZE, OUTDOOR_COLOR};
+use crate::demo::vocab::{Axis, Brand, Department, Kind, TitleStyle::Branded};
+
+static TENT_CAPACITY: Axis = Axis {
+    name: "Capacity",
+    values: &["1-Person", "2-Person", "3-Person", "4-Person", "6-Person"],
+    premiums: &[0, 20, 40, 60, 100],
+    ordered: true,
+};
+
+static BAG_LENGTH: Axis = Axis { name: "Length", values: &["Regular", "Long"], premiums: &[0, 10], ordered: true };
+
+static PACK_VOLUME: Axis = Axis {
+    name: "Capacity",
+    values: &["20 L", "28 L", "40 L", "55 L", "65 L"],
+    premiums: &[0, 10, 25, 40, 55],
+    ordered: true,
+};
+
+static BOTTLE_CAPACITY: Axis =
+    Axis { name: "Capacity", values: &["18 oz", "24 oz", "32 oz", "40 oz"], premiums: &[0, 10, 20, 30], ordered: true };
+
+#[rustfmt::skip]
+pub(super) static OUTDOOR: Department = Department {
+    name: "Outdoor",
+    tag: "outdoor",
+    weight: 9,
+    brands: &[
+        Brand { name: "Alpenglow", code: "AG" },
+        Brand { name: "Ridgeline", code: "RL" },
+        Brand { name: "Cascadia", code: "CD" },
+        Brand { name: "Basecamp", code: "BC" },
+        Brand { name: "Wildpine", code: "WP" },
+        Brand { name: "Timberline", code: "TL" },
+    ],
+    made: &["Made from", "Built from", "Built with"],
+    verbs: &["designed for", "built for", "made for"],
+    closers: &[
+        "Tested in the field by our gear team.",
+        "Backed by a lifetime warranty against defects.",
+        "It packs down small for travel.",
+        "All packaging is recyclable.",
+    ],
+    isbn: false,
+    kinds: &[
+        Kind {
+            noun: "Tent", code: "TNT", title: Branded,
+            merchant: "Outdoor > Camping > Tents",
+            google: "Sporting Goods > Outdoor Recreation > Camping & Hiking > Tents",
+            audiences: &[],
+            adjectives: &["Ultralight", "Waterproof", "Freestanding", "Four-Season", "Instant"],
+            materials: &["Ripstop Nylon", "Polyester"],
+            styles: &["Backpacking", "Dome", "Family", "Cabin"],
+            uses: &["backpacking trips", "family camping weekends", "festivals and car camping"],
+            features: &[
+                "It pitches in under five minutes.",
+                "A full-coverage rainfly keeps you dry in a downpour.",
+                "Two doors and two vestibules mean no climbing over each other.",
+                "Color-coded poles make setup easy even in the dark.",
+            ],
+            axes: &[&OUTDOOR_COLOR, &TENT_CAPACITY],
+            price: (9900, 49900),
+            tags: &["tent", "camping", "shelter"],
+        },
+        Kind {
+            noun: "Sleeping Bag", code: "SLB", title: Branded,
+            merchant: "Outdoor > Camping > Sleeping Bags",
+            google: "Sporting Goods > Outdoor Recreation > Camping & Hiking > Sleeping Bags",
+            audiences: &["Kids'"],
+            adjectives: &["Lightweight", "Insulated", "Compact", "Three-Season"],
+            materials: &["Down", "Recycled Polyester"],
+            styles: &["Mummy", "Rectangular", "20-Degree", "0-Degree"],
+            uses: &["cold nights in the backcountry", "car camping", "sleepovers"],
+            features: &[
+                "A draft collar traps warmth around your shoulders.",
+                "It compresses to the size of a loaf of bread.",
+                "Two-way zippers let you vent on warm nights.",
+            ],
+            axes: &[&OUTDOOR_COLOR, &BAG_LENGTH],
+            price: (5900, 39900),
+            tags: &["sleeping", "camping"],
+        },
+        Kind {
+            noun: "Backpack", code: "BPK", title: Branded,
+            merchant: "Outdoor > Packs",
+            google: "Luggage & Bags > Backpacks",
+            audiences: &[],
+            adjectives: &["Lightweight", "Waterproof", "Ventilated", "Rugged", "Convertible"],
+            materials: &["Ripstop Nylon", "Canvas", "Recycled Polyester", "Waxed Canvas"],
+            styles: &["Hiking", "Day", "Travel", "Commuter", "Trekking"],
+            uses: &["day hikes", "multi-day treks", "commuting and travel"],
+            features: &[
+                "A padded laptop sleeve fits most 15-inch laptops.",
+                "The ventilated back panel keeps you cool on the trail.",
+                "Load-lifter straps and a hip belt carry heavy loads comfortably.",
+                "A hydration sleeve holds a 3-liter reservoir.",
+            ],
+            axes: &[&OUTDOOR_COLOR, &PACK_VOLUME],
+            price: (4900, 27900),
+            tags: &["backpack", "bag", "hiking"],
+        },
+        Kind {
+            noun: "Rain Jacket", code: "RJK", title: Branded,
+            merchant: "Outdoor > Outerwear",
+            google: "Apparel & Accessories > Clothing > Outerwear > Coats & Jackets",
+            audiences: &["Men's", "Women's", "Kids'"],
+            adjectives: &["Waterproof", "Breathable", "Packable", "Lightweight"],
+            materials: &["Three-Layer Nylon", "Recycled Nylon", "Ripstop Nylon"],
+            styles: &["Hiking", "Hooded", "Trail"],
+            uses: &["hiking in wet weather", "rainy commutes", "travel in any climate"],
+            features: &[
+                "Fully taped seams keep out driving rain.",
+                "Pit zips dump heat on steep climbs.",
+                "It stuffs into its own chest pocket.",
+            ],
+            axes: &[&OUTDOOR_COLOR, &APPAREL_SIZE],
+            price: (8900, 32900),
+            tags: &["jacket", "rain", "waterproof"],
+        },
+        Kind {
+            noun: "Water Bottle", code: "BTL", title: Branded,
+            merchant: "Outdoor > Hydration",
+            google: "Home & Garden > Kitchen & Dining > Food & Beverage Carriers > Water Bottles",
+            audiences: &["Kids'"],
+            adjectives: &["Insulated", "Leakproof", "Vacuum-Insulated", "Lightweight", "BPA-Free"],
+            materials: &["Stainless Steel", "Tritan Plastic", "Titanium", "Glass"],
+            styles: &["Wide-Mouth", "Sport", "Straw-Lid"],
+            uses: &["hikes and road trips", "the gym", "all-day hydration at work"],
+            features: &[
+                "It keeps drinks cold for 24 hours and hot for 12.",
+                "The leakproof lid is safe to toss in a bag.",
+                "A wide mouth fits ice cubes and cleans easily.",
+            ],
+            axes: &[&OUTDOOR_COLOR, &BOTTLE_CAPACITY],
+            price: (1900, 5900),
+            tags: &["bottle", "hydration", "water"],
+        },
+        Kind {
+            noun: "Headlamp", code: "HLP", title: Branded,
+            merchant: "Outdoor > Camping > Lighting",
+            google: "Sporting Goods > Outdoor Recreation > Camping & Hiking > Camping Lights & Lanterns",
+            audiences: &[],
+            adjectives: &["Rechargeable", "Waterproof", "Ultralight", "Bright"],
+            materials: &[],
+            styles: &["400-Lumen", "800-Lumen", "1000-Lumen"],
+            uses: &["night hikes and early starts", "camp chores after dark", "power outages"],
+            features: &[
+                "A red-light mode preserves night vision.",
+                "It recharges over USB-C in two hours.",
+                "The soft strap stays put while running.",
+            ],
+            axes: &[&OUTDOOR_COLOR],
+            price: (1900, 8900),
+            tags: &["headlamp", "light", "camping"],
+        },
+        Kind {
+            noun: "Camp Chair", code: "CHR", title: Branded,
+            merchant: "Outdoor > Camping > Furniture",
+            google: "Sporting Goods > Outdoor Recreation > Camping & Hiking > Camp Furniture",
+            audiences: &[],
+            adjectives: &["Folding", "Lightweight", "Packable", "Reclining", "Heavy-Duty"],
+            materials: &["Aluminum", "Steel"],
+            styles: &["Low-Profile", "High-Back"],
+            uses: &["campsites and tailgates", "beach days", "backyard fires"],
+            features: &[
+                "It sets up in seconds and folds into a carry bag.",
+                "A cup holder and side pocket keep essentials close.",
+                "It supports up to 300 pounds.",
+            ],
+            axes: &[&OUTDOOR_COLOR],
+            price: (2900, 14900),
+            tags: &["chair", "camping", "furniture"],
+        },
+        Kind {
+            noun: "Trekking Poles", code: "POL", title: Branded,
+            merchant: "Outdoor > Hiking",
+            google: "Sporting Goods > Outdoor Recreation > Camping & Hiking > Hiking Poles",
+            audiences: &[],
+            adjectives: &["Collapsible", "Lightweight", "Adjustable", "Shock-Absorbing"],
+            materials: &["Carbon Fiber", "Aluminum"],
+            styles: &[],
+            uses: &["steep descents", "long days on the trail", "river crossings"],
+            features: &[
+                "Quick-lock levers adjust the length in seconds.",
+                "Cork grips wick sweat and mold to your hands.",
+                "They fold small enough to strap to a pack.",
+            ],
+            axes: &[&OUTDOOR_COLOR],
+            price: (3900, 16900),
+            tags: &["hiking", "poles", "trekking"],
+        },
+    ],
+};

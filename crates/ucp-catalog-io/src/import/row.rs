@@ -1,0 +1,421 @@
+//! One Merchant Center row or XML item: the attributes we read, their values checked and
+//! turned into a variant plus the product-level attributes the row carries.
+
+use serde_json::{Map, Value};
+use ucp_domain::catalog::{Availability, Barcode, Category, Description, Media, SelectedOption, Variant};
+use ucp_domain::money::{Price, is_currency_code, parse_decimal_amount};
+
+use super::{ImportOptions, SkippedRow};
+
+/// A Merchant Center attribute the importer maps; everything else in a feed is ignored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Attr {
+    Id,
+    ItemGroupId,
+    Title,
+    Description,
+    Link,
+    ImageLink,
+    AdditionalImageLink,
+    Price,
+    SalePrice,
+    Availability,
+    Quantity,
+    SellOnGoogleQuantity,
+    Brand,
+    Gtin,
+    Mpn,
+    Condition,
+    Color,
+    Size,
+    Material,
+    Pattern,
+    GoogleProductCategory,
+    ProductType,
+    ShippingWeight,
+}
+
+const ATTR_COUNT: usize = 23;
+
+impl Attr {
+    const ALL: [Attr; ATTR_COUNT] = [
+        Attr::Id,
+        Attr::ItemGroupId,
+        Attr::Title,
+        Attr::Description,
+        Attr::Link,
+        Attr::ImageLink,
+        Attr::AdditionalImageLink,
+        Attr::Price,
+        Attr::SalePrice,
+        Attr::Availability,
+        Attr::Quantity,
+        Attr::SellOnGoogleQuantity,
+        Attr::Brand,
+        Attr::Gtin,
+        Attr::Mpn,
+        Attr::Condition,
+        Attr::Color,
+        Attr::Size,
+        Attr::Material,
+        Attr::Pattern,
+        Attr::GoogleProductCategory,
+        Attr::ProductType,
+        Attr::ShippingWeight,
+    ];
+
+    /// The attribute's Merchant Center name, as reported in [`SkippedRow::field`].
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Attr::Id => "id",
+            Attr::ItemGroupId => "item_group_id",
+            Attr::Title => "title",
+            Attr::Description => "description",
+            Attr::Link => "link",
+            Attr::ImageLink => "image_link",
+            Attr::AdditionalImageLink => "additional_image_link",
+            Attr::Price => "price",
+            Attr::SalePrice => "sale_price",
+            Attr::Availability => "availability",
+            Attr::Quantity => "quantity",
+            Attr::SellOnGoogleQuantity => "sell_on_google_quantity",
+            Attr::Brand => "brand",
+            Attr::Gtin => "gtin",
+            Attr::Mpn => "mpn",
+            Attr::Condition => "condition",
+            Attr::Color => "color",
+            Attr::Size => "size",
+            Attr::Material => "material",
+            Attr::Pattern => "pattern",
+            Attr::GoogleProductCategory => "google_product_category",
+            Attr::ProductType => "product_type",
+            Attr::ShippingWeight => "shipping_weight",
+        }
+    }
+
+    /// A text feed column header: case-insensitive, optional `g:` prefix, spaces or underscores.
+    pub(super) fn from_header(header: &str) -> Option<Attr> {
+        let header = header.trim().trim_start_matches('\u{feff}').trim().to_ascii_lowercase().replace(' ', "_");
+        let header = header.strip_prefix("g:").unwrap_or(&header);
+        Attr::from_name(header.as_bytes())
+    }
+
+    /// An exact attribute name, e.g. an XML element's local name.
+    pub(super) fn from_name(name: &[u8]) -> Option<Attr> {
+        Attr::ALL.into_iter().find(|attr| attr.name().as_bytes() == name)
+    }
+}
+
+/// One row or item as read: trimmed, non-empty attribute values, nothing interpreted yet.
+pub(super) struct RawItem {
+    /// 1-based line where the row or item starts.
+    pub(super) line: u64,
+    values: [Option<String>; ATTR_COUNT],
+    additional_images: Vec<String>,
+    product_types: Vec<String>,
+    /// The first problem met while reading the row, e.g. invalid UTF-8 in a field.
+    error: Option<(Attr, String)>,
+}
+
+impl Default for RawItem {
+    fn default() -> Self {
+        RawItem {
+            line: 0,
+            values: [const { None }; ATTR_COUNT],
+            additional_images: Vec::new(),
+            product_types: Vec::new(),
+            error: None,
+        }
+    }
+}
+
+impl RawItem {
+    pub(super) fn reset(&mut self, line: u64) {
+        self.line = line;
+        self.values.iter_mut().for_each(|value| *value = None);
+        self.additional_images.clear();
+        self.product_types.clear();
+        self.error = None;
+    }
+
+    /// Records a value. Empty values are ignored; `additional_image_link` and `product_type`
+    /// collect every value, other attributes keep the first.
+    pub(super) fn set(&mut self, attr: Attr, value: &str) {
+        let value = value.trim();
+        if value.is_empty() {
+            return;
+        }
+        match attr {
+            Attr::AdditionalImageLink => self.additional_images.push(value.to_owned()),
+            Attr::ProductType => self.product_types.push(value.to_owned()),
+            _ => {
+                let slot = &mut self.values[attr as usize];
+                if slot.is_none() {
+                    *slot = Some(value.to_owned());
+                }
+            }
+        }
+    }
+
+    /// Marks the row as unusable; the first error wins.
+    pub(super) fn fail(&mut self, attr: Attr, reason: impl Into<String>) {
+        if self.error.is_none() {
+            self.error = Some((attr, reason.into()));
+        }
+    }
+
+    fn take(&mut self, attr: Attr) -> Option<String> {
+        self.values[attr as usize].take()
+    }
+}
+
+/// A row turned into a variant, plus the product-level attributes it carried.
+pub(super) struct Row {
+    pub(super) line: u64,
+    pub(super) product_id: String,
+    pub(super) title: Option<String>,
+    pub(super) description: Option<String>,
+    pub(super) link: Option<String>,
+    pub(super) images: Vec<String>,
+    pub(super) brand: Option<String>,
+    pub(super) condition: Option<String>,
+    pub(super) categories: Vec<Category>,
+    pub(super) variant: Variant,
+}
+
+pub(super) fn parse_row(raw: &mut RawItem, options: &ImportOptions) -> Result<Row, SkippedRow> {
+    let line = raw.line;
+    let skip = |attr: Attr, reason: String| SkippedRow::new(line, attr.name(), reason);
+    if let Some((attr, reason)) = raw.error.take() {
+        return Err(skip(attr, reason));
+    }
+    let id = raw.take(Attr::Id).ok_or_else(|| skip(Attr::Id, "missing".into()))?;
+    let price_text = raw.take(Attr::Price).ok_or_else(|| skip(Attr::Price, "missing".into()))?;
+    let price = parse_price(&price_text, &options.default_currency).map_err(|reason| skip(Attr::Price, reason))?;
+    let mut variant_price = price.clone();
+    let mut list_price = None;
+    if let Some(sale_text) = raw.take(Attr::SalePrice) {
+        let sale = parse_price(&sale_text, &price.currency).map_err(|reason| skip(Attr::SalePrice, reason))?;
+        if sale.currency != price.currency {
+            return Err(skip(
+                Attr::SalePrice,
+                format!("currency {} differs from the price's {}", sale.currency, price.currency),
+            ));
+        }
+        if sale.amount < price.amount {
+            variant_price = sale;
+            list_price = Some(price);
+        }
+    }
+    let availability = match raw.take(Attr::Availability) {
+        Some(text) => Some(parse_availability(&text).map_err(|reason| skip(Attr::Availability, reason))?),
+        None => None,
+    };
+    let mut inventory_quantity = None;
+    for attr in [Attr::Quantity, Attr::SellOnGoogleQuantity] {
+        if let Some(text) = raw.take(attr)
+            && inventory_quantity.is_none()
+        {
+            inventory_quantity = Some(parse_quantity(&text).map_err(|reason| skip(attr, reason))?);
+        }
+    }
+    let condition = match raw.take(Attr::Condition) {
+        Some(text) => Some(parse_condition(&text).map_err(|reason| skip(Attr::Condition, reason))?),
+        None => None,
+    };
+    let mut variant_metadata = None;
+    if let Some(text) = raw.take(Attr::ShippingWeight) {
+        let grams = parse_weight_grams(&text).map_err(|reason| skip(Attr::ShippingWeight, reason))?;
+        variant_metadata = Some(Map::from_iter([("shipping_weight_grams".to_owned(), Value::from(grams))]));
+    }
+
+    let options =
+        [(Attr::Color, "Color"), (Attr::Size, "Size"), (Attr::Material, "Material"), (Attr::Pattern, "Pattern")]
+            .into_iter()
+            .filter_map(|(attr, name)| {
+                raw.take(attr).map(|label| SelectedOption { name: name.to_owned(), label, id: None })
+            })
+            .collect();
+    let mut categories = Vec::new();
+    if let Some(value) = raw.take(Attr::GoogleProductCategory) {
+        categories.push(Category { value, taxonomy: Some("google_product_category".to_owned()) });
+    }
+    for value in raw.product_types.drain(..) {
+        categories.push(Category { value, taxonomy: Some("merchant".to_owned()) });
+    }
+    let mut images: Vec<String> = raw.take(Attr::ImageLink).into_iter().collect();
+    images.append(&mut raw.additional_images);
+    let link = raw.take(Attr::Link);
+    let barcodes = raw.take(Attr::Gtin).map(|value| Barcode { kind: "GTIN".to_owned(), value }).into_iter().collect();
+    let sku = raw.take(Attr::Mpn).unwrap_or_else(|| id.clone());
+    let product_id = raw.take(Attr::ItemGroupId).unwrap_or_else(|| id.clone());
+    let title = raw.take(Attr::Title);
+    let variant = Variant {
+        id,
+        sku: Some(sku),
+        barcodes,
+        handle: None,
+        url: link.clone(),
+        title: String::new(),
+        description: Description::default(),
+        categories: Vec::new(),
+        price: variant_price,
+        list_price,
+        unit_price: None,
+        availability,
+        options,
+        media: Vec::new(),
+        rating: None,
+        tags: Vec::new(),
+        metadata: variant_metadata,
+        seller: None,
+        inventory_quantity,
+    };
+    Ok(Row {
+        line,
+        product_id,
+        title,
+        description: raw.take(Attr::Description),
+        link,
+        images,
+        brand: raw.take(Attr::Brand),
+        condition,
+        categories,
+        variant,
+    })
+}
+
+pub(super) fn image(url: &str) -> Media {
+    Media { kind: "image".to_owned(), url: url.to_owned(), alt_text: None, width: None, height: None }
+}
+
+/// `19.99 USD`, `19.99USD`, `USD 19.99` or `19.99` (in `default_currency`).
+pub(super) fn parse_price(text: &str, default_currency: &str) -> Result<Price, String> {
+    let text = text.trim();
+    let invalid = |detail: String| format!("{text:?} is not a price like \"19.99 USD\": {detail}");
+    let leading = text.bytes().take_while(u8::is_ascii_alphabetic).count();
+    let trailing = text.bytes().rev().take_while(u8::is_ascii_alphabetic).count();
+    let (amount, currency) = match (leading, trailing) {
+        (0, 0) => {
+            if !is_currency_code(default_currency) {
+                return Err(invalid(format!(
+                    "it has no currency and the default currency {default_currency:?} is not an ISO 4217 code"
+                )));
+            }
+            (text, default_currency.to_owned())
+        }
+        (3, 0) => (text[3..].trim(), text[..3].to_ascii_uppercase()),
+        (0, 3) => (text[..text.len() - 3].trim(), text[text.len() - 3..].to_ascii_uppercase()),
+        _ => {
+            return Err(invalid("the currency must be a 3-letter ISO 4217 code".to_owned()));
+        }
+    };
+    let amount = parse_decimal_amount(amount, &currency).map_err(invalid)?;
+    Ok(Price::new(amount, currency))
+}
+
+/// `in_stock`/`in stock`, `out_of_stock`/`out of stock`, `preorder`, `backorder`.
+pub(super) fn parse_availability(text: &str) -> Result<Availability, String> {
+    let status = text.trim().to_ascii_lowercase().replace(' ', "_");
+    match status.as_str() {
+        "in_stock" | "out_of_stock" | "preorder" | "backorder" => {
+            Ok(Availability { available: Some(status != "out_of_stock"), status: Some(status) })
+        }
+        _ => Err(format!("{text:?} is not one of in_stock, out_of_stock, preorder, backorder")),
+    }
+}
+
+fn parse_quantity(text: &str) -> Result<i64, String> {
+    text.trim()
+        .parse::<i64>()
+        .ok()
+        .filter(|quantity| *quantity >= 0)
+        .ok_or_else(|| format!("{text:?} is not a whole number of units (0 or more)"))
+}
+
+fn parse_condition(text: &str) -> Result<String, String> {
+    let condition = text.trim().to_ascii_lowercase();
+    match condition.as_str() {
+        "new" | "refurbished" | "used" => Ok(condition),
+        _ => Err(format!("{text:?} is not one of new, refurbished, used")),
+    }
+}
+
+/// `1.5 kg`, `3 lb`, `12oz`, `500 g` in whole grams.
+pub(super) fn parse_weight_grams(text: &str) -> Result<i64, String> {
+    let text = text.trim();
+    let split = text.find(|ch: char| !(ch.is_ascii_digit() || ch == '.')).unwrap_or(text.len());
+    let (number, unit) = (&text[..split], text[split..].trim().to_ascii_lowercase());
+    let invalid = || format!("{text:?} is not a weight like \"1.5 kg\" (units g, kg, oz, lb)");
+    let value: f64 = number.parse().map_err(|_| invalid())?;
+    let grams_per_unit = match unit.as_str() {
+        "g" => 1.0,
+        "kg" => 1000.0,
+        "oz" => 28.349_523_125,
+        "lb" | "lbs" => 453.592_37,
+        _ => return Err(invalid()),
+    };
+    let grams = (value * grams_per_unit).round();
+    if !grams.is_finite() || !(0.0..=1e12).contains(&grams) {
+        return Err(invalid());
+    }
+    Ok(grams as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_are_case_insensitive_with_optional_prefix_and_spaces() {
+        assert_eq!(Attr::from_header("ID"), Some(Attr::Id));
+        assert_eq!(Attr::from_header("g:image_link"), Some(Attr::ImageLink));
+        assert_eq!(Attr::from_header(" Image Link "), Some(Attr::ImageLink));
+        assert_eq!(Attr::from_header("\u{feff}id"), Some(Attr::Id));
+        assert_eq!(Attr::from_header("G:Item Group ID"), Some(Attr::ItemGroupId));
+        assert_eq!(Attr::from_header("shipping"), None);
+        for attr in Attr::ALL {
+            assert_eq!(Attr::from_name(attr.name().as_bytes()), Some(attr));
+        }
+    }
+
+    #[test]
+    fn prices_in_every_accepted_form() {
+        let usd = |amount| Ok(Price::new(amount, "USD".to_owned()));
+        assert_eq!(parse_price("19.99 USD", "EUR"), usd(1999));
+        assert_eq!(parse_price("19.99USD", "EUR"), usd(1999));
+        assert_eq!(parse_price("USD 19.99", "EUR"), usd(1999));
+        assert_eq!(parse_price("usd19.99", "EUR"), usd(1999));
+        assert_eq!(parse_price(" 19.99 ", "USD"), usd(1999));
+        assert_eq!(parse_price("1500 JPY", "USD"), Ok(Price::new(1500, "JPY".to_owned())));
+        assert!(parse_price("19.999 USD", "USD").is_err());
+        assert!(parse_price("abc", "USD").is_err());
+        assert!(parse_price("USD", "USD").is_err());
+        assert!(parse_price("-5 USD", "USD").is_err());
+        assert!(parse_price("$5", "USD").is_err());
+        assert!(parse_price("5", "dollars").is_err());
+    }
+
+    #[test]
+    fn availability_values() {
+        let in_stock = parse_availability("in stock").unwrap();
+        assert_eq!((in_stock.available, in_stock.status.as_deref()), (Some(true), Some("in_stock")));
+        let out = parse_availability("Out_Of_Stock").unwrap();
+        assert_eq!((out.available, out.status.as_deref()), (Some(false), Some("out_of_stock")));
+        assert_eq!(parse_availability("preorder").unwrap().available, Some(true));
+        assert_eq!(parse_availability("backorder").unwrap().status.as_deref(), Some("backorder"));
+        assert!(parse_availability("maybe").is_err());
+    }
+
+    #[test]
+    fn weights_in_grams() {
+        assert_eq!(parse_weight_grams("1.5 kg"), Ok(1500));
+        assert_eq!(parse_weight_grams("3 lb"), Ok(1361));
+        assert_eq!(parse_weight_grams("16oz"), Ok(454));
+        assert_eq!(parse_weight_grams("250 G"), Ok(250));
+        assert!(parse_weight_grams("heavy").is_err());
+        assert!(parse_weight_grams("12").is_err());
+        assert!(parse_weight_grams("1,5 kg").is_err());
+        assert!(parse_weight_grams("2 stone").is_err());
+    }
+}

@@ -1,0 +1,247 @@
+//! get_product: option selection with relaxation, and availability signals on option values.
+
+use super::{Product, SelectedOption, Variant};
+
+/// What a buyer asked to see of one product.
+#[derive(Debug, Clone, Default)]
+pub struct DetailRequest {
+    /// Set when the request id named a variant: that variant leads and its options win.
+    pub variant_id: Option<String>,
+    pub selected: Vec<SelectedOption>,
+    /// Option names in relaxation priority; the last is dropped first.
+    pub preferences: Vec<String>,
+}
+
+/// A product narrowed for display: featured variant first, the effective selections, and
+/// `available`/`exists` on every option value.
+#[derive(Debug, Clone)]
+pub struct ProductDetail {
+    pub product: Product,
+    pub selected: Vec<SelectedOption>,
+    /// Whether some requested selections were dropped to find a variant.
+    pub relaxed: bool,
+}
+
+/// Narrows `product` per `request`; `keep_variant` applies request filters (e.g. price).
+/// Returns `None` when no variant survives the filters.
+pub fn detail(
+    mut product: Product,
+    request: &DetailRequest,
+    keep_variant: &dyn Fn(&Variant) -> bool,
+) -> Option<ProductDetail> {
+    let (featured, selected, relaxed) = match request.variant_id.as_deref().and_then(|id| product.variant_by_id(id)) {
+        Some(variant) => (variant.id.clone(), variant.options.clone(), false),
+        None => {
+            let (selected, relaxed) = relax(&product, request, keep_variant)?;
+            let matching: Vec<&Variant> = product
+                .variants
+                .iter()
+                .filter(|variant| keep_variant(variant) && matches(variant, &selected))
+                .collect();
+            let featured = matching.iter().find(|variant| variant.is_available()).or(matching.first())?;
+            let selected = if request.selected.is_empty() { featured.options.clone() } else { selected };
+            (featured.id.clone(), selected, relaxed)
+        }
+    };
+
+    // Option signals are relative to the effective selections, over all variants.
+    for option in &mut product.options {
+        for value in &mut option.values {
+            let probe: Vec<SelectedOption> = selected
+                .iter()
+                .filter(|selection| selection.name != option.name)
+                .cloned()
+                .chain(std::iter::once(SelectedOption {
+                    name: option.name.clone(),
+                    label: value.label.clone(),
+                    id: value.id.clone(),
+                }))
+                .collect();
+            let candidates = product.variants.iter().filter(|variant| matches(variant, &probe));
+            let (mut exists, mut available) = (false, false);
+            for variant in candidates {
+                exists = true;
+                available |= variant.is_available();
+            }
+            value.exists = Some(exists);
+            value.available = Some(available);
+        }
+    }
+
+    let mut variants = std::mem::take(&mut product.variants);
+    let featured_index = variants.iter().position(|variant| variant.id == featured)?;
+    let featured_variant = variants.remove(featured_index);
+    if !keep_variant(&featured_variant) {
+        return None;
+    }
+    let mut kept = vec![featured_variant];
+    kept.extend(variants.into_iter().filter(|variant| keep_variant(variant) && matches(variant, &selected)));
+    product.variants = kept;
+    Some(ProductDetail { product, selected, relaxed })
+}
+
+/// Whether the variant carries every selection (by value id when both sides have one, else by label).
+fn matches(variant: &Variant, selections: &[SelectedOption]) -> bool {
+    selections.iter().all(|selection| {
+        variant.options.iter().any(|option| {
+            option.name == selection.name
+                && match (&option.id, &selection.id) {
+                    (Some(left), Some(right)) => left == right,
+                    _ => option.label == selection.label,
+                }
+        })
+    })
+}
+
+/// Drops selections, lowest priority first, until some kept variant matches them all.
+fn relax(
+    product: &Product,
+    request: &DetailRequest,
+    keep_variant: &dyn Fn(&Variant) -> bool,
+) -> Option<(Vec<SelectedOption>, bool)> {
+    // One selection per option name: the first one sent wins.
+    let mut selections: Vec<SelectedOption> = Vec::new();
+    for selection in &request.selected {
+        if !selections.iter().any(|kept| kept.name == selection.name) {
+            selections.push(selection.clone());
+        }
+    }
+    // Priority order: names listed in `preferences` (in that order), then the rest in request order.
+    // Relaxation pops from the end of this list.
+    let mut ordered: Vec<SelectedOption> = Vec::with_capacity(selections.len());
+    for name in &request.preferences {
+        if let Some(position) = selections.iter().position(|selection| &selection.name == name) {
+            ordered.push(selections.remove(position));
+        }
+    }
+    ordered.extend(selections);
+    let mut relaxed = false;
+    loop {
+        if product.variants.iter().any(|variant| keep_variant(variant) && matches(variant, &ordered)) {
+            return Some((ordered, relaxed));
+        }
+        ordered.pop()?;
+        relaxed = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::{Description, PriceRange};
+    use crate::money::Price;
+
+    fn variant(id: &str, color: &str, size: &str, stock: i64) -> Variant {
+        Variant {
+            id: id.into(),
+            sku: None,
+            barcodes: vec![],
+            handle: None,
+            url: None,
+            title: format!("{color} / {size}"),
+            description: Description::plain("x"),
+            categories: vec![],
+            price: Price::new(1000, "USD".into()),
+            list_price: None,
+            unit_price: None,
+            availability: None,
+            options: vec![option("Color", color), option("Size", size)],
+            media: vec![],
+            rating: None,
+            tags: vec![],
+            metadata: None,
+            seller: None,
+            inventory_quantity: Some(stock),
+        }
+    }
+
+    fn option(name: &str, label: &str) -> SelectedOption {
+        SelectedOption { name: name.into(), label: label.into(), id: None }
+    }
+
+    fn shoe() -> Product {
+        let mut product = Product {
+            id: "shoe".into(),
+            handle: None,
+            title: "Shoe".into(),
+            description: Description::plain("A shoe"),
+            url: None,
+            categories: vec![],
+            price_range: PriceRange { min: Price::new(0, "USD".into()), max: Price::new(0, "USD".into()) },
+            list_price_range: None,
+            media: vec![],
+            options: vec![],
+            variants: vec![
+                variant("blue-10", "Blue", "10", 0),
+                variant("blue-11", "Blue", "11", 4),
+                variant("green-10", "Green", "10", 2),
+            ],
+            rating: None,
+            tags: vec![],
+            metadata: None,
+        };
+        product.normalize().unwrap();
+        product
+    }
+
+    fn signals(detail: &ProductDetail, name: &str, label: &str) -> (Option<bool>, Option<bool>) {
+        let option = detail.product.options.iter().find(|option| option.name == name).unwrap();
+        let value = option.values.iter().find(|value| value.label == label).unwrap();
+        (value.available, value.exists)
+    }
+
+    // Conformance 101: unsatisfiable selections relax from the end of `preferences`.
+    #[test]
+    fn relaxation_drops_the_last_preference_first() {
+        let request = DetailRequest {
+            variant_id: None,
+            selected: vec![option("Color", "Green"), option("Size", "11")],
+            preferences: vec!["Color".into(), "Size".into()],
+        };
+        let detail = detail(shoe(), &request, &|_| true).unwrap();
+        assert!(detail.relaxed);
+        assert_eq!(detail.selected, vec![option("Color", "Green")]);
+        assert_eq!(detail.product.variants[0].id, "green-10");
+
+        let request = DetailRequest { preferences: vec!["Size".into(), "Color".into()], ..request };
+        let detail = super::detail(shoe(), &request, &|_| true).unwrap();
+        assert_eq!(detail.selected, vec![option("Size", "11")]);
+        assert_eq!(detail.product.variants[0].id, "blue-11");
+    }
+
+    // Conformance 100: a variant id leads and its options are the selection.
+    #[test]
+    fn variant_id_wins_over_conflicting_selection() {
+        let request = DetailRequest {
+            variant_id: Some("blue-10".into()),
+            selected: vec![option("Color", "Green")],
+            preferences: vec![],
+        };
+        let detail = detail(shoe(), &request, &|_| true).unwrap();
+        assert_eq!(detail.product.variants[0].id, "blue-10");
+        assert_eq!(detail.selected, vec![option("Color", "Blue"), option("Size", "10")]);
+    }
+
+    // Conformance 102: available/exists relative to the effective selection.
+    #[test]
+    fn option_values_carry_availability_signals() {
+        let request =
+            DetailRequest { selected: vec![option("Color", "Blue"), option("Size", "10")], ..Default::default() };
+        let detail = detail(shoe(), &request, &|_| true).unwrap();
+        // Blue/10 exists but is out of stock; Green/10 is in stock; Size 11 with Blue exists.
+        assert_eq!(signals(&detail, "Color", "Blue"), (Some(false), Some(true)));
+        assert_eq!(signals(&detail, "Color", "Green"), (Some(true), Some(true)));
+        assert_eq!(signals(&detail, "Size", "11"), (Some(true), Some(true)));
+        let request = DetailRequest { selected: vec![option("Color", "Green")], ..Default::default() };
+        let detail = super::detail(shoe(), &request, &|_| true).unwrap();
+        assert_eq!(signals(&detail, "Size", "11"), (Some(false), Some(false)));
+    }
+
+    #[test]
+    fn no_selection_features_the_first_available_variant() {
+        let detail = detail(shoe(), &DetailRequest::default(), &|_| true).unwrap();
+        assert_eq!(detail.product.variants[0].id, "blue-11");
+        assert_eq!(detail.selected, vec![option("Color", "Blue"), option("Size", "11")]);
+        assert!(super::detail(shoe(), &DetailRequest::default(), &|_| false).is_none());
+    }
+}

@@ -1,0 +1,225 @@
+//! The business profile served at `/.well-known/ucp`, and the registry of capabilities we
+//! can offer. The profile is built once at start from configuration (never from a request's
+//! Host header) and served with `Cache-Control: public` and a strong `ETag`.
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::Response;
+use sha2::{Digest, Sha256};
+use ucp_domain::negotiation::OfferedCapability;
+
+use crate::config::Settings;
+use crate::keys::SigningKey;
+use crate::state::AppState;
+
+/// The protocol version we implement and advertise.
+pub const PROTOCOL_VERSION: &str = "2026-04-08";
+/// The namespace of the standard capabilities.
+pub const UCP_NAMESPACE: &str = "dev.ucp";
+
+/// A capability we know how to serve.
+#[derive(Debug, Clone, Copy)]
+pub struct CapabilityDef {
+    /// Name in configuration: `catalog.search`.
+    pub short_name: &'static str,
+    /// Name below the namespace: `shopping.catalog.search`.
+    pub suffix: &'static str,
+    /// Path of the specification page below `<spec base>/<version>/specification/`.
+    pub spec_path: &'static str,
+    /// Path of the schema below `<schema base>/<version>/schemas/`.
+    pub schema_path: &'static str,
+    /// Short names of the parents, for extensions.
+    pub extends: &'static [&'static str],
+}
+
+pub const KNOWN_CAPABILITIES: &[CapabilityDef] = &[
+    CapabilityDef {
+        short_name: "catalog.search",
+        suffix: "shopping.catalog.search",
+        spec_path: "catalog/search",
+        schema_path: "shopping/catalog_search.json",
+        extends: &[],
+    },
+    CapabilityDef {
+        short_name: "catalog.lookup",
+        suffix: "shopping.catalog.lookup",
+        spec_path: "catalog/lookup",
+        schema_path: "shopping/catalog_lookup.json",
+        extends: &[],
+    },
+];
+
+/// One namespace we advertise in: the standard one, or a configured alias.
+#[derive(Debug, Clone)]
+pub struct Namespace {
+    pub prefix: String,
+    pub version: String,
+    pub spec_base: String,
+    pub schema_base: String,
+}
+
+/// What discovery and negotiation need to know about ourselves, built once at start.
+#[derive(Debug, Clone)]
+pub struct BusinessProfile {
+    /// The serialized profile and its ETag.
+    pub body: bytes::Bytes,
+    pub etag: String,
+    pub max_age_secs: u64,
+    /// Every (capability, namespace) we offer, for negotiation.
+    pub offered: Vec<OfferedCapability>,
+    /// Full capability name → short name (`dev.ucp.shopping.catalog.search` → `catalog.search`).
+    pub short_names: std::collections::BTreeMap<String, &'static str>,
+    /// Protocol versions a platform may speak to us.
+    pub accepted_versions: Vec<String>,
+    /// Base URL, e.g. `https://shop.example`, with no trailing slash.
+    pub base_url: String,
+    pub mcp_endpoint: String,
+}
+
+impl BusinessProfile {
+    /// Builds the profile for `base_url` (already validated) from the settings.
+    pub fn build(settings: &Settings, base_url: &str, key: &SigningKey) -> BusinessProfile {
+        let namespaces = namespaces(settings);
+        let mcp_endpoint = format!("{base_url}{}", settings.http.mcp_path);
+        let enabled: Vec<&CapabilityDef> = KNOWN_CAPABILITIES
+            .iter()
+            .filter(|capability| settings.capabilities.enabled.iter().any(|name| name == capability.short_name))
+            .collect();
+
+        let mut services = serde_json::Map::new();
+        let mut capabilities = serde_json::Map::new();
+        let mut offered = Vec::new();
+        let mut short_names = std::collections::BTreeMap::new();
+        for namespace in &namespaces {
+            services.insert(
+                format!("{}.shopping", namespace.prefix),
+                serde_json::json!([{
+                    "version": namespace.version,
+                    "transport": "mcp",
+                    "spec": format!("{}/{}/specification/overview", namespace.spec_base, namespace.version),
+                    "schema": format!("{}/{}/services/shopping/mcp.openrpc.json", namespace.schema_base, namespace.version),
+                    "endpoint": mcp_endpoint,
+                }]),
+            );
+            for capability in &enabled {
+                let name = format!("{}.{}", namespace.prefix, capability.suffix);
+                let extends: Vec<String> = capability
+                    .extends
+                    .iter()
+                    .filter_map(|parent| KNOWN_CAPABILITIES.iter().find(|known| known.short_name == *parent))
+                    .map(|parent| format!("{}.{}", namespace.prefix, parent.suffix))
+                    .collect();
+                let mut entry = serde_json::json!({
+                    "version": namespace.version,
+                    "spec": format!("{}/{}/specification/{}", namespace.spec_base, namespace.version, capability.spec_path),
+                    "schema": format!("{}/{}/schemas/{}", namespace.schema_base, namespace.version, capability.schema_path),
+                });
+                match extends.as_slice() {
+                    [] => {}
+                    [single] => entry["extends"] = single.clone().into(),
+                    many => entry["extends"] = many.to_vec().into(),
+                }
+                capabilities.insert(name.clone(), serde_json::json!([entry]));
+                offered.push(OfferedCapability { name: name.clone(), version: namespace.version.clone(), extends });
+                short_names.insert(name, capability.short_name);
+            }
+        }
+        let jwk = key.public_jwk();
+        let profile = serde_json::json!({
+            "ucp": {
+                "version": PROTOCOL_VERSION,
+                "services": services,
+                "capabilities": capabilities,
+                "payment_handlers": {},
+            },
+            "signing_keys": [jwk.clone()],
+            "keys": [jwk],
+        });
+        let body = bytes::Bytes::from(serde_json::to_vec(&profile).unwrap_or_default());
+        let etag = format!("\"{}\"", hex::encode(&Sha256::digest(&body)[..16]));
+        let mut accepted_versions: Vec<String> = vec![PROTOCOL_VERSION.to_owned()];
+        for namespace in &namespaces {
+            if !accepted_versions.contains(&namespace.version) {
+                accepted_versions.push(namespace.version.clone());
+            }
+        }
+        BusinessProfile {
+            body,
+            etag,
+            max_age_secs: settings.http.profile_max_age_secs,
+            offered,
+            short_names,
+            accepted_versions,
+            base_url: base_url.to_owned(),
+            mcp_endpoint,
+        }
+    }
+}
+
+fn namespaces(settings: &Settings) -> Vec<Namespace> {
+    let mut namespaces = vec![Namespace {
+        prefix: UCP_NAMESPACE.into(),
+        version: PROTOCOL_VERSION.into(),
+        spec_base: "https://ucp.dev".into(),
+        schema_base: "https://ucp.dev".into(),
+    }];
+    for alias in &settings.capabilities.aliases {
+        namespaces.push(Namespace {
+            prefix: alias.namespace.clone(),
+            version: alias.version.clone(),
+            spec_base: strip_version_suffix(&alias.spec_base, &alias.version, "specification"),
+            schema_base: strip_version_suffix(&alias.schema_base, &alias.version, "schemas"),
+        });
+    }
+    namespaces
+}
+
+/// Accepts `https://host` as well as `https://host/<version>/<kind>` for alias bases.
+fn strip_version_suffix(base: &str, version: &str, kind: &str) -> String {
+    let base = base.trim_end_matches('/');
+    base.strip_suffix(&format!("/{version}/{kind}")).unwrap_or(base).to_owned()
+}
+
+/// Validates a public base URL: absolute https, or http on a loopback host for local use;
+/// no user info, query or fragment. Returns it without a trailing slash.
+pub fn parse_public_url(text: &str) -> Result<String, String> {
+    let url = url::Url::parse(text).map_err(|error| format!("public_url {text:?}: {error}"))?;
+    let host = url.host_str().unwrap_or_default();
+    let loopback = matches!(host, "localhost" | "127.0.0.1" | "[::1]");
+    match url.scheme() {
+        "https" => {}
+        "http" if loopback => {}
+        _ => return Err(format!("public_url {text:?} must be https (http only on localhost or 127.0.0.1)")),
+    }
+    if !url.username().is_empty() || url.password().is_some() || url.query().is_some() || url.fragment().is_some() {
+        return Err(format!("public_url {text:?} must not carry user info, a query or a fragment"));
+    }
+    Ok(url.as_str().trim_end_matches('/').to_owned())
+}
+
+/// `GET /.well-known/ucp`.
+pub(crate) async fn get_profile(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let profile = &state.profile;
+    let not_modified = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.split(',').any(|tag| tag.trim() == profile.etag || tag.trim() == "*"));
+    let mut response = if not_modified {
+        Response::builder().status(StatusCode::NOT_MODIFIED).body(Body::empty())
+    } else {
+        Response::builder()
+            .status(StatusCode::OK)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(profile.body.clone()))
+    }
+    .unwrap_or_default();
+    let headers = response.headers_mut();
+    if let Ok(value) = HeaderValue::from_str(&format!("public, max-age={}", profile.max_age_secs)) {
+        headers.insert(header::CACHE_CONTROL, value);
+    }
+    if let Ok(value) = HeaderValue::from_str(&profile.etag) {
+        headers.insert(header::ETAG, value);
+    }
+    response
+}

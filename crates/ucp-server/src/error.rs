@@ -1,0 +1,107 @@
+//! Protocol errors and the one table that maps each to an HTTP status, a JSON-RPC code and
+//! a UCP code. Business outcomes (not found, out of stock, capabilities incompatible) are
+//! never errors: they travel as UCP error responses inside a successful reply.
+
+use axum::http::StatusCode;
+
+/// Why a request could not be processed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The body is not JSON (-32700).
+    Parse,
+    /// Not a JSON-RPC request object, or a batch (-32600).
+    InvalidRequest,
+    /// Unknown JSON-RPC method (-32601).
+    MethodNotFound,
+    /// Arguments fail the tool's schema, unknown tool, missing meta (-32602).
+    InvalidParams,
+    /// A lookup batch over our limit (-32602, `request_too_large`).
+    RequestTooLarge,
+    InvalidProfileUrl,
+    ProfileUnreachable,
+    ProfileMalformed,
+    VersionUnsupported,
+    /// Host not served here, Origin not allowed.
+    Forbidden,
+    MethodNotAllowed,
+    UnsupportedMediaType,
+    PayloadTooLarge,
+    /// An `MCP-Protocol-Version` we do not speak.
+    UnsupportedProtocolVersion,
+    Unavailable,
+    Internal,
+}
+
+/// A protocol error with a message a developer can act on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiError {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+/// How one error kind appears on each transport.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mapping {
+    pub status: StatusCode,
+    pub jsonrpc_code: i64,
+    /// The UCP error code carried in `error.data.code` (REST: `code`), if the spec names one.
+    pub ucp_code: Option<&'static str>,
+}
+
+impl ErrorKind {
+    /// The one table. No wildcard arm: a new kind does not compile until it is mapped.
+    pub fn mapping(&self) -> Mapping {
+        let (status, jsonrpc_code, ucp_code) = match self {
+            ErrorKind::Parse => (StatusCode::BAD_REQUEST, -32700, None),
+            ErrorKind::InvalidRequest => (StatusCode::BAD_REQUEST, -32600, None),
+            ErrorKind::MethodNotFound => (StatusCode::OK, -32601, None),
+            ErrorKind::InvalidParams => (StatusCode::OK, -32602, Some("invalid_input")),
+            ErrorKind::RequestTooLarge => (StatusCode::OK, -32602, Some("request_too_large")),
+            ErrorKind::InvalidProfileUrl => (StatusCode::BAD_REQUEST, -32001, Some("invalid_profile_url")),
+            ErrorKind::ProfileUnreachable => (StatusCode::FAILED_DEPENDENCY, -32001, Some("profile_unreachable")),
+            ErrorKind::ProfileMalformed => (StatusCode::UNPROCESSABLE_ENTITY, -32001, Some("profile_malformed")),
+            ErrorKind::VersionUnsupported => (StatusCode::UNPROCESSABLE_ENTITY, -32001, Some("version_unsupported")),
+            ErrorKind::Forbidden => (StatusCode::FORBIDDEN, -32000, Some("forbidden")),
+            ErrorKind::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, -32600, None),
+            ErrorKind::UnsupportedMediaType => (StatusCode::UNSUPPORTED_MEDIA_TYPE, -32600, None),
+            ErrorKind::PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, -32600, Some("request_too_large")),
+            ErrorKind::UnsupportedProtocolVersion => (StatusCode::BAD_REQUEST, -32600, None),
+            ErrorKind::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, -32000, Some("unavailable")),
+            ErrorKind::Internal => (StatusCode::INTERNAL_SERVER_ERROR, -32603, None),
+        };
+        Mapping { status, jsonrpc_code, ucp_code }
+    }
+}
+
+impl ApiError {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        ApiError { kind, message: message.into() }
+    }
+
+    pub fn invalid_params(message: impl Into<String>) -> Self {
+        ApiError::new(ErrorKind::InvalidParams, message)
+    }
+
+    /// Logs the real cause once and returns the generic error a client sees.
+    pub fn internal(cause: impl std::fmt::Display) -> Self {
+        tracing::error!(error = %cause, "internal error");
+        ApiError::new(ErrorKind::Internal, "internal error")
+    }
+
+    /// Seconds a client should wait before retrying, for the kinds that have one.
+    pub fn retry_after(&self) -> Option<u64> {
+        matches!(self.kind, ErrorKind::Unavailable).then_some(1)
+    }
+}
+
+impl From<ucp_domain::store::StoreError> for ApiError {
+    fn from(error: ucp_domain::store::StoreError) -> Self {
+        match error {
+            ucp_domain::store::StoreError::Unavailable(cause) => {
+                tracing::warn!(%cause, "storage unavailable");
+                ApiError::new(ErrorKind::Unavailable, "storage is temporarily unavailable")
+            }
+            other => ApiError::internal(other),
+        }
+    }
+}

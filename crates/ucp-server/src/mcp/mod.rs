@@ -1,0 +1,348 @@
+//! The MCP endpoint: our own small JSON-RPC 2.0 layer over a single HTTP POST, stateless
+//! (no session, no `initialize` needed, any `Accept` header), as Google and generic MCP
+//! clients call it. See `spec/transport-mcp.md`.
+
+mod schemas;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::response::Response;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::catalog;
+use crate::error::{ApiError, ErrorKind};
+use crate::guard;
+use crate::operations::{self, Operation, Payload};
+use crate::platform::negotiate;
+use crate::response::{Envelope, error_response};
+use crate::state::AppState;
+
+/// MCP protocol revisions we answer `initialize` with; the first is the newest.
+const MCP_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// Every request to the MCP path, whatever its method.
+pub(crate) async fn endpoint(State(state): State<AppState>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    if parts.method != Method::POST {
+        let mut response = rpc_error(
+            &Value::Null,
+            &ApiError::new(
+                ErrorKind::MethodNotAllowed,
+                format!(
+                    "{} is not supported on the MCP endpoint: send JSON-RPC requests with POST (no SSE stream, no sessions)",
+                    parts.method
+                ),
+            ),
+        );
+        response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
+        return response;
+    }
+    let bytes = match axum::body::to_bytes(body, state.settings.http.max_body_bytes).await {
+        Ok(bytes) => bytes,
+        Err(_) => {
+            return rpc_error(
+                &Value::Null,
+                &ApiError::new(
+                    ErrorKind::PayloadTooLarge,
+                    format!("request body is larger than {} bytes", state.settings.http.max_body_bytes),
+                ),
+            );
+        }
+    };
+    // The id is echoed on every error we can attribute to a request, including the ones
+    // raised before dispatch.
+    let id = request_id_of(&bytes);
+    if let Err(error) = guard::check(&state, &parts.headers) {
+        return rpc_error(&id, &error);
+    }
+    if let Err(error) = check_headers(&parts.headers) {
+        return rpc_error(&id, &error);
+    }
+    handle(&state, &parts.headers, &bytes).await
+}
+
+fn check_headers(headers: &HeaderMap) -> Result<(), ApiError> {
+    if let Some(content_type) = headers.get(header::CONTENT_TYPE) {
+        let media_type =
+            content_type.to_str().unwrap_or_default().split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+        if media_type != "application/json" {
+            return Err(ApiError::new(
+                ErrorKind::UnsupportedMediaType,
+                format!("Content-Type {media_type:?} is not supported; send application/json"),
+            ));
+        }
+    } else {
+        return Err(ApiError::new(ErrorKind::UnsupportedMediaType, "Content-Type is missing; send application/json"));
+    }
+    if let Some(version) = headers.get("mcp-protocol-version") {
+        let version = version.to_str().unwrap_or_default();
+        if !MCP_VERSIONS.contains(&version) {
+            return Err(ApiError::new(
+                ErrorKind::UnsupportedProtocolVersion,
+                format!("MCP-Protocol-Version {version:?} is not supported; supported: {}", MCP_VERSIONS.join(", ")),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The `id` of a JSON-RPC request, if the body parses as one; `null` otherwise.
+fn request_id_of(bytes: &[u8]) -> Value {
+    #[derive(serde::Deserialize)]
+    struct IdOnly {
+        #[serde(default)]
+        id: Value,
+    }
+    match serde_json::from_slice::<IdOnly>(bytes) {
+        Ok(IdOnly { id: id @ (Value::String(_) | Value::Number(_)) }) => id,
+        _ => Value::Null,
+    }
+}
+
+async fn handle(state: &AppState, headers: &HeaderMap, bytes: &Bytes) -> Response {
+    let message: Value = match serde_json::from_slice(bytes) {
+        Ok(message) => message,
+        Err(error) => {
+            return rpc_error(
+                &Value::Null,
+                &ApiError::new(ErrorKind::Parse, format!("body is not valid JSON: {error}")),
+            );
+        }
+    };
+    let object = match message {
+        Value::Object(object) => object,
+        Value::Array(_) => {
+            return rpc_error(
+                &Value::Null,
+                &ApiError::new(
+                    ErrorKind::InvalidRequest,
+                    "batch requests are not supported; send one JSON-RPC object per POST",
+                ),
+            );
+        }
+        _ => {
+            return rpc_error(
+                &Value::Null,
+                &ApiError::new(ErrorKind::InvalidRequest, "body must be a JSON-RPC 2.0 request object"),
+            );
+        }
+    };
+    let id = match object.get("id") {
+        None => None,
+        Some(id @ (Value::String(_) | Value::Number(_))) => Some(id.clone()),
+        Some(Value::Null) => Some(Value::Null),
+        Some(_) => {
+            return rpc_error(
+                &Value::Null,
+                &ApiError::new(ErrorKind::InvalidRequest, "id must be a string or a number"),
+            );
+        }
+    };
+    let echo = id.clone().unwrap_or(Value::Null);
+    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return rpc_error(&echo, &ApiError::new(ErrorKind::InvalidRequest, "jsonrpc must be \"2.0\""));
+    }
+    let Some(method) = object.get("method").and_then(Value::as_str) else {
+        return rpc_error(&echo, &ApiError::new(ErrorKind::InvalidRequest, "method must be a string"));
+    };
+    let Some(id) = id else {
+        // A notification: nothing to answer.
+        return Response::builder().status(StatusCode::ACCEPTED).body(Body::empty()).unwrap_or_default();
+    };
+    let params = object.get("params").cloned().unwrap_or(Value::Null);
+    if !matches!(params, Value::Null | Value::Object(_)) {
+        return rpc_error(&id, &ApiError::invalid_params("params must be an object"));
+    }
+    let result = match method {
+        "initialize" => Ok(initialize(state, &params)),
+        "ping" => Ok(json!({})),
+        "tools/list" => Ok(json!({ "tools": state.tools.as_ref().clone() })),
+        "tools/call" => call_tool(state, headers, &params).await,
+        _ => Err(ApiError::new(ErrorKind::MethodNotFound, format!("method {method:?} is not supported"))),
+    };
+    match result {
+        Ok(result) => rpc_result(&id, result),
+        Err(error) => rpc_error(&id, &error),
+    }
+}
+
+fn initialize(state: &AppState, params: &Value) -> Value {
+    let requested = params.get("protocolVersion").and_then(Value::as_str).unwrap_or_default();
+    let version = MCP_VERSIONS.iter().find(|version| **version == requested).unwrap_or(&MCP_VERSIONS[0]);
+    json!({
+        "protocolVersion": version,
+        "capabilities": { "tools": { "listChanged": false } },
+        "serverInfo": { "name": "ucpd", "title": state.settings.business_name, "version": env!("CARGO_PKG_VERSION") },
+        "instructions": "UCP merchant server. Every tools/call needs arguments.meta[\"ucp-agent\"].profile (your platform profile URL). Discovery: /.well-known/ucp."
+    })
+}
+
+/// The tools of the operations whose capability we advertise, for `tools/list`.
+pub fn tool_list(enabled: &[String]) -> Vec<Value> {
+    operations::OPERATIONS
+        .iter()
+        .filter(|operation| enabled.iter().any(|name| name == operation.capability))
+        .map(|operation| {
+            json!({
+                "name": operation.name,
+                "title": operation.name.replace('_', " "),
+                "description": operation.description,
+                "inputSchema": schemas::input_schema(operation),
+                "outputSchema": schemas::output_schema(operation),
+                "annotations": { "readOnlyHint": true, "openWorldHint": false },
+            })
+        })
+        .collect()
+}
+
+async fn call_tool(state: &AppState, headers: &HeaderMap, params: &Value) -> Result<Value, ApiError> {
+    let name = params
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or_else(|| ApiError::invalid_params("params.name must name a tool"))?;
+    let operation = operations::find(name)
+        .filter(|operation| state.settings.capabilities.enabled.iter().any(|enabled| enabled == operation.capability))
+        .ok_or_else(|| {
+            ApiError::invalid_params(format!("unknown tool {name:?}; tools/list names the tools this server offers"))
+        })?;
+    let arguments = match params.get("arguments") {
+        Some(Value::Object(arguments)) => arguments,
+        Some(_) => return Err(ApiError::invalid_params("params.arguments must be an object")),
+        None => {
+            return Err(ApiError::invalid_params("params.arguments is required (with meta[\"ucp-agent\"].profile)"));
+        }
+    };
+    let meta = match arguments.get("meta") {
+        Some(Value::Object(meta)) => meta,
+        Some(_) => return Err(ApiError::invalid_params("arguments.meta must be an object")),
+        None => return Err(ApiError::invalid_params("arguments.meta is required, with meta[\"ucp-agent\"].profile")),
+    };
+    let profile = match meta.get("ucp-agent") {
+        Some(Value::Object(agent)) => match agent.get("profile") {
+            Some(Value::String(profile)) if !profile.is_empty() => profile.clone(),
+            _ => {
+                return Err(ApiError::invalid_params(
+                    "arguments.meta[\"ucp-agent\"].profile must be the URL of your platform profile",
+                ));
+            }
+        },
+        _ => {
+            return Err(ApiError::invalid_params(
+                "arguments.meta[\"ucp-agent\"] is required: {\"profile\": \"https://…\"}",
+            ));
+        }
+    };
+    match meta.get("idempotency-key") {
+        Some(Value::String(key)) if uuid::Uuid::parse_str(key).is_ok() => {}
+        Some(_) => return Err(ApiError::invalid_params("arguments.meta[\"idempotency-key\"] must be a UUID string")),
+        None if operation.requires_idempotency_key => {
+            return Err(ApiError::invalid_params(format!(
+                "{name} requires arguments.meta[\"idempotency-key\"] (a UUID)"
+            )));
+        }
+        None => {}
+    }
+    let request = ParsedRequest::parse(operation, arguments)?;
+
+    let url = state.platforms.profile_url(headers.get("ucp-agent"), Some(&profile))?;
+    let platform = state.platforms.resolve(&url).await?;
+    let negotiated = negotiate(&state.profile, &platform)?;
+    let capabilities: Vec<(String, String)> = negotiated
+        .capabilities
+        .iter()
+        .filter(|(name, _)| state.profile.short_names.get(*name) == Some(&operation.capability))
+        .map(|(name, version)| (name.clone(), version.clone()))
+        .collect();
+    let body = if capabilities.is_empty() {
+        error_response(
+            &negotiated.version,
+            "capabilities_incompatible",
+            &format!(
+                "{name} needs the {} capability, which your profile does not share with this business",
+                operation.capability
+            ),
+            Some(&state.profile.base_url),
+        )
+    } else {
+        let envelope = Envelope { version: negotiated.version.clone(), capabilities };
+        match request {
+            ParsedRequest::Search(request) => catalog::search_catalog(state, &envelope, request).await?,
+            ParsedRequest::Lookup(request) => catalog::lookup_catalog(state, &envelope, request).await?,
+            ParsedRequest::Product(request) => catalog::get_product(state, &envelope, request).await?,
+        }
+    };
+    let text = serde_json::to_string(&body).map_err(ApiError::internal)?;
+    Ok(json!({ "structuredContent": body, "content": [{ "type": "text", "text": text }] }))
+}
+
+enum ParsedRequest {
+    Search(catalog::SearchRequest),
+    Lookup(catalog::LookupRequest),
+    Product(catalog::GetProductRequest),
+}
+
+impl ParsedRequest {
+    fn parse(operation: &Operation, arguments: &serde_json::Map<String, Value>) -> Result<ParsedRequest, ApiError> {
+        let member = match operation.payload {
+            Payload::Catalog => "catalog",
+        };
+        let payload = arguments
+            .get(member)
+            .ok_or_else(|| ApiError::invalid_params(format!("{} requires arguments.{member}", operation.name)))?;
+        Ok(match operation.name {
+            "search_catalog" => ParsedRequest::Search(typed(member, payload)?),
+            "lookup_catalog" => ParsedRequest::Lookup(typed(member, payload)?),
+            "get_product" => ParsedRequest::Product(typed(member, payload)?),
+            other => return Err(ApiError::internal(format!("operation {other} has no dispatcher"))),
+        })
+    }
+}
+
+/// Deserializes `value` and names the offending field on failure (`catalog.pagination.limit: …`).
+fn typed<T: DeserializeOwned>(member: &str, value: &Value) -> Result<T, ApiError> {
+    serde_path_to_error::deserialize(value).map_err(|error| {
+        let path = error.path().to_string();
+        let location = if path == "." { member.to_owned() } else { format!("{member}.{path}") };
+        ApiError::invalid_params(format!("arguments.{location}: {}", error.inner()))
+    })
+}
+
+fn rpc_result(id: &Value, result: Value) -> Response {
+    let body = json!({ "jsonrpc": "2.0", "id": id, "result": result });
+    json_response(StatusCode::OK, &body)
+}
+
+/// A JSON-RPC error response with the HTTP status of the error's class.
+pub(crate) fn rpc_error(id: &Value, error: &ApiError) -> Response {
+    let mapping = error.kind.mapping();
+    let mut data = serde_json::Map::new();
+    if let Some(code) = mapping.ucp_code {
+        data.insert("code".into(), code.into());
+        data.insert("content".into(), error.message.clone().into());
+    }
+    if let Some(seconds) = error.retry_after() {
+        data.insert("retry_after".into(), seconds.into());
+    }
+    let mut body =
+        json!({ "jsonrpc": "2.0", "id": id, "error": { "code": mapping.jsonrpc_code, "message": error.message } });
+    if !data.is_empty() {
+        body["error"]["data"] = Value::Object(data);
+    }
+    let mut response = json_response(mapping.status, &body);
+    if let Some(seconds) = error.retry_after()
+        && let Ok(value) = HeaderValue::from_str(&seconds.to_string())
+    {
+        response.headers_mut().insert(header::RETRY_AFTER, value);
+    }
+    response
+}
+
+fn json_response(status: StatusCode, body: &Value) -> Response {
+    Response::builder()
+        .status(status)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(serde_json::to_vec(body).unwrap_or_default()))
+        .unwrap_or_default()
+}

@@ -1,0 +1,206 @@
+//! Building and running the server: bind, open the store, seed the demo catalog on an empty
+//! store, build the profile from configuration, serve until the shutdown future resolves.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get};
+use tokio::net::TcpListener;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::trace::TraceLayer;
+use ucp_domain::store::CatalogStore;
+use ucp_store::SqliteStore;
+
+use crate::catalog::CursorCodec;
+use crate::config::Settings;
+use crate::discovery::{BusinessProfile, parse_public_url};
+use crate::guard::{self, Allowed};
+use crate::keys::{SigningKey, load_or_create_cursor_secret};
+use crate::platform::PlatformResolver;
+use crate::state::AppState;
+use crate::{discovery, mcp};
+
+/// Name of the SQLite database file in the data directory.
+pub const DATABASE_FILE: &str = "ucpd.db";
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("cannot listen on {address}: {source}")]
+    Bind { address: SocketAddr, source: std::io::Error },
+    #[error("data directory {path}: {source}")]
+    DataDir { path: String, source: std::io::Error },
+    #[error("store: {0}")]
+    Store(#[from] ucp_domain::store::StoreError),
+    #[error("{0}")]
+    Config(String),
+}
+
+/// A server bound to its port, ready to run.
+#[derive(Debug)]
+pub struct Application {
+    listener: TcpListener,
+    router: Router,
+    state: AppState,
+}
+
+impl Application {
+    pub async fn build(settings: Settings) -> Result<Application, StartError> {
+        let data_dir = settings.data_dir.clone();
+        let data_dir_error = |source| StartError::DataDir { path: data_dir.display().to_string(), source };
+        std::fs::create_dir_all(&data_dir).map_err(data_dir_error)?;
+        let listener = TcpListener::bind(settings.listen)
+            .await
+            .map_err(|source| StartError::Bind { address: settings.listen, source })?;
+        let local_addr =
+            listener.local_addr().map_err(|source| StartError::Bind { address: settings.listen, source })?;
+
+        let readers = std::thread::available_parallelism().map(|cores| cores.get() * 2).unwrap_or(4).clamp(2, 16);
+        let store = SqliteStore::open(&data_dir.join(DATABASE_FILE), readers)?;
+        let catalog: Arc<dyn CatalogStore> = Arc::new(store);
+        if settings.demo && catalog.product_count().await? == 0 {
+            seed_demo(&catalog, &settings).await?;
+        }
+
+        let key = SigningKey::load_or_create(&data_dir).map_err(data_dir_error)?;
+        let cursor_secret = load_or_create_cursor_secret(&data_dir).map_err(data_dir_error)?;
+        let base_url = match &settings.public_url {
+            Some(url) => parse_public_url(url).map_err(StartError::Config)?,
+            None => format!("http://{local_addr}"),
+        };
+        if !base_url.starts_with("https://") {
+            tracing::warn!(%base_url, "the profile advertises a plain-http base URL: fine for local use, never for production (set --public-url https://…)");
+        }
+        if settings.dev_insecure_profiles {
+            tracing::warn!(
+                "DEVELOPMENT MODE: platform profiles may be fetched over plain HTTP from loopback addresses (--dev-insecure-profiles); never enable this in production"
+            );
+        }
+        let profile = BusinessProfile::build(&settings, &base_url, &key);
+        let platforms =
+            PlatformResolver::new(&settings.profiles, settings.dev_insecure_profiles).map_err(StartError::Config)?;
+        let allowed = allowed_hosts_and_origins(&settings, &base_url, local_addr);
+        let tools = mcp::tool_list(&settings.capabilities.enabled);
+        let state = AppState {
+            settings: Arc::new(settings),
+            profile: Arc::new(profile),
+            catalog,
+            platforms,
+            cursors: CursorCodec::new(cursor_secret),
+            allowed: Arc::new(allowed),
+            tools: Arc::new(tools),
+        };
+        let router = router(state.clone());
+        Ok(Application { listener, router, state })
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listener.local_addr().unwrap_or_else(|_| self.state.settings.listen)
+    }
+
+    pub fn state(&self) -> &AppState {
+        &self.state
+    }
+
+    /// Serves until `shutdown` resolves, then finishes in-flight requests.
+    pub async fn run_until_stopped(self, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
+        tracing::info!(
+            listen = %self.local_addr(),
+            profile = %format!("{}/.well-known/ucp", self.state.profile.base_url),
+            mcp = %self.state.profile.mcp_endpoint,
+            "ucpd ready"
+        );
+        axum::serve(self.listener, self.router).with_graceful_shutdown(shutdown).await
+    }
+}
+
+/// The HTTP routes and the middleware in front of them.
+pub fn router(state: AppState) -> Router {
+    let mcp_path = state.settings.http.mcp_path.clone();
+    Router::new()
+        .route("/.well-known/ucp", get(discovery::get_profile))
+        .route(&mcp_path, any(mcp::endpoint))
+        .fallback(not_found)
+        .layer(axum::middleware::from_fn_with_state(state.clone(), guard_rest))
+        .layer(CatchPanicLayer::custom(|_| panic_response()))
+        .layer(TraceLayer::new_for_http())
+        .with_state(state)
+}
+
+/// Applies the request guard to the non-MCP routes (the MCP endpoint applies it itself, so
+/// its errors can echo the JSON-RPC id).
+async fn guard_rest(
+    axum::extract::State(state): axum::extract::State<AppState>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    if request.uri().path() != state.settings.http.mcp_path
+        && let Err(error) = guard::check(&state, request.headers())
+    {
+        let mapping = error.kind.mapping();
+        let body = serde_json::json!({ "code": mapping.ucp_code.unwrap_or("error"), "content": error.message });
+        return (mapping.status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response();
+    }
+    next.run(request).await
+}
+
+async fn not_found(uri: axum::http::Uri) -> Response {
+    let body = serde_json::json!({ "code": "not_found", "content": format!("no route for {}", uri.path()) });
+    (StatusCode::NOT_FOUND, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+}
+
+fn panic_response() -> Response<Body> {
+    let body =
+        serde_json::json!({ "jsonrpc": "2.0", "id": null, "error": { "code": -32603, "message": "internal error" } });
+    Response::builder()
+        .status(StatusCode::INTERNAL_SERVER_ERROR)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(body.to_string()))
+        .unwrap_or_default()
+}
+
+async fn seed_demo(catalog: &Arc<dyn CatalogStore>, settings: &Settings) -> Result<(), StartError> {
+    let options = ucp_catalog_io::demo::DemoOptions {
+        products: settings.demo_products,
+        currency: settings.catalog.currency.clone(),
+        ..Default::default()
+    };
+    let products: Vec<_> = ucp_catalog_io::demo::generate(&options).collect();
+    let summary = catalog.upsert_products(products).await?;
+    tracing::info!(
+        products = summary.products_inserted,
+        variants = summary.variants,
+        "seeded the empty store with the demo catalog"
+    );
+    Ok(())
+}
+
+fn allowed_hosts_and_origins(settings: &Settings, base_url: &str, local_addr: SocketAddr) -> Allowed {
+    let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "[::1]".into()];
+    let mut origins: Vec<String> = Vec::new();
+    let port = local_addr.port();
+    for loopback in ["localhost", "127.0.0.1", "[::1]"] {
+        origins.push(format!("http://{loopback}:{port}"));
+    }
+    if let Ok(url) = url::Url::parse(base_url) {
+        if let Some(host) = url.host_str() {
+            hosts.push(host.to_ascii_lowercase());
+        }
+        origins.push(url.origin().ascii_serialization().to_ascii_lowercase());
+    }
+    let listen_host = local_addr.ip().to_string();
+    if !local_addr.ip().is_unspecified() {
+        hosts.push(if local_addr.is_ipv6() { format!("[{listen_host}]") } else { listen_host });
+    }
+    hosts.extend(
+        settings.http.allowed_hosts.iter().map(|host| guard::strip_port(&host.to_ascii_lowercase()).to_owned()),
+    );
+    origins
+        .extend(settings.http.allowed_origins.iter().map(|origin| origin.trim_end_matches('/').to_ascii_lowercase()));
+    Allowed { hosts, origins }
+}

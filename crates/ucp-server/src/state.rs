@@ -1,0 +1,24 @@
+//! What every handler shares. Cheap to clone: everything is behind an `Arc`.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use ucp_domain::store::CatalogStore;
+
+use crate::catalog::CursorCodec;
+use crate::config::Settings;
+use crate::discovery::BusinessProfile;
+use crate::guard::Allowed;
+use crate::platform::PlatformResolver;
+
+#[derive(Debug, Clone)]
+pub struct AppState {
+    pub settings: Arc<Settings>,
+    pub profile: Arc<BusinessProfile>,
+    pub catalog: Arc<dyn CatalogStore>,
+    pub platforms: PlatformResolver,
+    pub cursors: CursorCodec,
+    pub allowed: Arc<Allowed>,
+    /// The precomputed `tools/list` answer.
+    pub tools: Arc<Vec<Value>>,
+}

@@ -1,0 +1,259 @@
+//! The catalog capability: checklist 89-107.
+
+use serde_json::{Value, json};
+
+use crate::helpers::{spawn_app, spawn_app_with};
+use crate::schema;
+
+fn ids(body: &Value) -> Vec<String> {
+    body["products"].as_array().unwrap().iter().map(|product| product["id"].as_str().unwrap().to_owned()).collect()
+}
+
+// Checklist 89, 104: no match is an empty success without messages.
+#[tokio::test]
+async fn search_without_match_is_an_empty_success() {
+    let app = spawn_app().await;
+    let body = app.tool("search_catalog", json!({ "catalog": { "query": "zzzzqqq" } })).await;
+    assert_eq!(body["products"], json!([]));
+    assert!(body.get("messages").is_none());
+    assert_eq!(body["pagination"]["has_next_page"], false);
+    schema::search_response(&body);
+}
+
+// Relevance: BM25 over title and body, not substring matching.
+#[tokio::test]
+async fn search_ranks_by_relevance() {
+    let app = spawn_app().await;
+    let body = app.tool("search_catalog", json!({ "catalog": { "query": "running shoes" } })).await;
+    assert_eq!(ids(&body)[0], "shoe");
+    schema::search_response(&body);
+    let body = app.tool("search_catalog", json!({ "catalog": { "query": "wool" } })).await;
+    assert_eq!(ids(&body), vec!["sweater"]);
+    // Stemming: "sweaters" finds "Sweater".
+    let body = app.tool("search_catalog", json!({ "catalog": { "query": "sweaters" } })).await;
+    assert_eq!(ids(&body), vec!["sweater"]);
+    // All words first; when nothing has all of them, any of them.
+    let body = app.tool("search_catalog", json!({ "catalog": { "query": "wool mug" } })).await;
+    let found = ids(&body);
+    assert!(found.contains(&"sweater".to_owned()) && found.contains(&"mug".to_owned()), "{found:?}");
+}
+
+// Checklist 90: an empty search is rejected.
+#[tokio::test]
+async fn empty_search_is_invalid_params() {
+    let app = spawn_app().await;
+    for catalog in
+        [json!({}), json!({ "query": "" }), json!({ "query": "  !!! " }), json!({ "pagination": { "limit": 5 } })]
+    {
+        let (status, error) = app.tool_error("search_catalog", json!({ "catalog": catalog })).await;
+        assert_eq!(status, 200);
+        assert_eq!(error["code"], -32602, "{catalog}");
+    }
+    let (_, error) = app
+        .tool_error("search_catalog", json!({ "catalog": { "query": "x", "pagination": { "limit": "ten" } } }))
+        .await;
+    assert!(error["message"].as_str().unwrap().contains("catalog.pagination.limit"), "{error}");
+}
+
+// Checklist 91: categories OR within, AND with price; price in minor units.
+#[tokio::test]
+async fn filters_combine_with_and_and_categories_with_or() {
+    let app = spawn_app().await;
+    let body = app
+        .tool(
+            "search_catalog",
+            json!({ "catalog": { "filters": { "categories": ["Footwear > Running", "Home & Garden"] } } }),
+        )
+        .await;
+    let mut found = ids(&body);
+    found.sort();
+    assert_eq!(found, vec!["mug", "shoe"]);
+    let body = app
+        .tool("search_catalog", json!({ "catalog": { "filters": { "categories": ["apparel & accessories"], "price": { "min": 8000, "max": 11500 } } } }))
+        .await;
+    let mut found = ids(&body);
+    found.sort();
+    assert_eq!(found, vec!["shoe", "sweater"], "shoe has an 11000 variant, sweater is 8900");
+    let body = app
+        .tool("search_catalog", json!({ "catalog": { "query": "socks", "filters": { "price": { "max": 520 } } } }))
+        .await;
+    let mut found = ids(&body);
+    found.sort();
+    assert_eq!(found, vec!["sock-00", "sock-01", "sock-02"]);
+    schema::search_response(&body);
+}
+
+// Checklist 92, 93: cursor pagination, default 10, clamped limit, tamper-evident cursors.
+#[tokio::test]
+async fn pagination_walks_all_results_with_opaque_cursors() {
+    let app = spawn_app().await;
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut pages = Vec::new();
+    loop {
+        let mut catalog = json!({ "query": "cotton socks" });
+        if let Some(cursor) = &cursor {
+            catalog["pagination"] = json!({ "cursor": cursor });
+        }
+        let body = app.tool("search_catalog", json!({ "catalog": catalog })).await;
+        schema::search_response(&body);
+        pages.push(body["products"].as_array().unwrap().len());
+        seen.extend(ids(&body));
+        if body["pagination"]["has_next_page"] == true {
+            cursor = Some(body["pagination"]["cursor"].as_str().unwrap().to_owned());
+        } else {
+            assert!(body["pagination"].get("cursor").is_none());
+            break;
+        }
+    }
+    assert_eq!(pages, vec![10, 10, 5]);
+    let mut unique = seen.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), 25);
+
+    let body =
+        app.tool("search_catalog", json!({ "catalog": { "query": "socks", "pagination": { "limit": 1000 } } })).await;
+    assert_eq!(body["products"].as_array().unwrap().len(), 25, "clamped to the maximum (50) silently");
+    assert!(body.get("messages").is_none());
+
+    let first =
+        app.tool("search_catalog", json!({ "catalog": { "query": "socks", "pagination": { "limit": 3 } } })).await;
+    let cursor = first["pagination"]["cursor"].as_str().unwrap();
+    let (_, error) = app
+        .tool_error("search_catalog", json!({ "catalog": { "query": "mug", "pagination": { "cursor": cursor } } }))
+        .await;
+    assert_eq!(error["code"], -32602, "a cursor is bound to its search");
+    let mut tampered = cursor.to_owned();
+    tampered.replace_range(5..6, if &cursor[5..6] == "A" { "B" } else { "A" });
+    let (_, error) = app
+        .tool_error("search_catalog", json!({ "catalog": { "query": "socks", "pagination": { "cursor": tampered } } }))
+        .await;
+    assert_eq!(error["code"], -32602);
+}
+
+// Checklist 94, 95, 96, 97: lookup by every kind of id, deduplicated, correlated.
+#[tokio::test]
+async fn lookup_resolves_dedupes_and_correlates_inputs() {
+    let app = spawn_app().await;
+    let body = app
+        .tool("lookup_catalog", json!({ "catalog": { "ids": ["shoe", "shoe", "shoe-green-10", "SHOE-B-11", "trail-runner", "0001234567895", "mug", "nope"] } }))
+        .await;
+    schema::lookup_response(&body);
+    assert_eq!(ids(&body), vec!["shoe", "mug"]);
+    let shoe = &body["products"][0];
+    let variants: Vec<(&str, &Value)> = shoe["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|variant| (variant["id"].as_str().unwrap(), &variant["inputs"]))
+        .collect();
+    let inputs_of = |id: &str| variants.iter().find(|(variant, _)| *variant == id).map(|(_, inputs)| (*inputs).clone());
+    // The featured variant of "shoe" is the first available one (blue-10 is out of stock).
+    assert_eq!(
+        inputs_of("shoe-blue-11").unwrap(),
+        json!([{ "id": "shoe", "match": "featured" }, { "id": "SHOE-B-11", "match": "exact" }, { "id": "trail-runner", "match": "featured" }])
+    );
+    assert_eq!(inputs_of("shoe-green-10").unwrap(), json!([{ "id": "shoe-green-10", "match": "exact" }]));
+    assert_eq!(inputs_of("shoe-blue-10").unwrap(), json!([{ "id": "0001234567895", "match": "exact" }]));
+    assert_eq!(body["messages"], json!([{ "type": "info", "code": "not_found", "content": "nope" }]));
+
+    let body = app.tool("lookup_catalog", json!({ "catalog": { "ids": ["nope", "nada"] } })).await;
+    assert_eq!(body["products"], json!([]));
+    schema::lookup_response(&body);
+}
+
+// Checklist 98: at least 10 ids accepted; over the limit is -32602 request_too_large.
+#[tokio::test]
+async fn lookup_batch_limit() {
+    let app = spawn_app().await;
+    let ten: Vec<String> = (0..10).map(|n| format!("sock-{n:02}")).collect();
+    let body = app.tool("lookup_catalog", json!({ "catalog": { "ids": ten } })).await;
+    assert_eq!(body["products"].as_array().unwrap().len(), 10);
+    let many: Vec<String> = (0..51).map(|n| format!("id-{n}")).collect();
+    let (status, error) = app.tool_error("lookup_catalog", json!({ "catalog": { "ids": many } })).await;
+    assert_eq!(status, 200);
+    assert_eq!(error["code"], -32602);
+    assert_eq!(error["data"]["code"], "request_too_large");
+    let (_, error) = app.tool_error("lookup_catalog", json!({ "catalog": { "ids": [] } })).await;
+    assert_eq!(error["code"], -32602);
+}
+
+// Checklist 99: filters apply after resolution.
+#[tokio::test]
+async fn lookup_filters_apply_after_resolution() {
+    let app = spawn_app().await;
+    let body = app
+        .tool(
+            "lookup_catalog",
+            json!({ "catalog": { "ids": ["shoe", "mug"], "filters": { "price": { "max": 11500 } } } }),
+        )
+        .await;
+    assert_eq!(ids(&body), vec!["shoe", "mug"]);
+    assert_eq!(body["products"][0]["variants"][0]["id"], "shoe-green-10", "featured among the variants that pass");
+    let body = app
+        .tool("lookup_catalog", json!({ "catalog": { "ids": ["shoe"], "filters": { "price": { "max": 100 } } } }))
+        .await;
+    assert_eq!(body["products"], json!([]));
+}
+
+// Checklist 100, 101, 102: get_product narrowing, relaxation and signals.
+#[tokio::test]
+async fn get_product_narrows_relaxes_and_signals_availability() {
+    let app = spawn_app().await;
+    let body = app
+        .tool(
+            "get_product",
+            json!({ "catalog": { "id": "shoe-blue-10", "selected": [{ "name": "Color", "label": "Green" }] } }),
+        )
+        .await;
+    schema::get_product_response(&body);
+    let product = &body["product"];
+    assert_eq!(product["variants"][0]["id"], "shoe-blue-10");
+    assert_eq!(product["selected"], json!([{ "name": "Color", "label": "Blue" }, { "name": "Size", "label": "10" }]));
+    let color = product["options"].as_array().unwrap().iter().find(|option| option["name"] == "Color").unwrap();
+    let blue = color["values"].as_array().unwrap().iter().find(|value| value["label"] == "Blue").unwrap();
+    assert_eq!((blue["available"].clone(), blue["exists"].clone()), (json!(false), json!(true)));
+
+    let body = app
+        .tool("get_product", json!({ "catalog": { "id": "shoe", "selected": [{ "name": "Color", "label": "Green" }, { "name": "Size", "label": "11" }], "preferences": ["Color", "Size"] } }))
+        .await;
+    schema::get_product_response(&body);
+    assert_eq!(body["product"]["selected"], json!([{ "name": "Color", "label": "Green" }]));
+    assert_eq!(body["product"]["variants"][0]["id"], "shoe-green-10");
+    let size = body["product"]["options"].as_array().unwrap().iter().find(|option| option["name"] == "Size").unwrap();
+    let eleven = size["values"].as_array().unwrap().iter().find(|value| value["label"] == "11").unwrap();
+    assert_eq!((eleven["available"].clone(), eleven["exists"].clone()), (json!(false), json!(false)));
+}
+
+// Checklist 103: unknown id is a business outcome.
+#[tokio::test]
+async fn get_product_unknown_id_is_a_not_found_error_response() {
+    let app = spawn_app().await;
+    let body = app.tool("get_product", json!({ "catalog": { "id": "nope" } })).await;
+    assert_eq!(body["ucp"]["status"], "error");
+    assert_eq!(body["ucp"]["version"], "2026-04-08");
+    assert_eq!(body["messages"][0]["code"], "not_found");
+    assert_eq!(body["messages"][0]["severity"], "unrecoverable");
+    assert!(body.get("product").is_none());
+    schema::error_response(&body);
+}
+
+// Context currency: converted with a configured rate; otherwise an info message.
+#[tokio::test]
+async fn context_currency_converts_prices_and_filters() {
+    let app = spawn_app_with(crate::helpers::fixture_products(), |settings, _| {
+        settings.catalog.exchange_rates.insert("EUR".into(), "0.5".into());
+    })
+    .await;
+    let body = app
+        .tool("search_catalog", json!({ "catalog": { "query": "mug", "context": { "currency": "EUR" }, "filters": { "price": { "max": 750 } } } }))
+        .await;
+    assert_eq!(body["products"][0]["variants"][0]["price"], json!({ "amount": 750, "currency": "EUR" }));
+    assert_eq!(body["products"][0]["price_range"]["min"]["currency"], "EUR");
+    schema::search_response(&body);
+    let body =
+        app.tool("search_catalog", json!({ "catalog": { "query": "mug", "context": { "currency": "GBP" } } })).await;
+    assert_eq!(body["products"][0]["variants"][0]["price"]["currency"], "USD");
+    assert_eq!(body["messages"][0]["type"], "info");
+}

@@ -1,0 +1,220 @@
+//! The MCP endpoint as real clients call it: checklist 29-54.
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::helpers::spawn_app;
+
+// Checklist 29, 30, 31, 32: a Google-shaped raw POST (no Accept, no initialize, no session).
+#[tokio::test]
+async fn google_shaped_tool_call_works_on_one_post() {
+    let app = spawn_app().await;
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":"b3b8c9d0-1234-4ef5-89ab-cdef01234567","method":"tools/call","params":{{"name":"search_catalog","arguments":{{"meta":{{"ucp-agent":{{"profile":"{}"}},"idempotency-key":"7c9e6679-7425-40de-944b-e07fc1f90ae7"}},"catalog":{{"query":"running shoes"}}}}}}}}"#,
+        app.platform.profile_url()
+    );
+    let (status, headers, response) = app
+        .post_with(
+            body,
+            &[
+                ("content-type", "application/json"),
+                ("idempotency-key", "0b7e4d43-9f4e-4c4d-9c55-0e1d8ab7d1a1"),
+                ("request-id", "r-1"),
+            ],
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(headers["content-type"].to_str().unwrap().starts_with("application/json"));
+    assert!(headers.get("mcp-session-id").is_none());
+    assert_eq!(response["jsonrpc"], "2.0");
+    assert_eq!(response["id"], "b3b8c9d0-1234-4ef5-89ab-cdef01234567");
+    assert!(response.get("error").is_none());
+    assert_eq!(response["result"]["structuredContent"]["products"][0]["id"], "shoe");
+}
+
+#[tokio::test]
+async fn any_accept_header_gets_plain_json() {
+    let app = spawn_app().await;
+    for accept in ["*/*", "application/json", "application/json, text/event-stream", "text/event-stream"] {
+        let (status, headers, response) = app
+            .post_with(
+                r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#,
+                &[("content-type", "application/json"), ("accept", accept)],
+            )
+            .await;
+        assert_eq!(status, 200, "{accept}");
+        assert!(headers["content-type"].to_str().unwrap().starts_with("application/json"));
+        assert_eq!(response, json!({ "jsonrpc": "2.0", "id": 7, "result": {} }));
+    }
+}
+
+// Checklist 52: initialize, ping, tools/list; no session id.
+#[tokio::test]
+async fn lifecycle_methods_answer_and_tools_list_is_self_contained() {
+    let app = spawn_app().await;
+    let (status, headers, response) = app
+        .post_raw(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#)
+        .await;
+    assert_eq!(status, 200);
+    assert!(headers.get("mcp-session-id").is_none());
+    assert_eq!(response["result"]["protocolVersion"], "2025-06-18");
+    assert_eq!(response["result"]["capabilities"]["tools"]["listChanged"], false);
+    let (status, _, response) = app.post_raw(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    assert_eq!(response, Value::Null);
+
+    let (_, _, response) = app.post_raw(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#).await;
+    let tools = response["result"]["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|tool| tool["name"].as_str().unwrap()).collect();
+    assert_eq!(names, vec!["search_catalog", "lookup_catalog", "get_product"]);
+    for tool in tools {
+        assert!(tool["description"].as_str().unwrap().len() > 20);
+        for schema in ["inputSchema", "outputSchema"] {
+            assert_eq!(tool[schema]["type"], "object", "{schema} of {}", tool["name"]);
+            let text = tool[schema].to_string();
+            assert!(!text.contains("\"$ref\":\"http"), "no remote $ref in {schema}");
+            jsonschema::draft202012::new(&tool[schema]).expect("a valid 2020-12 schema");
+        }
+        assert_eq!(tool["inputSchema"]["required"], json!(["meta", "catalog"]));
+    }
+}
+
+// Every tool's outputSchema admits both its success response and the UCP error response.
+#[tokio::test]
+async fn structured_content_validates_against_each_output_schema() {
+    let app = spawn_app().await;
+    let (_, _, response) = app.post_raw(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#).await;
+    let tools = response["result"]["tools"].as_array().unwrap().clone();
+    let schema_of = |name: &str| {
+        let tool = tools.iter().find(|tool| tool["name"] == name).unwrap();
+        jsonschema::draft202012::new(&tool["outputSchema"]).unwrap()
+    };
+    let calls = [
+        ("search_catalog", json!({ "catalog": { "query": "shoes" } })),
+        ("lookup_catalog", json!({ "catalog": { "ids": ["shoe", "mug-1", "nope"] } })),
+        ("get_product", json!({ "catalog": { "id": "shoe" } })),
+        ("get_product", json!({ "catalog": { "id": "nope" } })),
+    ];
+    for (name, arguments) in calls {
+        let body = app.tool(name, arguments).await;
+        let validator = schema_of(name);
+        let errors: Vec<String> = validator.iter_errors(&body).map(|error| error.to_string()).collect();
+        assert!(errors.is_empty(), "{name}: {errors:?}\n{body}");
+    }
+}
+
+// Checklist 38, 39, 40, 41, 42: JSON-RPC errors and their HTTP statuses.
+#[tokio::test]
+async fn malformed_requests_get_json_rpc_errors_with_matching_statuses() {
+    let app = spawn_app().await;
+    let cases: &[(&str, u16, i64, Value)] = &[
+        ("{", 400, -32700, Value::Null),
+        ("[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]", 400, -32600, Value::Null),
+        ("42", 400, -32600, Value::Null),
+        (r#"{"jsonrpc":"1.0","id":3,"method":"ping"}"#, 400, -32600, json!(3)),
+        (r#"{"jsonrpc":"2.0","id":4}"#, 400, -32600, json!(4)),
+        (r#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#, 400, -32600, Value::Null),
+        (r#"{"jsonrpc":"2.0","id":5,"method":"resources/list"}"#, 200, -32601, json!(5)),
+        (r#"{"jsonrpc":"2.0","id":6,"method":"server/discover"}"#, 200, -32601, json!(6)),
+        (
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"delete_checkout","arguments":{}}}"#,
+            200,
+            -32602,
+            json!(7),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"search_catalog","arguments":{"catalog":{"query":"x"}}}}"#,
+            200,
+            -32602,
+            json!(8),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"search_catalog","arguments":{"meta":{},"catalog":{"query":"x"}}}}"#,
+            200,
+            -32602,
+            json!(9),
+        ),
+        (r#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":"nope"}"#, 200, -32602, json!(10)),
+    ];
+    for (body, status, code, id) in cases {
+        let (got_status, _, response) = app.post_raw(body.to_string()).await;
+        assert_eq!(got_status.as_u16(), *status, "{body}: {response}");
+        assert_eq!(response["error"]["code"], *code, "{body}: {response}");
+        assert_eq!(response["id"], *id, "{body}");
+        assert!(response["error"]["message"].as_str().unwrap().len() > 5);
+    }
+    for method in [reqwest::Method::GET, reqwest::Method::DELETE, reqwest::Method::PUT] {
+        let response = app.http.request(method.clone(), &app.mcp_url).send().await.unwrap();
+        assert_eq!(response.status(), 405, "{method}");
+        assert_eq!(response.headers()["allow"], "POST");
+        let body: Value = response.json().await.unwrap();
+        assert_eq!(body["jsonrpc"], "2.0");
+    }
+}
+
+// Checklist 59 (for MCP), body limit, protocol version header.
+#[tokio::test]
+async fn content_type_body_size_and_protocol_version_are_checked() {
+    let app = spawn_app().await;
+    let ping = r#"{"jsonrpc":"2.0","id":11,"method":"ping"}"#;
+    let (status, _, response) = app.post_with(ping, &[("content-type", "text/plain")]).await;
+    assert_eq!(status, 415);
+    assert_eq!(response["id"], 11, "errors before dispatch echo the id");
+    let (status, _, _) = app.post_with(ping, &[("content-type", "application/json; charset=utf-8")]).await;
+    assert_eq!(status, 200);
+    let (status, _, response) =
+        app.post_with(ping, &[("content-type", "application/json"), ("mcp-protocol-version", "1999-01-01")]).await;
+    assert_eq!(status, 400);
+    assert_eq!(response["id"], 11);
+    let (status, _, _) =
+        app.post_with(ping, &[("content-type", "application/json"), ("mcp-protocol-version", "2025-06-18")]).await;
+    assert_eq!(status, 200);
+    let huge =
+        format!(r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"pad":"{}"}}}}"#, "x".repeat(2 * 1024 * 1024));
+    let (status, _, response) = app.post_raw(huge).await;
+    assert_eq!(status, 413);
+    assert_eq!(response["jsonrpc"], "2.0");
+}
+
+// Checklist 50: public Host names accepted; foreign Origin refused, own origin allowed.
+#[tokio::test]
+async fn host_and_origin_rules() {
+    let app = crate::helpers::spawn_app_with(crate::helpers::fixture_products(), |settings, _| {
+        settings.public_url = Some("https://shop.example".into());
+        settings.http.allowed_hosts.push("api.shop.example".into());
+    })
+    .await;
+    let ping = r#"{"jsonrpc":"2.0","id":12,"method":"ping"}"#;
+    for host in ["shop.example", "api.shop.example:443"] {
+        let (status, _, _) = app.post_with(ping, &[("content-type", "application/json"), ("host", host)]).await;
+        assert_eq!(status, 200, "{host}");
+    }
+    let (status, _, response) =
+        app.post_with(ping, &[("content-type", "application/json"), ("host", "evil.example")]).await;
+    assert_eq!(status, 403);
+    assert_eq!(response["id"], 12);
+    assert_eq!(response["error"]["code"], -32000);
+    let (status, _, _) =
+        app.post_with(ping, &[("content-type", "application/json"), ("origin", "https://evil.example")]).await;
+    assert_eq!(status, 403);
+    let (status, _, _) =
+        app.post_with(ping, &[("content-type", "application/json"), ("origin", "https://shop.example")]).await;
+    assert_eq!(status, 200);
+}
+
+// Checklist 46, 54: reads accept Idempotency-Key headers and meta keys; unknown fields are ignored.
+#[tokio::test]
+async fn reads_tolerate_idempotency_keys_and_unknown_fields() {
+    let app = spawn_app().await;
+    let arguments = json!({
+        "meta": { "ucp-agent": { "profile": app.platform.profile_url() }, "idempotency-key": "7c9e6679-7425-40de-944b-e07fc1f90ae7", "extra": true },
+        "catalog": { "query": "mug", "foo": 1, "context": { "eligibility": ["com.unknown.claim"], "language": "pt-BR" } },
+        "unknown": "ignored"
+    });
+    let body = app.tool("search_catalog", arguments).await;
+    assert_eq!(body["products"][0]["id"], "mug");
+    let (_, error) = app
+        .tool_error("search_catalog", json!({ "meta": { "ucp-agent": { "profile": app.platform.profile_url() }, "idempotency-key": "not-a-uuid" }, "catalog": { "query": "mug" } }))
+        .await;
+    assert_eq!(error["code"], -32602);
+}

@@ -1,0 +1,159 @@
+//! The embedded SQLite backend: one database file, WAL journal, a pool of reader
+//! connections and a single writer connection, every call run on tokio's blocking pool.
+
+mod catalog;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use rusqlite::{Connection, OpenFlags};
+use tokio::sync::Semaphore;
+use ucp_domain::store::StoreError;
+
+/// Migrations in order; the index + 1 is the schema version. Never edit a shipped one.
+const MIGRATIONS: &[&str] = &[include_str!("schema.sql")];
+
+/// A SQLite database shared by every store trait.
+#[derive(Clone)]
+pub struct SqliteStore {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    path: PathBuf,
+    readers: Mutex<Vec<Connection>>,
+    reader_permits: Semaphore,
+    writer: tokio::sync::Mutex<Option<Connection>>,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("SqliteStore").field("path", &self.inner.path).finish()
+    }
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the database at `path` and runs pending migrations.
+    pub fn open(path: &Path, readers: usize) -> Result<SqliteStore, StoreError> {
+        let mut writer = open_connection(path, false)?;
+        migrate(&mut writer)?;
+        let readers = readers.max(1);
+        let mut pool = Vec::with_capacity(readers);
+        for _ in 0..readers {
+            pool.push(open_connection(path, true)?);
+        }
+        Ok(SqliteStore {
+            inner: Arc::new(Inner {
+                path: path.to_owned(),
+                readers: Mutex::new(pool),
+                reader_permits: Semaphore::new(readers),
+                writer: tokio::sync::Mutex::new(Some(writer)),
+            }),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// Runs `work` on a reader connection on the blocking pool.
+    pub(crate) async fn read<T, F>(&self, work: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        let _permit = self.inner.reader_permits.acquire().await.map_err(|_| unavailable())?;
+        let connection = self.inner.readers.lock().map_err(|_| unavailable())?.pop().ok_or_else(unavailable)?;
+        let inner = Arc::clone(&self.inner);
+        tokio::task::spawn_blocking(move || {
+            let result = work(&connection);
+            if let Ok(mut readers) = inner.readers.lock() {
+                readers.push(connection);
+            }
+            result
+        })
+        .await
+        .map_err(|error| StoreError::Backend(format!("reader task failed: {error}")))?
+    }
+
+    /// Runs `work` on the single writer connection on the blocking pool.
+    pub(crate) async fn write<T, F>(&self, work: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        let mut slot = self.inner.writer.lock().await;
+        let mut connection = slot.take().ok_or_else(unavailable)?;
+        let (connection, result) = tokio::task::spawn_blocking(move || {
+            let result = work(&mut connection);
+            (connection, result)
+        })
+        .await
+        .map_err(|error| StoreError::Backend(format!("writer task failed: {error}")))?;
+        *slot = Some(connection);
+        result
+    }
+}
+
+fn unavailable() -> StoreError {
+    StoreError::Unavailable("the SQLite connection pool is closed".into())
+}
+
+fn open_connection(path: &Path, read_only: bool) -> Result<Connection, StoreError> {
+    let flags = if read_only {
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI
+    } else {
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI
+    };
+    let connection = Connection::open_with_flags(path, flags).map_err(backend)?;
+    connection
+        .execute_batch(
+            "PRAGMA busy_timeout = 5000;
+             PRAGMA foreign_keys = ON;
+             PRAGMA synchronous = NORMAL;
+             PRAGMA cache_size = -8000;
+             PRAGMA temp_store = MEMORY;",
+        )
+        .map_err(backend)?;
+    if !read_only {
+        connection.pragma_update(None, "journal_mode", "WAL").map_err(backend)?;
+    }
+    connection.set_prepared_statement_cache_capacity(64);
+    Ok(connection)
+}
+
+fn migrate(connection: &mut Connection) -> Result<(), StoreError> {
+    let current: i64 = connection.pragma_query_value(None, "user_version", |row| row.get(0)).map_err(backend)?;
+    for (index, migration) in MIGRATIONS.iter().enumerate() {
+        let version = index as i64 + 1;
+        if version <= current {
+            continue;
+        }
+        let transaction = connection.transaction().map_err(backend)?;
+        transaction.execute_batch(migration).map_err(backend)?;
+        transaction.pragma_update(None, "user_version", version).map_err(backend)?;
+        transaction.commit().map_err(backend)?;
+        tracing::info!(version, "applied SQLite migration");
+    }
+    Ok(())
+}
+
+/// Maps a SQLite error into the domain's terms: constraint violations become `Conflict`,
+/// a locked or busy database `Unavailable`, the rest `Backend`.
+pub(crate) fn backend(error: rusqlite::Error) -> StoreError {
+    if let rusqlite::Error::SqliteFailure(failure, message) = &error {
+        match failure.code {
+            rusqlite::ErrorCode::ConstraintViolation => {
+                return StoreError::Conflict { constraint: message.clone().unwrap_or_else(|| error.to_string()) };
+            }
+            rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked => {
+                return StoreError::Unavailable(error.to_string());
+            }
+            _ => {}
+        }
+    }
+    StoreError::Backend(error.to_string())
+}
