@@ -1,0 +1,112 @@
+//! The command-line contract, run as a user would: the real `ucpd` binary.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+fn ucpd() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ucpd"));
+    command.env_remove("UCPD_DATA_DIR").env_remove("UCPD_CONFIG").env("UCPD_LOG", "warn");
+    command
+}
+
+const FEED: &str = "id\titem_group_id\ttitle\tdescription\tlink\timage_link\tprice\tsale_price\tavailability\tbrand\tcolor\tsize\tgoogle_product_category\n\
+tee-b-s\ttee\tBasic Tee\tSoft cotton tee\thttps://shop.example/tee\thttps://shop.example/tee.jpg\t20.00 USD\t15.00 USD\tin_stock\tAcme\tBlue\tS\tApparel & Accessories > Clothing\n\
+tee-b-m\ttee\tBasic Tee\tSoft cotton tee\thttps://shop.example/tee\thttps://shop.example/tee.jpg\t20.00 USD\t\tout_of_stock\tAcme\tBlue\tM\tApparel & Accessories > Clothing\n\
+mug-1\t\tCoffee Mug\tCeramic\thttps://shop.example/mug\thttps://shop.example/mug.jpg\tnot-a-price\t\tin_stock\tAcme\t\t\tHome & Garden\n\
+cap-1\t\tBaseball Cap\tCotton cap\thttps://shop.example/cap\thttps://shop.example/cap.jpg\t12.50 USD\t\tin_stock\tAcme\tRed\t\tApparel & Accessories\n";
+
+#[test]
+fn import_loads_a_feed_reports_skipped_rows_and_upserts() {
+    let directory = tempfile::tempdir().unwrap();
+    let feed = directory.path().join("feed.tsv");
+    std::fs::write(&feed, FEED).unwrap();
+    let data = directory.path().join("data");
+    let output = ucpd().arg("import").arg(&feed).arg("--data-dir").arg(&data).output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("2 products (2 new, 0 updated), 3 variants, 1 rows skipped"), "{stdout}");
+    assert!(stderr.contains("feed.tsv: skipped line 4: price"), "the bad row names file, line and field: {stderr}");
+
+    // Re-import updates in place.
+    let output = ucpd().arg("import").arg(&feed).arg("--data-dir").arg(&data).output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("(0 new, 2 updated)"), "{stdout}");
+
+    // --strict refuses a feed with a bad row and leaves the catalog as it was.
+    let changed = FEED.replace("Basic Tee", "Changed Tee");
+    std::fs::write(&feed, changed).unwrap();
+    let output = ucpd().arg("import").arg(&feed).arg("--data-dir").arg(&data).arg("--strict").output().unwrap();
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("not changed"));
+
+    // A feed that is broken as a whole fails without touching the store.
+    let broken = directory.path().join("broken.xml");
+    std::fs::write(&broken, "<rss><channel><item><g:id>x</g:id>").unwrap();
+    let output = ucpd().arg("import").arg(&broken).arg("--data-dir").arg(&data).output().unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("broken.xml"), "{stderr}");
+}
+
+#[test]
+fn demo_catalog_is_deterministic_json_lines() {
+    let directory = tempfile::tempdir().unwrap();
+    let first = directory.path().join("a.jsonl");
+    let second = directory.path().join("b.jsonl");
+    for path in [&first, &second] {
+        let status = ucpd().args(["demo-catalog", "--products", "50", "--output"]).arg(path).status().unwrap();
+        assert!(status.success());
+    }
+    let text = std::fs::read_to_string(&first).unwrap();
+    assert_eq!(text, std::fs::read_to_string(&second).unwrap());
+    assert_eq!(text.lines().count(), 50);
+    let product: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert!(product["variants"][0]["price"]["amount"].is_i64());
+
+    // The generated catalog imports as our JSON-lines format.
+    let data = directory.path().join("data");
+    let output = ucpd().arg("import").arg(&first).arg("--data-dir").arg(&data).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(String::from_utf8_lossy(&output.stdout).contains("50 products"));
+}
+
+#[test]
+fn serve_seeds_the_demo_catalog_and_logs_a_ready_line() {
+    let directory = tempfile::tempdir().unwrap();
+    let mut child = ucpd()
+        .args(["serve", "--listen", "127.0.0.1:0", "--demo-products", "30", "--data-dir"])
+        .arg(directory.path())
+        .env("UCPD_LOG", "info")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut ready = None;
+    let mut seen = String::new();
+    for line in BufReader::new(stderr).lines() {
+        let line = line.unwrap();
+        seen.push_str(&line);
+        seen.push('\n');
+        if line.contains("ucpd ready") {
+            ready = Some(line);
+            break;
+        }
+    }
+    child.kill().ok();
+    child.wait().ok();
+    let ready = ready.unwrap_or_else(|| panic!("no ready line:\n{seen}"));
+    assert!(ready.contains("/.well-known/ucp"), "{ready}");
+    assert!(seen.contains("seeded the empty store with the demo catalog"), "{seen}");
+    assert!(directory.path().join("ucpd.db").exists());
+    assert!(directory.path().join("signing-key.pem").exists());
+}
+
+#[test]
+fn help_documents_flags_and_environment() {
+    let output = ucpd().args(["serve", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&output.stdout);
+    for flag in ["--listen", "--data-dir", "--config", "--public-url", "--no-demo", "--dev-insecure-profiles", "UCPD_LISTEN", "UCPD_DATA_DIR"] {
+        assert!(help.contains(flag), "serve --help lacks {flag}");
+    }
+}
