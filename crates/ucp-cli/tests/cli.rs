@@ -106,7 +106,16 @@ fn serve_seeds_the_demo_catalog_and_logs_a_ready_line() {
 fn help_documents_flags_and_environment() {
     let output = ucpd().args(["serve", "--help"]).output().unwrap();
     let help = String::from_utf8_lossy(&output.stdout);
-    for flag in ["--listen", "--data-dir", "--config", "--public-url", "--no-demo", "--dev-insecure-profiles", "UCPD_LISTEN", "UCPD_DATA_DIR"] {
+    for flag in [
+        "--listen",
+        "--data-dir",
+        "--config",
+        "--public-url",
+        "--no-demo",
+        "--dev-insecure-profiles",
+        "UCPD_LISTEN",
+        "UCPD_DATA_DIR",
+    ] {
         assert!(help.contains(flag), "serve --help lacks {flag}");
     }
 }
