@@ -40,6 +40,14 @@ pub fn check(state: &AppState, headers: &HeaderMap) -> Result<(), ApiError> {
     Ok(())
 }
 
+/// Takes a place among the requests in flight, or answers 503 when the server is full.
+pub fn admit(state: &AppState) -> Result<tokio::sync::OwnedSemaphorePermit, ApiError> {
+    state.in_flight.clone().try_acquire_owned().map_err(|_| {
+        tracing::warn!("overloaded: refusing a request with 503");
+        ApiError::new(ErrorKind::Unavailable, "the server is at capacity; retry shortly")
+    })
+}
+
 /// `shop.example:8443` → `shop.example`; `[::1]:80` → `[::1]`.
 pub fn strip_port(host: &str) -> &str {
     if host.starts_with('[') {

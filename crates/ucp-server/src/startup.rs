@@ -86,7 +86,9 @@ impl Application {
             PlatformResolver::new(&settings.profiles, settings.dev_insecure_profiles).map_err(StartError::Config)?;
         let allowed = allowed_hosts_and_origins(&settings, &base_url, local_addr);
         let tools = mcp::tool_list(&settings.capabilities.enabled);
+        let in_flight = Arc::new(tokio::sync::Semaphore::new(settings.http.max_concurrent_requests.max(1)));
         let state = AppState {
+            in_flight,
             settings: Arc::new(settings),
             profile: Arc::new(profile),
             catalog,
@@ -139,14 +141,30 @@ async fn guard_rest(
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
-    if request.uri().path() != state.settings.http.mcp_path
-        && let Err(error) = guard::check(&state, request.headers())
-    {
-        let mapping = error.kind.mapping();
-        let body = serde_json::json!({ "code": mapping.ucp_code.unwrap_or("error"), "content": error.message });
-        return (mapping.status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response();
+    if request.uri().path() == state.settings.http.mcp_path {
+        return next.run(request).await;
+    }
+    let _permit = match guard::admit(&state) {
+        Ok(permit) => permit,
+        Err(error) => return rest_error(&error),
+    };
+    if let Err(error) = guard::check(&state, request.headers()) {
+        return rest_error(&error);
     }
     next.run(request).await
+}
+
+/// A protocol error in the REST shape: `{code, content}` with the mapped status.
+fn rest_error(error: &crate::error::ApiError) -> Response {
+    let mapping = error.kind.mapping();
+    let body = serde_json::json!({ "code": mapping.ucp_code.unwrap_or("error"), "content": error.message });
+    let mut response = (mapping.status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response();
+    if let Some(seconds) = error.retry_after()
+        && let Ok(value) = axum::http::HeaderValue::from_str(&seconds.to_string())
+    {
+        response.headers_mut().insert(header::RETRY_AFTER, value);
+    }
+    response
 }
 
 async fn not_found(uri: axum::http::Uri) -> Response {

@@ -21,4 +21,6 @@ pub struct AppState {
     pub allowed: Arc<Allowed>,
     /// The precomputed `tools/list` answer.
     pub tools: Arc<Vec<Value>>,
+    /// Requests in flight; when none is left, new requests get 503 with `Retry-After`.
+    pub in_flight: Arc<tokio::sync::Semaphore>,
 }

@@ -54,6 +54,10 @@ pub(crate) async fn endpoint(State(state): State<AppState>, request: Request) ->
     // The id is echoed on every error we can attribute to a request, including the ones
     // raised before dispatch.
     let id = request_id_of(&bytes);
+    let _permit = match guard::admit(&state) {
+        Ok(permit) => permit,
+        Err(error) => return rpc_error(&id, &error),
+    };
     if let Err(error) = guard::check(&state, &parts.headers) {
         return rpc_error(&id, &error);
     }
