@@ -5,6 +5,7 @@
 //! `ucp-server` and the backends in `ucp-store` depend on it, never the other way round.
 
 pub mod catalog;
+pub mod checkout;
 pub mod money;
 pub mod negotiation;
 pub mod store;

@@ -1,0 +1,104 @@
+-- Shared wrk helpers for the ucpd MCP benchmarks (loaded by ping/search/lookup/get_product.lua).
+--
+-- Environment:
+--   BENCH_PROFILE_URL  platform profile URL put in meta["ucp-agent"].profile
+--   BENCH_DATA         Lua file written by run.sh defining PRODUCT_IDS, VARIANT_IDS (real ids)
+--
+-- Every script sets BODIES (a list of JSON request bodies); each wrk thread cycles through them,
+-- starting at a different offset. The response() callback counts bodies containing "error"
+-- (JSON-RPC errors and UCP messages of type "error") and "isError":true, so a benchmark of
+-- errors is not mistaken for a fast one. done() prints one machine-readable line:
+--   BENCH_RESULT requests=.. duration_s=.. rps=.. p50_ms=.. p90_ms=.. p99_ms=.. max_ms=..
+--                non2xx=.. socket_errors=.. body_errors=.. is_error=.. responses=.. avg_body_bytes=..
+
+wrk.method = "POST"
+wrk.path = "/ucp/mcp"
+wrk.headers["Content-Type"] = "application/json"
+
+PROFILE_URL = os.getenv("BENCH_PROFILE_URL") or "http://127.0.0.1:8081/profile.json"
+local data_file = os.getenv("BENCH_DATA")
+if data_file and data_file ~= "" then
+  dofile(data_file)
+end
+PRODUCT_IDS = PRODUCT_IDS or { "prod_0000001" }
+VARIANT_IDS = VARIANT_IDS or { "prod_0000001-1" }
+
+-- Minimal JSON string encoder (enough for ids and search words).
+function json_string(s)
+  s = tostring(s)
+  s = s:gsub('[%c"\\]', function(c)
+    if c == '"' then return '\\"' end
+    if c == "\\" then return "\\\\" end
+    return string.format("\\u%04x", c:byte())
+  end)
+  return '"' .. s .. '"'
+end
+
+function json_list(items)
+  local out = {}
+  for i, v in ipairs(items) do out[i] = json_string(v) end
+  return "[" .. table.concat(out, ",") .. "]"
+end
+
+local rpc_id = 0
+-- A tools/call body; catalog_json is the already-encoded value of arguments.catalog.
+function tool_call(name, catalog_json)
+  rpc_id = rpc_id + 1
+  return '{"jsonrpc":"2.0","id":' .. rpc_id .. ',"method":"tools/call","params":{"name":'
+    .. json_string(name) .. ',"arguments":{"meta":{"ucp-agent":{"profile":'
+    .. json_string(PROFILE_URL) .. '}},"catalog":' .. catalog_json .. '}}}'
+end
+
+BODIES = {}
+
+-- wrk callbacks ----------------------------------------------------------------------------
+
+local threads = {}
+local next_thread = 0
+
+function setup(thread)
+  thread:set("thread_index", next_thread)
+  next_thread = next_thread + 1
+  table.insert(threads, thread)
+end
+
+function init(args)
+  responses, body_errors, is_error, body_bytes = 0, 0, 0, 0
+  local n = #BODIES
+  cursor = n > 0 and ((thread_index or 0) * 7919) % n or 0
+  reqs = {}
+  for i, body in ipairs(BODIES) do
+    reqs[i] = wrk.format(nil, nil, nil, body)
+  end
+end
+
+function request()
+  cursor = cursor % #reqs + 1
+  return reqs[cursor]
+end
+
+function response(status, headers, body)
+  responses = responses + 1
+  body_bytes = body_bytes + #body
+  if body:find('"error"', 1, true) then body_errors = body_errors + 1 end
+  if body:find('"isError":true', 1, true) then is_error = is_error + 1 end
+end
+
+function done(summary, latency, requests)
+  local resp, berr, ierr, bytes = 0, 0, 0, 0
+  for _, t in ipairs(threads) do
+    resp = resp + (t:get("responses") or 0)
+    berr = berr + (t:get("body_errors") or 0)
+    ierr = ierr + (t:get("is_error") or 0)
+    bytes = bytes + (t:get("body_bytes") or 0)
+  end
+  local e = summary.errors
+  local secs = summary.duration / 1e6
+  io.write(string.format(
+    "BENCH_RESULT requests=%d duration_s=%.3f rps=%.1f p50_ms=%.3f p90_ms=%.3f p99_ms=%.3f max_ms=%.3f "
+      .. "non2xx=%d socket_errors=%d body_errors=%d is_error=%d responses=%d avg_body_bytes=%.0f\n",
+    summary.requests, secs, summary.requests / secs,
+    latency:percentile(50) / 1000, latency:percentile(90) / 1000, latency:percentile(99) / 1000,
+    latency.max / 1000, e.status, e.connect + e.read + e.write + e.timeout,
+    berr, ierr, resp, resp > 0 and bytes / resp or 0))
+end

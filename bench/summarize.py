@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""Summarize a bench/run.sh work directory into a markdown report.
+
+Usage: summarize.py WORK_DIR OUT.md
+
+Reads WORK_DIR/meta.tsv (KEY<TAB>VALUE lines) and WORK_DIR/wrk-<op>-<run>.txt (each with one
+BENCH_RESULT line printed by bench/common.lua). Per operation: median req/s, p50, p99 over runs,
+and throughput as a % of the ping measured in the same run (median of the per-run ratios).
+"""
+
+import glob
+import os
+import re
+import statistics
+import sys
+
+OPS = [("ping", "ping (baseline)"), ("search", "search_catalog"), ("lookup", "lookup_catalog"),
+       ("get_product", "get_product")]
+
+
+def read_meta(work):
+    meta = {}
+    with open(os.path.join(work, "meta.tsv"), encoding="utf-8") as f:
+        for line in f:
+            key, _, value = line.rstrip("\n").partition("\t")
+            meta[key] = value
+    return meta
+
+
+def read_results(work):
+    results = {}  # op -> {run: dict}
+    for path in glob.glob(os.path.join(work, "wrk-*-*.txt")):
+        m = re.match(r"wrk-(.+)-(\d+)\.txt$", os.path.basename(path))
+        if not m:
+            continue
+        op, run = m.group(1), int(m.group(2))
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("BENCH_RESULT "):
+                    fields = dict(kv.split("=", 1) for kv in line.split()[1:])
+                    results.setdefault(op, {})[run] = {k: float(v) for k, v in fields.items()}
+    return results
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown"
+
+
+def mem_total_mb():
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) // 1024
+    except OSError:
+        pass
+    return 0
+
+
+def mb(kb):
+    return float(kb or 0) / 1024
+
+
+def main():
+    work, out_path = sys.argv[1], sys.argv[2]
+    meta = read_meta(work)
+    results = read_results(work)
+    if "ping" not in results:
+        sys.exit("summarize.py: no ping results")
+    ping = results["ping"]
+
+    rows, summary = [], {}
+    for op, label in OPS:
+        runs = results.get(op, {})
+        if not runs:
+            continue
+        rps = [r["rps"] for r in runs.values()]
+        ratios = [runs[n]["rps"] / ping[n]["rps"] * 100 for n in runs if n in ping and ping[n]["rps"] > 0]
+        s = {
+            "rps": statistics.median(rps),
+            "ratio": statistics.median(ratios) if ratios else float("nan"),
+            "p50": statistics.median(r["p50_ms"] for r in runs.values()),
+            "p99": statistics.median(r["p99_ms"] for r in runs.values()),
+            "requests": sum(r["requests"] for r in runs.values()),
+            "non2xx": sum(r["non2xx"] for r in runs.values()),
+            "socket": sum(r["socket_errors"] for r in runs.values()),
+            "body_errors": sum(r["body_errors"] for r in runs.values()),
+            "is_error": sum(r["is_error"] for r in runs.values()),
+            "bytes": statistics.median(r["avg_body_bytes"] for r in runs.values()),
+            "per_run": ", ".join(f"{runs[n]['rps']:.0f}" for n in sorted(runs)),
+        }
+        summary[op] = s
+        rows.append(
+            f"| {label} | {s['rps']:,.0f} | {s['ratio']:.1f}% | {s['p50']:.2f} | {s['p99']:.2f} | "
+            f"{s['requests']:,.0f} | {s['non2xx']:.0f} / {s['socket']:.0f} / {s['body_errors']:.0f} | "
+            f"{s['bytes']:,.0f} | {s['per_run']} |"
+        )
+
+    rss_load = mb(meta.get("RSS_AFTER_LOAD_KB"))
+    rss_bench = mb(meta.get("RSS_AFTER_BENCH_KB"))
+    rss_peak = mb(meta.get("RSS_PEAK_KB"))
+    imp_gmc = float(meta.get("IMPORT_GMC_SECONDS", "nan"))
+    imp_jsonl = float(meta.get("IMPORT_JSONL_SECONDS", "nan"))
+
+    def verdict(ok):
+        return "**met**" if ok else "**not met**"
+
+    def clean(op):
+        s = summary.get(op)
+        return s is not None and s["non2xx"] == 0 and s["socket"] == 0 and s["body_errors"] == 0
+
+    targets = []
+    if "get_product" in summary:
+        targets.append(("get_product ≥ 50% of ping throughput", f"{summary['get_product']['ratio']:.1f}%",
+                        summary["get_product"]["ratio"] >= 50 and clean("get_product")))
+    if "search" in summary:
+        targets.append(("search_catalog ≥ 25% of ping throughput", f"{summary['search']['ratio']:.1f}%",
+                        summary["search"]["ratio"] >= 25 and clean("search")))
+    for op, label in OPS[1:]:
+        if op in summary:
+            targets.append((f"{label} p99 ≤ 10 ms", f"{summary[op]['p99']:.2f} ms", summary[op]["p99"] <= 10))
+    targets.append(("RSS ≤ 200 MB with the catalog loaded (after load / after benchmark)",
+                    f"{rss_load:.0f} MB / {rss_bench:.0f} MB", max(rss_load, rss_bench) <= 200))
+    targets.append(("Merchant Center feed import ≤ 15 s", f"{imp_gmc:.2f} s", imp_gmc <= 15))
+
+    lines = [
+        "# ucpd benchmark results",
+        "",
+        f"- date (UTC): {meta.get('DATE')}; git: {meta.get('GIT_REV')}; wrk {meta.get('WRK_VERSION')}",
+        f"- machine: {os.cpu_count()} CPUs ({cpu_model()}), {mem_total_mb():,} MB RAM; "
+        "wrk runs on the same machine and shares the CPUs with the server",
+        f"- catalog: {int(meta.get('PRODUCTS', 0)):,} products (seed {meta.get('SEED')}), "
+        f"feed {int(meta.get('FEED_ROWS', 0)):,} TSV rows ({int(meta.get('FEED_BYTES', 0)) / 1e6:.1f} MB)",
+        f"- load: wrk -t{meta.get('THREADS')} -c{meta.get('CONNECTIONS')} -d{meta.get('DURATION')} --latency, "
+        f"{meta.get('RUNS')} runs per operation (interleaved), warm-up {meta.get('WARMUP')} per operation; "
+        "medians over runs",
+        "",
+        "| operation | req/s (median) | % of ping | p50 ms | p99 ms | requests | non-2xx / socket err / "
+        "\"error\" bodies | avg body bytes | req/s per run |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+        *rows,
+        "",
+        "| measure | value |",
+        "|---|---:|",
+        f"| import Merchant Center TSV ({int(meta.get('FEED_ROWS', 0)):,} rows) | {imp_gmc:.2f} s |",
+        f"| import JSON lines (reference) | {imp_jsonl:.2f} s |",
+        f"| store size after TSV import | {int(meta.get('IMPORT_GMC_DB_BYTES', 0)) / 1e6:.1f} MB |",
+        f"| server start to \"ucpd ready\" | {float(meta.get('STARTUP_SECONDS', 'nan')):.2f} s |",
+        f"| server RSS after load (ready) | {rss_load:.1f} MB |",
+        f"| server RSS after warm-up | {mb(meta.get('RSS_AFTER_WARMUP_KB')):.1f} MB |",
+        f"| server RSS after benchmark | {rss_bench:.1f} MB |",
+        f"| server peak RSS (VmHWM) | {rss_peak:.1f} MB |",
+        f"| server log ERROR / WARN lines | {meta.get('SERVER_LOG_ERRORS')} / {meta.get('SERVER_LOG_WARNINGS')} |",
+        "",
+        f"Import summaries: TSV: `{meta.get('IMPORT_GMC_SUMMARY')}`; JSONL: `{meta.get('IMPORT_JSONL_SUMMARY')}`",
+        "",
+        "| target | measured | verdict |",
+        "|---|---:|---|",
+        *[f"| {name} | {value} | {verdict(ok)} |" for name, value, ok in targets],
+        "",
+    ]
+    with open(out_path, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
