@@ -89,4 +89,10 @@ pub trait CatalogStore: Send + Sync + std::fmt::Debug {
     async fn upsert_products(&self, products: Vec<Product>) -> Result<ImportSummary, StoreError>;
 
     async fn product_count(&self) -> Result<u64, StoreError>;
+
+    /// Picks up catalog changes made elsewhere (another process's import): rebuilds derived
+    /// state such as search indexes. Returns whether anything changed.
+    async fn refresh(&self) -> Result<bool, StoreError> {
+        Ok(false)
+    }
 }

@@ -237,7 +237,7 @@ fn in_categories(product: &Product, categories: &[String]) -> bool {
 }
 
 /// `search_catalog`.
-pub async fn search_catalog(state: &AppState, envelope: &Envelope, request: SearchRequest) -> Result<Value, ApiError> {
+pub async fn search_catalog(state: &AppState, envelope: &Envelope, request: SearchRequest) -> Result<String, ApiError> {
     let (presentment, currency_message) = Presentment::choose(state, request.context.as_ref());
     let filters = request.filters.as_ref();
     let query_text = request.query.as_deref().map(str::trim);
@@ -288,27 +288,34 @@ pub async fn search_catalog(state: &AppState, envelope: &Envelope, request: Sear
         query.match_all_terms = false;
         page = state.catalog.search(&query).await?;
     }
-    let products: Vec<Value> = page
-        .products
-        .into_iter()
-        .map(|mut product| {
-            presentment.apply(&mut product);
-            serde_json::to_value(&product).unwrap_or(Value::Null)
-        })
-        .collect();
+    let mut products = page.products;
+    for product in &mut products {
+        presentment.apply(product);
+    }
     let mut pagination = json!({ "has_next_page": page.next.is_some() });
     if let Some(next) = page.next {
         pagination["cursor"] = state.cursors.encode(&fingerprint, query.match_all_terms, next).into();
     }
-    let mut body = json!({ "ucp": envelope.ucp(), "products": products, "pagination": pagination });
-    if let Some(message) = currency_message {
-        body["messages"] = json!([message]);
+    // Serialized straight from the products: no intermediate JSON tree on the hot path.
+    #[derive(serde::Serialize)]
+    struct SearchBody<'a> {
+        ucp: Value,
+        products: &'a [Product],
+        pagination: Value,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        messages: Option<[Value; 1]>,
     }
-    Ok(body)
+    let body = SearchBody {
+        ucp: envelope.ucp(),
+        products: &products,
+        pagination,
+        messages: currency_message.map(|message| [message]),
+    };
+    serde_json::to_string(&body).map_err(ApiError::internal)
 }
 
 /// `lookup_catalog`.
-pub async fn lookup_catalog(state: &AppState, envelope: &Envelope, request: LookupRequest) -> Result<Value, ApiError> {
+pub async fn lookup_catalog(state: &AppState, envelope: &Envelope, request: LookupRequest) -> Result<String, ApiError> {
     let max_ids = state.settings.catalog.max_lookup_ids;
     if request.ids.is_empty() {
         return Err(ApiError::invalid_params("catalog.ids must name at least one id"));
@@ -370,11 +377,15 @@ pub async fn lookup_catalog(state: &AppState, envelope: &Envelope, request: Look
     if !messages.is_empty() {
         body["messages"] = messages.into();
     }
-    Ok(body)
+    serde_json::to_string(&body).map_err(ApiError::internal)
 }
 
 /// `get_product`.
-pub async fn get_product(state: &AppState, envelope: &Envelope, request: GetProductRequest) -> Result<Value, ApiError> {
+pub async fn get_product(
+    state: &AppState,
+    envelope: &Envelope,
+    request: GetProductRequest,
+) -> Result<String, ApiError> {
     let (presentment, currency_message) = Presentment::choose(state, request.context.as_ref());
     let filters = request.filters.as_ref();
     let variant_filter = VariantFilter::new(filters, &presentment)?;
@@ -389,8 +400,10 @@ pub async fn get_product(state: &AppState, envelope: &Envelope, request: GetProd
         }
         seen_names.push(&selection.name);
     }
-    let not_found =
-        |content: String| Ok(error_response(&envelope.version, "not_found", &content, Some(&state.profile.base_url)));
+    let not_found = |content: String| {
+        serde_json::to_string(&error_response(&envelope.version, "not_found", &content, Some(&state.profile.base_url)))
+            .map_err(ApiError::internal)
+    };
     let resolutions = state.catalog.resolve(std::slice::from_ref(&request.id)).await?;
     // A variant id (or SKU) names one variant; otherwise the id named the product.
     let Some(resolution) = resolutions
@@ -416,15 +429,30 @@ pub async fn get_product(state: &AppState, envelope: &Envelope, request: GetProd
         return not_found(format!("Product {} has no variant that matches the filters", request.id));
     };
     presentment.apply(&mut detailed.product);
-    let mut product = serde_json::to_value(&detailed.product).unwrap_or(Value::Null);
-    if !detailed.product.options.is_empty() || !detailed.selected.is_empty() {
-        product["selected"] = serde_json::to_value(&detailed.selected).unwrap_or_default();
+    #[derive(serde::Serialize)]
+    struct DetailProduct<'a> {
+        #[serde(flatten)]
+        product: &'a Product,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        selected: Option<&'a [SelectedOption]>,
     }
-    let mut body = json!({ "ucp": envelope.ucp(), "product": product });
-    if let Some(message) = currency_message {
-        body["messages"] = json!([message]);
+    #[derive(serde::Serialize)]
+    struct DetailBody<'a> {
+        ucp: Value,
+        product: DetailProduct<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        messages: Option<[Value; 1]>,
     }
-    Ok(body)
+    let has_axes = !detailed.product.options.is_empty() || !detailed.selected.is_empty();
+    let body = DetailBody {
+        ucp: envelope.ucp(),
+        product: DetailProduct {
+            product: &detailed.product,
+            selected: has_axes.then_some(detailed.selected.as_slice()),
+        },
+        messages: currency_message.map(|message| [message]),
+    };
+    serde_json::to_string(&body).map_err(ApiError::internal)
 }
 
 /// Lower-cased words of a query, at most [`MAX_TERMS`], each at most 64 characters.

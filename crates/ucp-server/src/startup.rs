@@ -95,7 +95,7 @@ impl Application {
             platforms,
             cursors: CursorCodec::new(cursor_secret),
             allowed: Arc::new(allowed),
-            tools: Arc::new(tools),
+            tools_list_result: Arc::new(serde_json::json!({ "tools": tools }).to_string()),
         };
         let router = router(state.clone());
         Ok(Application { listener, router, state })
@@ -111,13 +111,28 @@ impl Application {
 
     /// Serves until `shutdown` resolves, then finishes in-flight requests.
     pub async fn run_until_stopped(self, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
+        // Catalog changes made by another process (an import) reach this instance's search
+        // index and document cache within a few seconds.
+        let catalog = Arc::clone(&self.state.catalog);
+        let refresher = tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(std::time::Duration::from_secs(5));
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                ticks.tick().await;
+                if let Err(error) = catalog.refresh().await {
+                    tracing::warn!(%error, "catalog refresh failed");
+                }
+            }
+        });
         tracing::info!(
             listen = %self.local_addr(),
             profile = %format!("{}/.well-known/ucp", self.state.profile.base_url),
             mcp = %self.state.profile.mcp_endpoint,
             "ucpd ready"
         );
-        axum::serve(self.listener, self.router).with_graceful_shutdown(shutdown).await
+        let served = axum::serve(self.listener, self.router).with_graceful_shutdown(shutdown).await;
+        refresher.abort();
+        served
     }
 }
 

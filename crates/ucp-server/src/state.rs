@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
 use ucp_domain::store::CatalogStore;
 
 use crate::catalog::CursorCodec;
@@ -19,8 +18,8 @@ pub struct AppState {
     pub platforms: PlatformResolver,
     pub cursors: CursorCodec,
     pub allowed: Arc<Allowed>,
-    /// The precomputed `tools/list` answer.
-    pub tools: Arc<Vec<Value>>,
+    /// The precomputed `tools/list` result, serialized.
+    pub tools_list_result: Arc<String>,
     /// Requests in flight; when none is left, new requests get 503 with `Retry-After`.
     pub in_flight: Arc<tokio::sync::Semaphore>,
 }

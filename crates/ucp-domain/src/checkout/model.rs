@@ -124,7 +124,8 @@ pub struct Session {
     pub status: Status,
     pub currency: String,
     pub lines: Vec<Line>,
-    /// Next number for `li_N` line ids; never reused within a session.
+    /// The last number handed out for `li_N` line ids (0: none yet; the next id is `li_{next_line + 1}`);
+    /// never reused within a session.
     pub next_line: u32,
     #[serde(default)]
     pub buyer: Option<Buyer>,
@@ -156,7 +157,14 @@ impl Session {
     pub fn replace_lines(&mut self, requested: Vec<LineRequest>) {
         let mut lines = Vec::with_capacity(requested.len());
         for request in requested {
-            let keep = request.id.as_ref().filter(|id| self.lines.iter().any(|line| &line.id == *id)).cloned();
+            // A named id is kept once: a second line naming the same id gets a fresh one.
+            let keep = request
+                .id
+                .as_ref()
+                .filter(|id| {
+                    self.lines.iter().any(|line| &line.id == *id) && !lines.iter().any(|line: &Line| &line.id == *id)
+                })
+                .cloned();
             let id = keep.unwrap_or_else(|| {
                 self.next_line += 1;
                 format!("li_{}", self.next_line)

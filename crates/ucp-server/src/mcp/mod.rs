@@ -160,16 +160,29 @@ async fn handle(state: &AppState, headers: &HeaderMap, bytes: &Bytes) -> Respons
         return rpc_error(&id, &ApiError::invalid_params("params must be an object"));
     }
     let result = match method {
-        "initialize" => Ok(initialize(state, &params)),
-        "ping" => Ok(json!({})),
-        "tools/list" => Ok(json!({ "tools": state.tools.as_ref().clone() })),
-        "tools/call" => call_tool(state, headers, &params).await,
+        "initialize" => Ok(initialize(state, &params).to_string()),
+        "ping" => Ok("{}".to_owned()),
+        "tools/list" => Ok(state.tools_list_result.as_ref().clone()),
+        "tools/call" => call_tool(state, headers, &params).await.and_then(|body| tool_result(&body)),
         _ => Err(ApiError::new(ErrorKind::MethodNotFound, format!("method {method:?} is not supported"))),
     };
     match result {
-        Ok(result) => rpc_result(&id, result),
+        Ok(result) => rpc_result(&id, &result),
         Err(error) => rpc_error(&id, &error),
     }
+}
+
+/// `{structuredContent, content: [{type: "text", text}]}` around a serialized UCP body,
+/// reusing the serialized text for both members.
+fn tool_result(body: &str) -> Result<String, ApiError> {
+    let text = serde_json::to_string(body).map_err(ApiError::internal)?;
+    let mut result = String::with_capacity(body.len() + text.len() + 64);
+    result.push_str("{\"structuredContent\":");
+    result.push_str(body);
+    result.push_str(",\"content\":[{\"type\":\"text\",\"text\":");
+    result.push_str(&text);
+    result.push_str("}]}");
+    Ok(result)
 }
 
 fn initialize(state: &AppState, params: &Value) -> Value {
@@ -201,7 +214,7 @@ pub fn tool_list(enabled: &[String]) -> Vec<Value> {
         .collect()
 }
 
-async fn call_tool(state: &AppState, headers: &HeaderMap, params: &Value) -> Result<Value, ApiError> {
+async fn call_tool(state: &AppState, headers: &HeaderMap, params: &Value) -> Result<String, ApiError> {
     let name = params
         .get("name")
         .and_then(Value::as_str)
@@ -259,8 +272,8 @@ async fn call_tool(state: &AppState, headers: &HeaderMap, params: &Value) -> Res
         .filter(|(name, _)| state.profile.short_names.get(*name) == Some(&operation.capability))
         .map(|(name, version)| (name.clone(), version.clone()))
         .collect();
-    let body = if capabilities.is_empty() {
-        error_response(
+    if capabilities.is_empty() {
+        let body = error_response(
             &negotiated.version,
             "capabilities_incompatible",
             &format!(
@@ -268,17 +281,15 @@ async fn call_tool(state: &AppState, headers: &HeaderMap, params: &Value) -> Res
                 operation.capability
             ),
             Some(&state.profile.base_url),
-        )
-    } else {
-        let envelope = Envelope { version: negotiated.version.clone(), capabilities };
-        match request {
-            ParsedRequest::Search(request) => catalog::search_catalog(state, &envelope, request).await?,
-            ParsedRequest::Lookup(request) => catalog::lookup_catalog(state, &envelope, request).await?,
-            ParsedRequest::Product(request) => catalog::get_product(state, &envelope, request).await?,
-        }
-    };
-    let text = serde_json::to_string(&body).map_err(ApiError::internal)?;
-    Ok(json!({ "structuredContent": body, "content": [{ "type": "text", "text": text }] }))
+        );
+        return serde_json::to_string(&body).map_err(ApiError::internal);
+    }
+    let envelope = Envelope { version: negotiated.version.clone(), capabilities };
+    match request {
+        ParsedRequest::Search(request) => catalog::search_catalog(state, &envelope, request).await,
+        ParsedRequest::Lookup(request) => catalog::lookup_catalog(state, &envelope, request).await,
+        ParsedRequest::Product(request) => catalog::get_product(state, &envelope, request).await,
+    }
 }
 
 enum ParsedRequest {
@@ -313,9 +324,19 @@ fn typed<T: DeserializeOwned>(member: &str, value: &Value) -> Result<T, ApiError
     })
 }
 
-fn rpc_result(id: &Value, result: Value) -> Response {
-    let body = json!({ "jsonrpc": "2.0", "id": id, "result": result });
-    json_response(StatusCode::OK, &body)
+/// A JSON-RPC success response around an already serialized `result`.
+fn rpc_result(id: &Value, result: &str) -> Response {
+    let mut body = String::with_capacity(result.len() + 48);
+    body.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
+    body.push_str(&id.to_string());
+    body.push_str(",\"result\":");
+    body.push_str(result);
+    body.push('}');
+    Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(body))
+        .unwrap_or_default()
 }
 
 /// A JSON-RPC error response with the HTTP status of the error's class.

@@ -257,3 +257,25 @@ async fn context_currency_converts_prices_and_filters() {
     assert_eq!(body["products"][0]["variants"][0]["price"]["currency"], "USD");
     assert_eq!(body["messages"][0]["type"], "info");
 }
+
+// An import by another process (the CLI) reaches a running server's search and lookups.
+#[tokio::test]
+async fn catalog_written_by_another_process_is_searchable_at_once() {
+    let app = spawn_app().await;
+    let before = app.tool("search_catalog", json!({ "catalog": { "query": "zebra" } })).await;
+    assert_eq!(before["products"], json!([]));
+    let store = ucp_store::SqliteStore::open(&app.data_dir.path().join(ucp_server::startup::DATABASE_FILE), 1).unwrap();
+    let mut lamp: ucp_domain::catalog::Product = serde_json::from_value(json!({
+        "id": "lamp", "title": "Zebra Desk Lamp", "description": { "plain": "A striped lamp." },
+        "price_range": { "min": { "amount": 0, "currency": "USD" }, "max": { "amount": 0, "currency": "USD" } },
+        "variants": [{ "id": "lamp-1", "title": "Lamp", "description": { "plain": "Lamp" }, "price": { "amount": 4200, "currency": "USD" } }]
+    }))
+    .unwrap();
+    lamp.normalize().unwrap();
+    use ucp_domain::store::CatalogStore;
+    store.upsert_products(vec![lamp]).await.unwrap();
+    let after = app.tool("search_catalog", json!({ "catalog": { "query": "zebra" } })).await;
+    assert_eq!(ids(&after), vec!["lamp"]);
+    let body = app.tool("get_product", json!({ "catalog": { "id": "lamp" } })).await;
+    assert_eq!(body["product"]["title"], "Zebra Desk Lamp");
+}

@@ -1,24 +1,36 @@
 //! `CatalogStore` on SQLite: products as UCP JSON documents, variants and categories as
-//! indexed rows, full-text search with FTS5 ranked by BM25 (title weighted above body).
+//! indexed rows, search through the in-memory `CatalogIndex` built from those rows.
 
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, params};
 use ucp_domain::catalog::Product;
-use ucp_domain::store::{CatalogStore, ImportSummary, Resolution, SearchPage, SearchPosition, SearchQuery, StoreError};
+use ucp_domain::store::{CatalogStore, ImportSummary, Resolution, SearchPage, SearchQuery, StoreError};
 
-use super::{SqliteStore, backend};
-
-/// BM25 column weights: title, body.
-const TITLE_WEIGHT: f64 = 10.0;
-const BODY_WEIGHT: f64 = 1.0;
+use super::{Inner, SqliteStore, backend};
+use crate::index::{CatalogIndex, IndexDoc};
 
 #[async_trait]
 impl CatalogStore for SqliteStore {
     async fn search(&self, query: &SearchQuery) -> Result<SearchPage, StoreError> {
         let query = query.clone();
-        self.read(move |connection| search(connection, &query)).await
+        let inner = Arc::clone(&self.inner);
+        self.read(move |connection| {
+            let index = current_index(&inner, connection)?;
+            let page = index.search(&query);
+            let mut products = Vec::with_capacity(page.rows.len());
+            for position in &page.rows {
+                if let Some(product) = load_row(&inner, connection, position.row)? {
+                    products.push(product);
+                }
+            }
+            let next = if page.has_more { page.rows.last().copied() } else { None };
+            Ok(SearchPage { products, next, total_count: None })
+        })
+        .await
     }
 
     async fn resolve(&self, ids: &[String]) -> Result<Vec<Resolution>, StoreError> {
@@ -28,17 +40,18 @@ impl CatalogStore for SqliteStore {
 
     async fn products(&self, product_ids: &[String]) -> Result<Vec<Product>, StoreError> {
         let product_ids = product_ids.to_vec();
+        let inner = Arc::clone(&self.inner);
         self.read(move |connection| {
-            let mut statement =
-                connection.prepare_cached("SELECT row, doc FROM products WHERE id = ?1").map_err(backend)?;
+            current_index(&inner, connection)?;
+            let mut statement = connection.prepare_cached("SELECT row FROM products WHERE id = ?1").map_err(backend)?;
             let mut products = Vec::with_capacity(product_ids.len());
             for product_id in &product_ids {
-                let found = statement
-                    .query_row([product_id], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?)))
-                    .optional()
-                    .map_err(backend)?;
-                if let Some((row, doc)) = found {
-                    products.push(load_product(connection, row, &doc)?);
+                let found =
+                    statement.query_row([product_id], |row| row.get::<_, i64>(0)).optional().map_err(backend)?;
+                if let Some(row) = found
+                    && let Some(product) = load_row(&inner, connection, row)?
+                {
+                    products.push(product);
                 }
             }
             Ok(products)
@@ -47,11 +60,25 @@ impl CatalogStore for SqliteStore {
     }
 
     async fn upsert_products(&self, products: Vec<Product>) -> Result<ImportSummary, StoreError> {
-        self.write(move |connection| {
-            let transaction = connection.transaction().map_err(backend)?;
-            let summary = upsert_all(&transaction, &products)?;
-            transaction.commit().map_err(backend)?;
-            Ok(summary)
+        let summary = self
+            .write(move |connection| {
+                let transaction = connection.transaction().map_err(backend)?;
+                let summary = upsert_all(&transaction, &products)?;
+                transaction.execute("UPDATE catalog_meta SET version = version + 1", []).map_err(backend)?;
+                transaction.commit().map_err(backend)?;
+                Ok(summary)
+            })
+            .await?;
+        self.inner.index_stale.store(true, Ordering::SeqCst);
+        Ok(summary)
+    }
+
+    async fn refresh(&self) -> Result<bool, StoreError> {
+        let inner = Arc::clone(&self.inner);
+        self.read(move |connection| {
+            let before = inner.index.read().map(|guard| guard.1).unwrap_or(-1);
+            current_index(&inner, connection)?;
+            Ok(inner.index.read().map(|guard| guard.1).unwrap_or(-1) != before)
         })
         .await
     }
@@ -67,14 +94,103 @@ impl CatalogStore for SqliteStore {
     }
 }
 
-/// Reads a stored document and lays the live stock of its variants over it.
-fn load_product(connection: &Connection, row: i64, doc: &str) -> Result<Product, StoreError> {
-    let mut product: Product =
-        serde_json::from_str(doc).map_err(|error| StoreError::Backend(format!("stored product {row}: {error}")))?;
+/// Rough memory weight of a parsed document, for the cache's budget.
+pub(super) fn weight_of(product: &Product) -> u32 {
+    let variants = product.variants.len() as u32;
+    let text = product.description.plain.as_ref().map_or(0, String::len) as u32 + product.title.len() as u32;
+    2048 + variants * 1024 + text * 2
+}
+
+/// The search index, rebuilt first when the catalog changed since it was built (a write in
+/// this process, or another process's import seen through `catalog_meta.version`).
+fn current_index(inner: &Inner, connection: &Connection) -> Result<Arc<CatalogIndex>, StoreError> {
+    let stored: i64 =
+        connection.query_row("SELECT version FROM catalog_meta", [], |row| row.get(0)).map_err(backend)?;
+    {
+        let guard = inner.index.read().map_err(|_| StoreError::Backend("index lock poisoned".into()))?;
+        if guard.1 == stored && !inner.index_stale.load(Ordering::SeqCst) {
+            return Ok(Arc::clone(&guard.0));
+        }
+    }
+    let mut guard = inner.index.write().map_err(|_| StoreError::Backend("index lock poisoned".into()))?;
+    if guard.1 == stored && !inner.index_stale.load(Ordering::SeqCst) {
+        return Ok(Arc::clone(&guard.0));
+    }
+    inner.index_stale.store(false, Ordering::SeqCst);
+    let started = std::time::Instant::now();
+    let (index, version) = load_index(connection)?;
+    tracing::info!(
+        products = index.len(),
+        version,
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "rebuilt the search index"
+    );
+    *guard = (Arc::new(index), version);
+    inner.documents.invalidate_all();
+    Ok(Arc::clone(&guard.0))
+}
+
+/// Builds the search index from the catalog tables, with the version it reflects.
+pub(super) fn load_index(connection: &Connection) -> Result<(CatalogIndex, i64), StoreError> {
+    let version: i64 =
+        connection.query_row("SELECT version FROM catalog_meta", [], |row| row.get(0)).map_err(backend)?;
+    let mut categories: std::collections::HashMap<i64, Vec<String>> = std::collections::HashMap::new();
+    let mut statement = connection.prepare("SELECT product_row, value FROM product_categories").map_err(backend)?;
+    let rows = statement.query_map([], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?))).map_err(backend)?;
+    for row in rows {
+        let (product_row, value) = row.map_err(backend)?;
+        categories.entry(product_row).or_default().push(value);
+    }
+    let mut prices: std::collections::HashMap<i64, Vec<i64>> = std::collections::HashMap::new();
+    let mut statement = connection.prepare("SELECT product_row, price FROM variants").map_err(backend)?;
+    let rows = statement.query_map([], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, i64>(1)?))).map_err(backend)?;
+    for row in rows {
+        let (product_row, price) = row.map_err(backend)?;
+        prices.entry(product_row).or_default().push(price);
+    }
+    let mut statement =
+        connection.prepare("SELECT row, search_title, search_body FROM products ORDER BY row").map_err(backend)?;
+    let rows = statement
+        .query_map([], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?)))
+        .map_err(backend)?;
+    let mut docs = Vec::new();
+    for row in rows {
+        let (product_row, title, body) = row.map_err(backend)?;
+        docs.push(IndexDoc {
+            row: product_row,
+            title,
+            body,
+            categories: categories.remove(&product_row).unwrap_or_default(),
+            prices: prices.remove(&product_row).unwrap_or_default(),
+        });
+    }
+    Ok((CatalogIndex::build(docs), version))
+}
+
+/// The product stored at `row`, from the document cache or the table, with live stock.
+fn load_row(inner: &Inner, connection: &Connection, row: i64) -> Result<Option<Product>, StoreError> {
+    let document = match inner.documents.get(&row) {
+        Some(document) => document,
+        None => {
+            let mut statement =
+                connection.prepare_cached("SELECT doc FROM products WHERE row = ?1").map_err(backend)?;
+            let Some(doc) =
+                statement.query_row([row], |found| found.get::<_, String>(0)).optional().map_err(backend)?
+            else {
+                return Ok(None);
+            };
+            let product: Product = serde_json::from_str(&doc)
+                .map_err(|error| StoreError::Backend(format!("stored product {row}: {error}")))?;
+            let product = Arc::new(product);
+            inner.documents.insert(row, Arc::clone(&product));
+            product
+        }
+    };
+    let mut product = (*document).clone();
     let mut statement =
         connection.prepare_cached("SELECT id, stock FROM variants WHERE product_row = ?1").map_err(backend)?;
     let stocks = statement
-        .query_map([row], |row| Ok((row.get::<_, String>(0)?, row.get::<_, Option<i64>>(1)?)))
+        .query_map([row], |found| Ok((found.get::<_, String>(0)?, found.get::<_, Option<i64>>(1)?)))
         .map_err(backend)?;
     for stock in stocks {
         let (variant_id, quantity) = stock.map_err(backend)?;
@@ -83,80 +199,7 @@ fn load_product(connection: &Connection, row: i64, doc: &str) -> Result<Product,
         }
     }
     product.refresh_availability();
-    Ok(product)
-}
-
-fn search(connection: &Connection, query: &SearchQuery) -> Result<SearchPage, StoreError> {
-    let mut sql = String::with_capacity(512);
-    let mut values: Vec<rusqlite::types::Value> = Vec::new();
-    let text = !query.terms.is_empty();
-    if text {
-        let joiner = if query.match_all_terms { " " } else { " OR " };
-        let expression = query
-            .terms
-            .iter()
-            .map(|term| format!("\"{}\"", term.replace('"', "\"\"")))
-            .collect::<Vec<_>>()
-            .join(joiner);
-        values.push(expression.into());
-        sql.push_str(&format!(
-            "SELECT p.row, p.doc, f.score FROM (SELECT rowid, bm25(products_fts, {TITLE_WEIGHT:.1}, {BODY_WEIGHT:.1}) \
-             AS score FROM products_fts WHERE products_fts MATCH ?1) AS f JOIN products p ON p.row = f.rowid WHERE 1"
-        ));
-    } else {
-        sql.push_str("SELECT p.row, p.doc, 0.0 AS score FROM products p WHERE 1");
-    }
-    if !query.categories.is_empty() {
-        sql.push_str(" AND p.row IN (SELECT product_row FROM product_categories WHERE value IN (");
-        for (index, category) in query.categories.iter().enumerate() {
-            if index > 0 {
-                sql.push(',');
-            }
-            values.push(category.to_lowercase().into());
-            sql.push_str(&format!("?{}", values.len()));
-        }
-        sql.push_str("))");
-    }
-    if query.price_min.is_some() || query.price_max.is_some() {
-        values.push(query.price_min.unwrap_or(0).into());
-        let min = values.len();
-        values.push(query.price_max.unwrap_or(i64::MAX).into());
-        let max = values.len();
-        sql.push_str(&format!(
-            " AND EXISTS (SELECT 1 FROM variants v WHERE v.product_row = p.row AND v.price BETWEEN ?{min} AND ?{max})"
-        ));
-    }
-    if let Some(after) = query.after {
-        values.push(after.row.into());
-        let row = values.len();
-        if text {
-            values.push(after.score.into());
-            let score = values.len();
-            sql.push_str(&format!(" AND (score > ?{score} OR (score = ?{score} AND p.row > ?{row}))"));
-        } else {
-            sql.push_str(&format!(" AND p.row > ?{row}"));
-        }
-    }
-    sql.push_str(if text { " ORDER BY score, p.row" } else { " ORDER BY p.row" });
-    values.push(((query.limit + 1) as i64).into());
-    sql.push_str(&format!(" LIMIT ?{}", values.len()));
-
-    let mut statement = connection.prepare_cached(&sql).map_err(backend)?;
-    let rows = statement
-        .query_map(rusqlite::params_from_iter(values), |row| {
-            Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?, row.get::<_, f64>(2)?))
-        })
-        .map_err(backend)?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(backend)?;
-    let has_more = rows.len() > query.limit;
-    let mut products = Vec::with_capacity(query.limit);
-    let mut last = None;
-    for (row, doc, score) in rows.into_iter().take(query.limit) {
-        products.push(load_product(connection, row, &doc)?);
-        last = Some(SearchPosition { score, row });
-    }
-    Ok(SearchPage { products, next: if has_more { last } else { None }, total_count: None })
+    Ok(Some(product))
 }
 
 fn resolve(connection: &Connection, ids: &[String]) -> Result<Vec<Resolution>, StoreError> {
@@ -193,16 +236,19 @@ fn upsert_all(connection: &Connection, products: &[Product]) -> Result<ImportSum
     let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|elapsed| elapsed.as_secs() as i64).unwrap_or(0);
     let mut find = connection.prepare_cached("SELECT row FROM products WHERE id = ?1").map_err(backend)?;
     let mut insert_product = connection
-        .prepare_cached("INSERT INTO products (id, handle, doc, updated_at) VALUES (?1, ?2, ?3, ?4)")
+        .prepare_cached(
+            "INSERT INTO products (id, handle, doc, search_title, search_body, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )
         .map_err(backend)?;
     let mut update_product = connection
-        .prepare_cached("UPDATE products SET handle = ?2, doc = ?3, updated_at = ?4 WHERE row = ?1")
+        .prepare_cached(
+            "UPDATE products SET handle = ?2, doc = ?3, search_title = ?4, search_body = ?5, updated_at = ?6 WHERE row = ?1",
+        )
         .map_err(backend)?;
     let mut clear_variants =
         connection.prepare_cached("DELETE FROM variants WHERE product_row = ?1").map_err(backend)?;
     let mut clear_categories =
         connection.prepare_cached("DELETE FROM product_categories WHERE product_row = ?1").map_err(backend)?;
-    let mut clear_text = connection.prepare_cached("DELETE FROM products_fts WHERE rowid = ?1").map_err(backend)?;
     let mut insert_variant = connection
         .prepare_cached(
             "INSERT INTO variants (id, product_row, position, sku, price, stock) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -214,25 +260,24 @@ fn upsert_all(connection: &Connection, products: &[Product]) -> Result<ImportSum
     let mut insert_category = connection
         .prepare_cached("INSERT OR IGNORE INTO product_categories (value, product_row) VALUES (?1, ?2)")
         .map_err(backend)?;
-    let mut insert_text = connection
-        .prepare_cached("INSERT INTO products_fts (rowid, title, body) VALUES (?1, ?2, ?3)")
-        .map_err(backend)?;
 
     let mut summary = ImportSummary::default();
     for product in products {
         let doc = serde_json::to_string(product).map_err(|error| StoreError::Backend(error.to_string()))?;
         let existing: Option<i64> = find.query_row([&product.id], |row| row.get(0)).optional().map_err(backend)?;
+        let body = search_body(product);
         let row = match existing {
             Some(row) => {
-                update_product.execute(params![row, product.handle, doc, now]).map_err(backend)?;
+                update_product.execute(params![row, product.handle, doc, product.title, body, now]).map_err(backend)?;
                 clear_variants.execute([row]).map_err(backend)?;
                 clear_categories.execute([row]).map_err(backend)?;
-                clear_text.execute([row]).map_err(backend)?;
                 summary.products_updated += 1;
                 row
             }
             None => {
-                insert_product.execute(params![product.id, product.handle, doc, now]).map_err(backend)?;
+                insert_product
+                    .execute(params![product.id, product.handle, doc, product.title, body, now])
+                    .map_err(backend)?;
                 summary.products_inserted += 1;
                 connection.last_insert_rowid()
             }
@@ -267,7 +312,6 @@ fn upsert_all(connection: &Connection, products: &[Product]) -> Result<ImportSum
                 insert_category.execute(params![value, row]).map_err(backend)?;
             }
         }
-        insert_text.execute(params![row, product.title, search_body(product)]).map_err(backend)?;
     }
     Ok(summary)
 }
@@ -306,11 +350,6 @@ fn search_body(product: &Product) -> String {
     for option in &product.options {
         for value in &option.values {
             push(&value.label);
-        }
-    }
-    for variant in &product.variants {
-        if let Some(sku) = &variant.sku {
-            push(sku);
         }
     }
     body

@@ -7,8 +7,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use rusqlite::{Connection, OpenFlags};
+
+use crate::index::CatalogIndex;
 use tokio::sync::Semaphore;
 use ucp_domain::store::StoreError;
+
+/// Roughly how much memory parsed documents may hold.
+const DOCUMENT_CACHE_BYTES: u64 = 48 * 1024 * 1024;
 
 /// Migrations in order; the index + 1 is the schema version. Never edit a shipped one.
 const MIGRATIONS: &[&str] = &[include_str!("schema.sql")];
@@ -21,9 +26,15 @@ pub struct SqliteStore {
 
 struct Inner {
     path: PathBuf,
+    /// The search index and the catalog version it reflects.
+    index: std::sync::RwLock<(Arc<CatalogIndex>, i64)>,
+    /// Set when this process wrote the catalog: the next read rebuilds the index.
+    index_stale: std::sync::atomic::AtomicBool,
+    /// Parsed product documents by row (stock is laid over them on every read).
+    documents: moka::sync::Cache<i64, Arc<ucp_domain::catalog::Product>>,
     readers: Mutex<Vec<Connection>>,
-    reader_permits: Semaphore,
-    writer: tokio::sync::Mutex<Option<Connection>>,
+    reader_permits: Arc<Semaphore>,
+    writer: Arc<tokio::sync::Mutex<Connection>>,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -37,6 +48,13 @@ impl SqliteStore {
     pub fn open(path: &Path, readers: usize) -> Result<SqliteStore, StoreError> {
         let mut writer = open_connection(path, false)?;
         migrate(&mut writer)?;
+        let started = std::time::Instant::now();
+        let (index, version) = catalog::load_index(&writer)?;
+        tracing::info!(
+            products = index.len(),
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "built the search index"
+        );
         let readers = readers.max(1);
         let mut pool = Vec::with_capacity(readers);
         for _ in 0..readers {
@@ -45,9 +63,15 @@ impl SqliteStore {
         Ok(SqliteStore {
             inner: Arc::new(Inner {
                 path: path.to_owned(),
+                index: std::sync::RwLock::new((Arc::new(index), version)),
+                index_stale: std::sync::atomic::AtomicBool::new(false),
+                documents: moka::sync::Cache::builder()
+                    .weigher(|_, product: &Arc<ucp_domain::catalog::Product>| catalog::weight_of(product))
+                    .max_capacity(DOCUMENT_CACHE_BYTES)
+                    .build(),
                 readers: Mutex::new(pool),
-                reader_permits: Semaphore::new(readers),
-                writer: tokio::sync::Mutex::new(Some(writer)),
+                reader_permits: Arc::new(Semaphore::new(readers)),
+                writer: Arc::new(tokio::sync::Mutex::new(writer)),
             }),
         })
     }
@@ -56,16 +80,19 @@ impl SqliteStore {
         &self.inner.path
     }
 
-    /// Runs `work` on a reader connection on the blocking pool.
+    /// Runs `work` on a reader connection on the blocking pool. The permit and the connection
+    /// travel with the blocking task, so a caller that gives up (a client disconnects) cannot
+    /// strand a connection: the task finishes and returns it to the pool.
     pub(crate) async fn read<T, F>(&self, work: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
     {
-        let _permit = self.inner.reader_permits.acquire().await.map_err(|_| unavailable())?;
-        let connection = self.inner.readers.lock().map_err(|_| unavailable())?.pop().ok_or_else(unavailable)?;
+        let permit = Arc::clone(&self.inner.reader_permits).acquire_owned().await.map_err(|_| unavailable())?;
         let inner = Arc::clone(&self.inner);
         tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            let connection = inner.readers.lock().map_err(|_| unavailable())?.pop().ok_or_else(unavailable)?;
             let result = work(&connection);
             if let Ok(mut readers) = inner.readers.lock() {
                 readers.push(connection);
@@ -76,22 +103,17 @@ impl SqliteStore {
         .map_err(|error| StoreError::Backend(format!("reader task failed: {error}")))?
     }
 
-    /// Runs `work` on the single writer connection on the blocking pool.
+    /// Runs `work` on the single writer connection on the blocking pool; the lock guard moves
+    /// into the blocking task for the same reason as in [`SqliteStore::read`].
     pub(crate) async fn write<T, F>(&self, work: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
     {
-        let mut slot = self.inner.writer.lock().await;
-        let mut connection = slot.take().ok_or_else(unavailable)?;
-        let (connection, result) = tokio::task::spawn_blocking(move || {
-            let result = work(&mut connection);
-            (connection, result)
-        })
-        .await
-        .map_err(|error| StoreError::Backend(format!("writer task failed: {error}")))?;
-        *slot = Some(connection);
-        result
+        let mut guard = Arc::clone(&self.inner.writer).lock_owned().await;
+        tokio::task::spawn_blocking(move || work(&mut guard))
+            .await
+            .map_err(|error| StoreError::Backend(format!("writer task failed: {error}")))?
     }
 }
 

@@ -4,6 +4,9 @@ CREATE TABLE products (
     id         TEXT    NOT NULL UNIQUE,
     handle     TEXT,
     doc        TEXT    NOT NULL,
+    -- What the search index reads: the title and the rest of the searchable text.
+    search_title TEXT  NOT NULL,
+    search_body  TEXT  NOT NULL,
     updated_at INTEGER NOT NULL
 );
 CREATE INDEX products_handle ON products (handle);
@@ -32,10 +35,10 @@ CREATE TABLE product_categories (
 ) WITHOUT ROWID;
 CREATE INDEX product_categories_row ON product_categories (product_row);
 
-CREATE VIRTUAL TABLE products_fts USING fts5 (
-    title,
-    body,
-    content = '',
-    contentless_delete = 1,
-    tokenize = 'porter unicode61 remove_diacritics 2'
+-- A counter bumped by every catalog write, so every instance knows when to rebuild its
+-- in-memory search index and drop cached documents.
+CREATE TABLE catalog_meta (
+    id      INTEGER PRIMARY KEY CHECK (id = 1),
+    version INTEGER NOT NULL
 );
+INSERT INTO catalog_meta (id, version) VALUES (1, 0);

@@ -146,7 +146,7 @@ pub fn price(input: &PricingInput<'_>) -> Priced {
             continue;
         };
         match item.available_quantity {
-            Some(0) => messages.push(Message::error(
+            Some(available) if available <= 0 => messages.push(Message::error(
                 "out_of_stock",
                 Severity::Recoverable,
                 format!("{} is out of stock.", item.title),
@@ -312,7 +312,8 @@ pub fn price(input: &PricingInput<'_>) -> Priced {
             .or_else(|| input.rules.taxes.iter().find(|rate| rate.country == *country && rate.region.is_none()))?;
         let shipping_base = if rate.shipping_taxable { shipping_cost.unwrap_or(0) - order_discount } else { 0 };
         let base = discounted_items + shipping_base.max(0);
-        Some((base * rate.basis_points * 2 + 10_000) / 20_000)
+        let tax = (i128::from(base) * i128::from(rate.basis_points) * 2 + 10_000) / 20_000;
+        Some(i64::try_from(tax).unwrap_or(i64::MAX))
     });
 
     let mut totals = vec![Total { kind: "subtotal", amount: subtotal, display_text: None }];
@@ -565,11 +566,15 @@ fn select_discounts<'a>(
         let path = Some(format!("$.discounts.codes[{index}]"));
         let normalized = code.trim().to_uppercase();
         if seen.contains(&normalized) {
-            messages.push(Message::warning(
-                "discount_code_already_applied",
-                format!("{code} is already applied."),
-                path,
-            ));
+            // A repeat of an accepted code is "already applied"; a repeat of a rejected one
+            // already has its rejection at the first occurrence.
+            if accepted.iter().any(|rule| rule.code.as_deref().map(str::to_uppercase) == Some(normalized.clone())) {
+                messages.push(Message::warning(
+                    "discount_code_already_applied",
+                    format!("{code} is already applied."),
+                    path,
+                ));
+            }
             continue;
         }
         seen.push(normalized.clone());
