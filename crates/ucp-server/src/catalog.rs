@@ -290,6 +290,7 @@ pub async fn search_catalog(state: &AppState, envelope: &Envelope, request: Sear
     }
     let mut products = page.products;
     for product in &mut products {
+        trim_variants_for_search(product, &variant_filter);
         presentment.apply(product);
     }
     let mut pagination = json!({ "has_next_page": page.next.is_some() });
@@ -453,6 +454,22 @@ pub async fn get_product(
         messages: currency_message.map(|message| [message]),
     };
     serde_json::to_string(&body).map_err(ApiError::internal)
+}
+
+/// Search results carry at most this many variants per product; get_product has them all.
+pub const SEARCH_RESULT_VARIANTS: usize = 5;
+
+/// Keeps the variants a shopper most likely wants to see in a result list: those inside the
+/// price filter and available first (catalog order otherwise), at most
+/// [`SEARCH_RESULT_VARIANTS`]. The product's `price_range` still spans every variant.
+fn trim_variants_for_search(product: &mut Product, filter: &VariantFilter) {
+    if product.variants.len() <= SEARCH_RESULT_VARIANTS && filter.price_min.is_none() && filter.price_max.is_none() {
+        return;
+    }
+    let mut variants = std::mem::take(&mut product.variants);
+    variants.sort_by_key(|variant| (!filter.keeps(variant), !variant.is_available()));
+    variants.truncate(SEARCH_RESULT_VARIANTS);
+    product.variants = variants;
 }
 
 /// Lower-cased words of a query, at most [`MAX_TERMS`], each at most 64 characters.

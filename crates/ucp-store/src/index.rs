@@ -38,10 +38,9 @@ struct Postings {
 pub(crate) struct CatalogIndex {
     terms: HashMap<String, Postings>,
     rows: Vec<i64>,
-    title_lengths: Vec<u16>,
-    body_lengths: Vec<u16>,
-    average_title: f32,
-    average_body: f32,
+    /// BM25 length normalisation per document: `K1 * (1 - B + B * length / average)`.
+    title_norms: Vec<f32>,
+    body_norms: Vec<f32>,
     categories: HashMap<String, Vec<u32>>,
     /// Variant prices of document `d` are `prices[price_offsets[d]..price_offsets[d + 1]]`.
     prices: Vec<i64>,
@@ -73,10 +72,8 @@ impl CatalogIndex {
         let mut index = CatalogIndex {
             terms: HashMap::new(),
             rows: Vec::new(),
-            title_lengths: Vec::new(),
-            body_lengths: Vec::new(),
-            average_title: 0.0,
-            average_body: 0.0,
+            title_norms: Vec::new(),
+            body_norms: Vec::new(),
             categories: HashMap::new(),
             prices: Vec::new(),
             price_offsets: vec![0],
@@ -84,6 +81,8 @@ impl CatalogIndex {
         };
         let mut counts: HashMap<String, (u16, u16)> = HashMap::new();
         let (mut title_total, mut body_total) = (0u64, 0u64);
+        let mut title_lengths: Vec<u32> = Vec::new();
+        let mut body_lengths: Vec<u32> = Vec::new();
         for doc in docs {
             let number = index.rows.len() as u32;
             index.rows.push(doc.row);
@@ -103,8 +102,8 @@ impl CatalogIndex {
                 postings.docs.push(number);
                 postings.frequencies.push((title.min(255) << 8) | body.min(255));
             }
-            index.title_lengths.push(title_length.min(u32::from(u16::MAX)) as u16);
-            index.body_lengths.push(body_length.min(u32::from(u16::MAX)) as u16);
+            title_lengths.push(title_length);
+            body_lengths.push(body_length);
             title_total += u64::from(title_length);
             body_total += u64::from(body_length);
             for category in doc.categories {
@@ -117,8 +116,12 @@ impl CatalogIndex {
             index.price_offsets.push(index.prices.len() as u32);
         }
         let documents = index.rows.len().max(1) as f32;
-        index.average_title = (title_total as f32 / documents).max(1.0);
-        index.average_body = (body_total as f32 / documents).max(1.0);
+        let average_title = (title_total as f32 / documents).max(1.0);
+        let average_body = (body_total as f32 / documents).max(1.0);
+        index.title_norms =
+            title_lengths.iter().map(|length| K1 * (1.0 - B + B * *length as f32 / average_title)).collect();
+        index.body_norms =
+            body_lengths.iter().map(|length| K1 * (1.0 - B + B * *length as f32 / average_body)).collect();
         for postings in index.terms.values_mut() {
             postings.docs.shrink_to_fit();
             postings.frequencies.shrink_to_fit();
@@ -180,52 +183,50 @@ impl CatalogIndex {
             return IndexPage { rows: Vec::new(), has_more: false };
         }
         let documents = self.rows.len() as f32;
-        let mut scores = vec![0f32; self.rows.len()];
-        let mut matched = vec![0u8; self.rows.len()];
-        let mut touched: Vec<u32> = Vec::new();
-        for postings in postings.into_iter().flatten() {
-            let frequency = postings.docs.len() as f32;
-            let idf = ((documents - frequency + 0.5) / (frequency + 0.5) + 1.0).ln();
-            for (doc, frequencies) in postings.docs.iter().zip(&postings.frequencies) {
-                let index = *doc as usize;
-                let title = f32::from(frequencies >> 8);
-                let body = f32::from(frequencies & 0xff);
-                let title_part = if title > 0.0 {
-                    title * (K1 + 1.0)
-                        / (title + K1 * (1.0 - B + B * f32::from(self.title_lengths[index]) / self.average_title))
-                } else {
-                    0.0
-                };
-                let body_part = if body > 0.0 {
-                    body * (K1 + 1.0)
-                        / (body + K1 * (1.0 - B + B * f32::from(self.body_lengths[index]) / self.average_body))
-                } else {
-                    0.0
-                };
-                if matched[index] == 0 {
-                    touched.push(*doc);
+        SCRATCH.with(|scratch| {
+            let mut scratch = scratch.borrow_mut();
+            let Scratch { scores, matched, touched } = &mut *scratch;
+            if scores.len() < self.rows.len() {
+                scores.resize(self.rows.len(), 0.0);
+                matched.resize(self.rows.len(), 0);
+            }
+            for postings in postings.iter().flatten() {
+                let frequency = postings.docs.len() as f32;
+                let idf = ((documents - frequency + 0.5) / (frequency + 0.5) + 1.0).ln();
+                for (doc, frequencies) in postings.docs.iter().zip(&postings.frequencies) {
+                    let index = *doc as usize;
+                    let title = f32::from(frequencies >> 8);
+                    let body = f32::from(frequencies & 0xff);
+                    let title_part = title * (K1 + 1.0) / (title + self.title_norms[index]);
+                    let body_part = body * (K1 + 1.0) / (body + self.body_norms[index]);
+                    if matched[index] == 0 {
+                        touched.push(*doc);
+                    }
+                    matched[index] = matched[index].saturating_add(1);
+                    scores[index] += idf * (TITLE_WEIGHT * title_part + BODY_WEIGHT * body_part);
                 }
-                matched[index] = matched[index].saturating_add(1);
-                scores[index] += idf * (TITLE_WEIGHT * title_part + BODY_WEIGHT * body_part);
             }
-        }
-        let needed = terms.len().min(255) as u8;
-        for doc in touched {
-            let index = doc as usize;
-            if query.match_all_terms && matched[index] < needed {
-                continue;
+            let needed = terms.len().min(255) as u8;
+            for doc in touched.drain(..) {
+                let index = doc as usize;
+                let (score, count) = (scores[index], matched[index]);
+                scores[index] = 0.0;
+                matched[index] = 0;
+                if query.match_all_terms && count < needed {
+                    continue;
+                }
+                if !passes(doc) {
+                    continue;
+                }
+                let position = SearchPosition { score: -f64::from(score), row: self.rows[index] };
+                if let Some(after) = query.after
+                    && !after_key(&position, &after)
+                {
+                    continue;
+                }
+                candidates.push(position);
             }
-            if !passes(doc) {
-                continue;
-            }
-            let position = SearchPosition { score: -f64::from(scores[index]), row: self.rows[index] };
-            if let Some(after) = query.after
-                && !after_key(&position, &after)
-            {
-                continue;
-            }
-            candidates.push(position);
-        }
+        });
         let keep = query.limit + 1;
         if candidates.len() > keep {
             candidates.select_nth_unstable_by(keep - 1, compare);
@@ -253,6 +254,19 @@ impl CatalogIndex {
         }
         Some(allowed)
     }
+}
+
+/// Per-thread score accumulators, reused across queries; every entry a query touches is reset
+/// before the query ends, so the buffers are all zeros between queries.
+#[derive(Default)]
+struct Scratch {
+    scores: Vec<f32>,
+    matched: Vec<u8>,
+    touched: Vec<u32>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
 }
 
 fn compare(left: &SearchPosition, right: &SearchPosition) -> std::cmp::Ordering {

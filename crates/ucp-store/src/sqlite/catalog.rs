@@ -204,8 +204,9 @@ fn load_row(inner: &Inner, connection: &Connection, row: i64) -> Result<Option<P
 
 fn resolve(connection: &Connection, ids: &[String]) -> Result<Vec<Resolution>, StoreError> {
     const PRODUCT_SQL: &str = "SELECT id FROM products WHERE id = ?1 UNION SELECT id FROM products WHERE handle = ?1";
-    const VARIANT_SQL: &str = "SELECT p.id, v.id FROM variants v JOIN products p ON p.row = v.product_row \
-         WHERE v.id = ?1 OR v.sku = ?1 \
+    // One indexed branch per kind of id: an OR across columns would scan every variant.
+    const VARIANT_SQL: &str = "SELECT p.id, v.id FROM variants v JOIN products p ON p.row = v.product_row WHERE v.id = ?1 \
+         UNION SELECT p.id, v.id FROM variants v JOIN products p ON p.row = v.product_row WHERE v.sku = ?1 \
          UNION SELECT p.id, v.id FROM variant_barcodes b JOIN variants v ON v.id = b.variant_id \
          JOIN products p ON p.row = v.product_row WHERE b.value = ?1";
     let mut products = connection.prepare_cached(PRODUCT_SQL).map_err(backend)?;
