@@ -2,7 +2,10 @@
 
 use async_trait::async_trait;
 
+use std::collections::HashMap;
+
 use crate::catalog::Product;
+use crate::checkout::Session;
 
 /// What can go wrong below the domain. Backends map their own errors into these.
 #[derive(Debug, thiserror::Error)]
@@ -95,4 +98,64 @@ pub trait CatalogStore: Send + Sync + std::fmt::Debug {
     async fn refresh(&self) -> Result<bool, StoreError> {
         Ok(false)
     }
+}
+
+/// An order as stored: its document is the UCP order body without the `ucp` envelope.
+#[derive(Debug, Clone)]
+pub struct StoredOrder {
+    pub id: String,
+    pub checkout_id: String,
+    pub platform: String,
+    pub document: String,
+    pub created_at: i64,
+}
+
+/// Everything that changes when an order is placed, written in one transaction.
+#[derive(Debug, Clone)]
+pub struct PlaceOrder {
+    /// The checkout, already marked completed with its order id.
+    pub checkout: Session,
+    pub order: StoredOrder,
+    /// Units to take from stock, by variant id.
+    pub stock: Vec<(String, i64)>,
+    /// Discount codes (upper-case) whose use this order counts.
+    pub used_codes: Vec<String>,
+}
+
+/// Why an order could not be placed; nothing was written.
+#[derive(Debug, thiserror::Error)]
+pub enum PlaceOrderError {
+    #[error("not enough stock of {variant_id}")]
+    OutOfStock { variant_id: String },
+    /// The checkout changed state meanwhile (completed or canceled by another request).
+    #[error("the checkout is no longer open")]
+    NotOpen,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Carts, checkouts and orders.
+#[async_trait]
+pub trait CommerceStore: Send + Sync + std::fmt::Debug {
+    async fn insert_session(&self, session: &Session) -> Result<(), StoreError>;
+
+    async fn session(&self, id: &str) -> Result<Option<Session>, StoreError>;
+
+    /// Replaces a stored session; fails with `NotFound` if it does not exist.
+    async fn update_session(&self, session: &Session) -> Result<(), StoreError>;
+
+    /// The open (not completed, not canceled, not expired) checkout created from `cart_id`.
+    async fn open_checkout_for_cart(&self, cart_id: &str, now: i64) -> Result<Option<Session>, StoreError>;
+
+    /// Takes stock, counts discount uses, writes the order and completes the checkout,
+    /// all or nothing. Fails with `NotOpen` if the checkout was completed or canceled since.
+    async fn place_order(&self, order: PlaceOrder) -> Result<(), PlaceOrderError>;
+
+    async fn order(&self, id: &str) -> Result<Option<StoredOrder>, StoreError>;
+
+    /// How many orders used each code (upper-case).
+    async fn discount_uses(&self, codes: &[String]) -> Result<HashMap<String, u64>, StoreError>;
+
+    /// Marks sessions whose `expires_at` has passed as canceled; returns how many.
+    async fn expire_sessions(&self, now: i64) -> Result<u64, StoreError>;
 }

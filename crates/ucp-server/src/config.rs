@@ -32,6 +32,137 @@ pub struct Settings {
     pub profiles: ProfileSettings,
     pub capabilities: CapabilitySettings,
     pub catalog: CatalogSettings,
+    pub checkout: CheckoutSettings,
+    /// Where we ship, at what price (the demo shop ships to a few countries).
+    pub shipping: Vec<ShippingZoneSettings>,
+    /// Tax rates by country and region.
+    pub taxes: Vec<TaxSettings>,
+    /// Discount codes and automatic promotions.
+    pub discounts: Vec<DiscountSettings>,
+    pub payments: PaymentSettings,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CheckoutSettings {
+    /// How long a cart lives, in seconds.
+    pub cart_ttl_secs: i64,
+    /// How long a checkout lives, in seconds (the spec's default is 6 hours).
+    pub checkout_ttl_secs: i64,
+    /// Whether the buyer's email is required before completion.
+    pub require_email: bool,
+    /// Legal links on every checkout: type -> absolute URL. Missing well-known types
+    /// (privacy_policy, terms_of_service, refund_policy, shipping_policy) link to pages ucpd serves.
+    pub links: BTreeMap<String, String>,
+    /// How often expired carts and checkouts are swept, in seconds.
+    pub sweep_interval_secs: u64,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShippingZoneSettings {
+    pub name: String,
+    /// ISO 3166-1 alpha-2 country codes.
+    pub countries: Vec<String>,
+    /// Region codes (e.g. US states); empty means the whole country.
+    #[serde(default)]
+    pub regions: Vec<String>,
+    pub options: Vec<ShippingOptionSettings>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShippingOptionSettings {
+    pub id: String,
+    pub title: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub carrier: Option<String>,
+    /// Flat price in minor units.
+    pub amount: i64,
+    /// Added per started kilogram, in minor units.
+    #[serde(default)]
+    pub per_kg: i64,
+    /// Free when the discounted item subtotal reaches this (minor units).
+    #[serde(default)]
+    pub free_above: Option<i64>,
+    pub min_days: u32,
+    pub max_days: u32,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaxSettings {
+    pub country: String,
+    #[serde(default)]
+    pub region: Option<String>,
+    /// Percent as a decimal string: "7.25".
+    pub rate: String,
+    #[serde(default)]
+    pub shipping_taxable: bool,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DiscountSettings {
+    /// The code buyers enter; absent for an automatic promotion.
+    #[serde(default)]
+    pub code: Option<String>,
+    pub title: String,
+    /// `percentage` (value: percent, "10"), `fixed_amount` (value: minor units, "500") or `free_shipping`.
+    pub kind: String,
+    #[serde(default)]
+    pub value: Option<String>,
+    #[serde(default)]
+    pub min_subtotal: Option<i64>,
+    #[serde(default)]
+    pub product_ids: Vec<String>,
+    #[serde(default)]
+    pub categories: Vec<String>,
+    /// RFC 3339 instant after which the code no longer works.
+    #[serde(default)]
+    pub expires_at: Option<String>,
+    #[serde(default)]
+    pub usage_limit: Option<u64>,
+    #[serde(default)]
+    pub combinable: bool,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PaymentSettings {
+    /// The built-in sandbox handler with deterministic test tokens. Defaults to on in the
+    /// demo shop (`demo = true`) and off otherwise.
+    pub sandbox: Option<bool>,
+    /// External processors reached over HTTP.
+    pub http: Vec<HttpProcessorSettings>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct HttpProcessorSettings {
+    /// Handler instance id, as platforms name it in `payment.instruments[].handler_id`.
+    pub id: String,
+    /// Handler name (reverse domain), as advertised in the profile.
+    pub name: String,
+    /// The processor's authorization endpoint.
+    pub url: String,
+    #[serde(default = "default_processor_timeout")]
+    pub timeout_ms: u64,
+    #[serde(default = "default_processor_retries")]
+    pub retries: u32,
+    /// Instrument types accepted (default: card).
+    #[serde(default)]
+    pub instrument_types: Vec<String>,
+}
+
+fn default_processor_timeout() -> u64 {
+    5_000
+}
+
+fn default_processor_retries() -> u32 {
+    2
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -121,8 +252,93 @@ impl Default for Settings {
             profiles: ProfileSettings::default(),
             capabilities: CapabilitySettings::default(),
             catalog: CatalogSettings::default(),
+            checkout: CheckoutSettings::default(),
+            shipping: demo_shipping(),
+            taxes: demo_taxes(),
+            discounts: demo_discounts(),
+            payments: PaymentSettings::default(),
         }
     }
+}
+
+impl Default for CheckoutSettings {
+    fn default() -> Self {
+        CheckoutSettings {
+            cart_ttl_secs: 7 * 24 * 3600,
+            checkout_ttl_secs: 6 * 3600,
+            require_email: true,
+            links: BTreeMap::new(),
+            sweep_interval_secs: 60,
+        }
+    }
+}
+
+fn shipping_option(
+    id: &str,
+    title: &str,
+    amount: i64,
+    free_above: Option<i64>,
+    days: (u32, u32),
+) -> ShippingOptionSettings {
+    ShippingOptionSettings {
+        id: id.into(),
+        title: title.into(),
+        description: Some(format!("Arrives in {}-{} business days.", days.0, days.1)),
+        carrier: None,
+        amount,
+        per_kg: 0,
+        free_above,
+        min_days: days.0,
+        max_days: days.1,
+    }
+}
+
+/// The demo shop's zones: replace them in your configuration.
+fn demo_shipping() -> Vec<ShippingZoneSettings> {
+    vec![
+        ShippingZoneSettings {
+            name: "United States".into(),
+            countries: vec!["US".into()],
+            regions: vec![],
+            options: vec![
+                shipping_option("standard", "Standard shipping", 599, Some(5000), (3, 5)),
+                shipping_option("express", "Express shipping", 1999, None, (1, 2)),
+            ],
+        },
+        ShippingZoneSettings {
+            name: "Canada and Europe".into(),
+            countries: ["CA", "GB", "DE", "FR", "NL", "ES", "IT", "IE"].iter().map(|code| code.to_string()).collect(),
+            regions: vec![],
+            options: vec![shipping_option("international", "International shipping", 1999, Some(15000), (5, 10))],
+        },
+    ]
+}
+
+fn demo_taxes() -> Vec<TaxSettings> {
+    vec![
+        TaxSettings { country: "US".into(), region: Some("CA".into()), rate: "7.25".into(), shipping_taxable: false },
+        TaxSettings { country: "US".into(), region: Some("NY".into()), rate: "4".into(), shipping_taxable: true },
+    ]
+}
+
+fn demo_discounts() -> Vec<DiscountSettings> {
+    let discount = |code: &str, title: &str, kind: &str, value: Option<&str>, min: Option<i64>| DiscountSettings {
+        code: Some(code.into()),
+        title: title.into(),
+        kind: kind.into(),
+        value: value.map(str::to_owned),
+        min_subtotal: min,
+        product_ids: vec![],
+        categories: vec![],
+        expires_at: None,
+        usage_limit: None,
+        combinable: false,
+    };
+    vec![
+        discount("WELCOME10", "10% off your order", "percentage", Some("10"), None),
+        discount("SAVE5", "$5 off orders of $50 or more", "fixed_amount", Some("500"), Some(5000)),
+        discount("FREESHIP", "Free shipping", "free_shipping", None, None),
+    ]
 }
 
 impl Default for HttpSettings {
@@ -156,7 +372,13 @@ impl Default for ProfileSettings {
 
 impl Default for CapabilitySettings {
     fn default() -> Self {
-        CapabilitySettings { enabled: vec!["catalog.search".into(), "catalog.lookup".into()], aliases: Vec::new() }
+        CapabilitySettings {
+            enabled: ["catalog.search", "catalog.lookup", "cart", "checkout", "order", "fulfillment", "discount"]
+                .iter()
+                .map(|name| name.to_string())
+                .collect(),
+            aliases: Vec::new(),
+        }
     }
 }
 
@@ -251,6 +473,25 @@ impl Settings {
             if !crate::discovery::KNOWN_CAPABILITIES.iter().any(|known| known.short_name == name) {
                 return Err(ConfigError(format!("capabilities.enabled: unknown capability {name:?}")));
             }
+        }
+        for tax in &self.taxes {
+            if crate::commerce::percent_to_basis_points(&tax.rate).is_none() {
+                return Err(ConfigError(format!("taxes: rate {:?} for {} is not a percentage", tax.rate, tax.country)));
+            }
+        }
+        for discount in &self.discounts {
+            crate::commerce::discount_rule(discount)
+                .map_err(|reason| ConfigError(format!("discounts: {}: {reason}", discount.title)))?;
+        }
+        for zone in &self.shipping {
+            if zone.options.is_empty() || zone.countries.is_empty() {
+                return Err(ConfigError(format!("shipping zone {:?} needs countries and options", zone.name)));
+            }
+        }
+        if self.checkout.cart_ttl_secs < 60 || self.checkout.checkout_ttl_secs < 60 {
+            return Err(ConfigError(
+                "checkout.cart_ttl_secs and checkout.checkout_ttl_secs must be at least 60".into(),
+            ));
         }
         if let Some(url) = &self.public_url {
             crate::discovery::parse_public_url(url).map_err(ConfigError)?;

@@ -48,7 +48,51 @@ pub const KNOWN_CAPABILITIES: &[CapabilityDef] = &[
         schema_path: "shopping/catalog_lookup.json",
         extends: &[],
     },
+    CapabilityDef {
+        short_name: "cart",
+        suffix: "shopping.cart",
+        spec_path: "cart",
+        schema_path: "shopping/cart.json",
+        extends: &[],
+    },
+    CapabilityDef {
+        short_name: "checkout",
+        suffix: "shopping.checkout",
+        spec_path: "checkout",
+        schema_path: "shopping/checkout.json",
+        extends: &[],
+    },
+    CapabilityDef {
+        short_name: "order",
+        suffix: "shopping.order",
+        spec_path: "order",
+        schema_path: "shopping/order.json",
+        extends: &[],
+    },
+    CapabilityDef {
+        short_name: "fulfillment",
+        suffix: "shopping.fulfillment",
+        spec_path: "fulfillment",
+        schema_path: "shopping/fulfillment.json",
+        extends: &["checkout"],
+    },
+    CapabilityDef {
+        short_name: "discount",
+        suffix: "shopping.discount",
+        spec_path: "discount",
+        schema_path: "shopping/discount.json",
+        extends: &["checkout", "cart"],
+    },
 ];
+
+/// Short names of the capabilities relevant to an operation of capability `short_name`:
+/// itself and the extensions that extend it.
+pub fn relevant_to(short_name: &str) -> impl Iterator<Item = &'static str> + '_ {
+    KNOWN_CAPABILITIES
+        .iter()
+        .filter(move |capability| capability.short_name == short_name || capability.extends.contains(&short_name))
+        .map(|capability| capability.short_name)
+}
 
 /// One namespace we advertise in: the standard one, or a configured alias.
 #[derive(Debug, Clone)]
@@ -79,7 +123,12 @@ pub struct BusinessProfile {
 
 impl BusinessProfile {
     /// Builds the profile for `base_url` (already validated) from the settings.
-    pub fn build(settings: &Settings, base_url: &str, key: &SigningKey) -> BusinessProfile {
+    pub fn build(
+        settings: &Settings,
+        base_url: &str,
+        key: &SigningKey,
+        payment_handlers: serde_json::Value,
+    ) -> BusinessProfile {
         let namespaces = namespaces(settings);
         let mcp_endpoint = format!("{base_url}{}", settings.http.mcp_path);
         let enabled: Vec<&CapabilityDef> = KNOWN_CAPABILITIES
@@ -131,7 +180,7 @@ impl BusinessProfile {
                 "version": PROTOCOL_VERSION,
                 "services": services,
                 "capabilities": capabilities,
-                "payment_handlers": {},
+                "payment_handlers": payment_handlers,
             },
             "signing_keys": [jwk.clone()],
             "keys": [jwk],

@@ -2,14 +2,19 @@
 //! negotiation, and the stateless MCP endpoint, over one commerce core.
 
 pub mod catalog;
+pub mod clock;
+pub mod commerce;
 pub mod config;
 pub mod discovery;
 pub mod error;
 pub mod guard;
 pub mod keys;
+pub mod mailer;
 pub mod mcp;
 pub mod operations;
+pub mod payment;
 pub mod platform;
+pub mod purchase;
 pub mod response;
 pub mod startup;
 pub mod state;

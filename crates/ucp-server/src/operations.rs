@@ -7,6 +7,10 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Payload {
     Catalog,
+    Cart,
+    Checkout,
+    /// Only the `id` argument (get, cancel).
+    None,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -16,6 +20,8 @@ pub struct Operation {
     /// Short name of the capability the operation belongs to (`catalog.search`).
     pub capability: &'static str,
     pub payload: Payload,
+    /// Whether the `id` argument names the target resource.
+    pub takes_id: bool,
     /// Whether `meta["idempotency-key"]` is required.
     pub requires_idempotency_key: bool,
     pub description: &'static str,
@@ -26,6 +32,7 @@ pub const OPERATIONS: &[Operation] = &[
         name: "search_catalog",
         capability: "catalog.search",
         payload: Payload::Catalog,
+        takes_id: false,
         requires_idempotency_key: false,
         description: "Search the merchant's catalog by free text and/or filters (categories, price in minor units). \
             Results are ranked by relevance and paginated with an opaque cursor (default 10 per page).",
@@ -34,6 +41,7 @@ pub const OPERATIONS: &[Operation] = &[
         name: "lookup_catalog",
         capability: "catalog.lookup",
         payload: Payload::Catalog,
+        takes_id: false,
         requires_idempotency_key: false,
         description: "Look up products by product id, variant id, SKU, barcode or handle. Each returned variant lists \
             the request ids that resolved to it in `inputs` (match `exact` or `featured`).",
@@ -42,11 +50,89 @@ pub const OPERATIONS: &[Operation] = &[
         name: "get_product",
         capability: "catalog.lookup",
         payload: Payload::Catalog,
+        takes_id: false,
         requires_idempotency_key: false,
         description: "Get one product by product or variant id, narrowed by option selections (`selected`, relaxed in \
             `preferences` order), with `available`/`exists` signals on every option value.",
     },
+    operation(
+        "create_cart",
+        "cart",
+        Payload::Cart,
+        false,
+        false,
+        "Create a cart from line items (variant ids, SKUs or product ids). Returns the priced cart with estimated totals and a continue_url; all items unavailable yields an error response.",
+    ),
+    operation("get_cart", "cart", Payload::None, true, false, "Get a cart by id: its current lines, live prices and estimated totals."),
+    operation(
+        "update_cart",
+        "cart",
+        Payload::Cart,
+        true,
+        false,
+        "Replace a cart's contents (full replacement: lines not sent are removed).",
+    ),
+    operation(
+        "cancel_cart",
+        "cart",
+        Payload::None,
+        true,
+        true,
+        "Cancel a cart; returns its last state. Needs meta[\"idempotency-key\"].",
+    ),
+    operation(
+        "create_checkout",
+        "checkout",
+        Payload::Checkout,
+        false,
+        false,
+        "Start a checkout from line items or a cart_id. The response's status says what is missing (messages with paths) until it is ready_for_complete.",
+    ),
+    operation("get_checkout", "checkout", Payload::None, true, false, "Get a checkout by id: lines, totals, status and the messages saying what is still missing."),
+    operation(
+        "update_checkout",
+        "checkout",
+        Payload::Checkout,
+        true,
+        false,
+        "Replace a checkout's line items, buyer, fulfillment (address, shipping option) and discount codes (full replacement).",
+    ),
+    operation(
+        "complete_checkout",
+        "checkout",
+        Payload::Checkout,
+        true,
+        true,
+        "Place the order with checkout.payment.instruments (one instrument, a handler from ucp.payment_handlers). Needs meta[\"idempotency-key\"].",
+    ),
+    operation(
+        "cancel_checkout",
+        "checkout",
+        Payload::None,
+        true,
+        true,
+        "Cancel a checkout that is not completed. Needs meta[\"idempotency-key\"].",
+    ),
+    operation(
+        "get_order",
+        "order",
+        Payload::None,
+        true,
+        false,
+        "Get an order placed through this platform: line items, fulfillment expectations and events, totals.",
+    ),
 ];
+
+const fn operation(
+    name: &'static str,
+    capability: &'static str,
+    payload: Payload,
+    takes_id: bool,
+    requires_idempotency_key: bool,
+    description: &'static str,
+) -> Operation {
+    Operation { name, capability, payload, takes_id, requires_idempotency_key, description }
+}
 
 pub fn find(name: &str) -> Option<&'static Operation> {
     OPERATIONS.iter().find(|operation| operation.name == name)

@@ -61,8 +61,9 @@ impl Application {
             listener.local_addr().map_err(|source| StartError::Bind { address: settings.listen, source })?;
 
         let readers = std::thread::available_parallelism().map(|cores| cores.get() * 2).unwrap_or(4).clamp(2, 16);
-        let store = SqliteStore::open(&data_dir.join(DATABASE_FILE), readers)?;
-        let catalog: Arc<dyn CatalogStore> = Arc::new(store);
+        let store = Arc::new(SqliteStore::open(&data_dir.join(DATABASE_FILE), readers)?);
+        let catalog: Arc<dyn CatalogStore> = store.clone();
+        let commerce: Arc<dyn ucp_domain::store::CommerceStore> = store;
         if settings.demo && catalog.product_count().await? == 0 {
             seed_demo(&catalog, &settings).await?;
         }
@@ -81,14 +82,22 @@ impl Application {
                 "DEVELOPMENT MODE: platform profiles may be fetched over plain HTTP from loopback addresses (--dev-insecure-profiles); never enable this in production"
             );
         }
-        let profile = BusinessProfile::build(&settings, &base_url, &key);
+        let payments = crate::payment::Handlers::from_settings(&settings).map_err(StartError::Config)?;
+        let profile = BusinessProfile::build(&settings, &base_url, &key, payments.advertised());
         let platforms =
             PlatformResolver::new(&settings.profiles, settings.dev_insecure_profiles).map_err(StartError::Config)?;
         let allowed = allowed_hosts_and_origins(&settings, &base_url, local_addr);
         let tools = mcp::tool_list(&settings.capabilities.enabled);
         let in_flight = Arc::new(tokio::sync::Semaphore::new(settings.http.max_concurrent_requests.max(1)));
+        let pricing_rules = Arc::new(crate::commerce::pricing_rules(&settings));
+        let mailer = crate::mailer::Mailer::new(data_dir.join("outbox"), &settings.business_name);
         let state = AppState {
             in_flight,
+            commerce,
+            pricing_rules,
+            payments: Arc::new(payments),
+            mailer,
+            clock: crate::clock::Clock::default(),
             settings: Arc::new(settings),
             profile: Arc::new(profile),
             catalog,
@@ -130,8 +139,25 @@ impl Application {
             mcp = %self.state.profile.mcp_endpoint,
             "ucpd ready"
         );
+        // Expired carts and checkouts become canceled in storage, so every instance (and a
+        // restart) sees the same state; reads also refuse expired sessions on their own.
+        let commerce = Arc::clone(&self.state.commerce);
+        let clock = self.state.clock.clone();
+        let sweep_every = self.state.settings.checkout.sweep_interval_secs.max(1);
+        let sweeper = tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(std::time::Duration::from_secs(sweep_every));
+            loop {
+                ticks.tick().await;
+                match commerce.expire_sessions(clock.now()).await {
+                    Ok(0) => {}
+                    Ok(expired) => tracing::info!(expired, "expired carts and checkouts swept"),
+                    Err(error) => tracing::warn!(%error, "sweeping expired sessions failed"),
+                }
+            }
+        });
         let served = axum::serve(self.listener, self.router).with_graceful_shutdown(shutdown).await;
         refresher.abort();
+        sweeper.abort();
         served
     }
 }

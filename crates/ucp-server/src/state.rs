@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use ucp_domain::store::CatalogStore;
+use ucp_domain::checkout::PricingRules;
+use ucp_domain::store::{CatalogStore, CommerceStore};
 
 use crate::catalog::CursorCodec;
 use crate::config::Settings;
@@ -15,6 +16,11 @@ pub struct AppState {
     pub settings: Arc<Settings>,
     pub profile: Arc<BusinessProfile>,
     pub catalog: Arc<dyn CatalogStore>,
+    pub commerce: Arc<dyn CommerceStore>,
+    pub pricing_rules: Arc<PricingRules>,
+    pub payments: Arc<crate::payment::Handlers>,
+    pub mailer: crate::mailer::Mailer,
+    pub clock: crate::clock::Clock,
     pub platforms: PlatformResolver,
     pub cursors: CursorCodec,
     pub allowed: Arc<Allowed>,

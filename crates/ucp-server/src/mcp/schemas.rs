@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::operations::Operation;
+use crate::operations::{Operation, Payload};
 
 pub(super) fn input_schema(operation: &Operation) -> Value {
     let mut meta = json!({
@@ -24,22 +24,157 @@ pub(super) fn input_schema(operation: &Operation) -> Value {
     if operation.requires_idempotency_key {
         meta["required"] = json!(["ucp-agent", "idempotency-key"]);
     }
-    let catalog = match operation.name {
-        "search_catalog" => search_request(),
-        "lookup_catalog" => lookup_request(),
-        _ => get_product_request(),
+    let mut properties = serde_json::Map::new();
+    properties.insert("meta".into(), meta);
+    let mut required = vec!["meta"];
+    if operation.takes_id {
+        properties.insert("id".into(), json!({ "type": "string", "description": "The id of the target resource." }));
+        required.push("id");
+    }
+    let payload = match operation.payload {
+        Payload::Catalog => Some((
+            "catalog",
+            match operation.name {
+                "search_catalog" => search_request(),
+                "lookup_catalog" => lookup_request(),
+                _ => get_product_request(),
+            },
+        )),
+        Payload::Cart => Some(("cart", session_request(false))),
+        Payload::Checkout if operation.name == "complete_checkout" => Some(("checkout", complete_request())),
+        Payload::Checkout => Some(("checkout", session_request(true))),
+        Payload::None => None,
     };
+    if let Some((member, schema)) = payload {
+        properties.insert(member.into(), schema);
+        if operation.name != "complete_checkout" {
+            required.push(member);
+        }
+    }
     json!({
         "type": "object",
-        "required": ["meta", "catalog"],
-        "properties": { "meta": meta, "catalog": catalog },
+        "required": required,
+        "properties": properties,
         "additionalProperties": true,
         "$defs": shared_defs(),
     })
 }
 
+fn session_request(checkout: bool) -> Value {
+    let mut schema = json!({
+        "type": "object",
+        "required": if checkout { json!([]) } else { json!(["line_items"]) },
+        "properties": {
+            "line_items": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["item", "quantity"],
+                    "properties": {
+                        "id": { "type": "string", "description": "Our line id, to keep a line on update." },
+                        "item": { "type": "object", "required": ["id"], "properties": { "id": { "type": "string", "description": "Variant id, SKU or product id." } } },
+                        "quantity": { "type": "integer", "minimum": 1 }
+                    }
+                }
+            },
+            "buyer": {
+                "type": "object",
+                "properties": {
+                    "first_name": { "type": "string" }, "last_name": { "type": "string" },
+                    "email": { "type": "string" }, "phone_number": { "type": "string", "description": "E.164" }
+                }
+            },
+            "context": context(),
+            "discounts": { "type": "object", "properties": { "codes": { "type": "array", "items": { "type": "string" } } } }
+        }
+    });
+    if checkout {
+        schema["properties"]["cart_id"] =
+            json!({ "type": "string", "description": "Start from this cart (create only)." });
+        schema["properties"]["fulfillment"] = json!({
+            "type": "object",
+            "properties": {
+                "methods": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "type": { "type": "string", "enum": ["shipping", "pickup"] },
+                            "destinations": { "type": "array", "items": { "$ref": "#/$defs/postal_address" } },
+                            "selected_destination_id": { "type": ["string", "null"] },
+                            "groups": { "type": "array", "items": { "type": "object", "properties": { "id": { "type": "string" }, "selected_option_id": { "type": ["string", "null"] } } } }
+                        }
+                    }
+                }
+            }
+        });
+    }
+    schema
+}
+
+fn complete_request() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "payment": {
+                "type": "object",
+                "properties": {
+                    "instruments": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["id", "handler_id", "type"],
+                            "properties": {
+                                "id": { "type": "string" },
+                                "handler_id": { "type": "string" },
+                                "type": { "type": "string" },
+                                "credential": { "type": "object", "required": ["type"], "properties": { "type": { "type": "string" }, "token": { "type": "string" } } }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    })
+}
+
 pub(super) fn output_schema(operation: &Operation) -> Value {
-    let success = match operation.name {
+    let resource = |required: Value| {
+        json!({
+            "type": "object",
+            "required": required,
+            "properties": {
+                "ucp": { "$ref": "#/$defs/ucp" },
+                "id": { "type": "string" },
+                "totals": { "type": "array", "items": { "type": "object", "required": ["type", "amount"], "properties": { "type": { "type": "string" }, "amount": { "type": "integer" } } } },
+                "messages": { "type": "array", "items": { "$ref": "#/$defs/message" } }
+            }
+        })
+    };
+    let success = match operation.capability {
+        "cart" => resource(json!(["ucp", "id", "line_items", "currency", "totals"])),
+        "checkout" => resource(json!(["ucp", "id", "line_items", "status", "currency", "totals", "links"])),
+        "order" => resource(json!([
+            "ucp",
+            "id",
+            "checkout_id",
+            "permalink_url",
+            "line_items",
+            "fulfillment",
+            "currency",
+            "totals"
+        ])),
+        _ => catalog_output(operation),
+    };
+    json!({
+        "type": "object",
+        "anyOf": [success, { "$ref": "#/$defs/error_response" }],
+        "$defs": shared_defs(),
+    })
+}
+
+fn catalog_output(operation: &Operation) -> Value {
+    match operation.name {
         "search_catalog" => json!({
             "type": "object",
             "required": ["ucp", "products"],
@@ -104,12 +239,7 @@ pub(super) fn output_schema(operation: &Operation) -> Value {
                 "messages": { "type": "array", "items": { "$ref": "#/$defs/message" } }
             }
         }),
-    };
-    json!({
-        "type": "object",
-        "anyOf": [success, { "$ref": "#/$defs/error_response" }],
-        "$defs": shared_defs(),
-    })
+    }
 }
 
 fn context() -> Value {
@@ -205,6 +335,17 @@ fn get_product_request() -> Value {
 
 fn shared_defs() -> Value {
     json!({
+        "postal_address": {
+            "type": "object",
+            "properties": {
+                "id": { "type": "string" },
+                "first_name": { "type": "string" }, "last_name": { "type": "string" },
+                "street_address": { "type": "string" }, "extended_address": { "type": "string" },
+                "address_locality": { "type": "string" }, "address_region": { "type": "string" },
+                "address_country": { "type": "string", "description": "ISO 3166-1 alpha-2" },
+                "postal_code": { "type": "string" }, "phone_number": { "type": "string" }
+            }
+        },
         "price": {
             "type": "object",
             "required": ["amount", "currency"],

@@ -28,7 +28,9 @@ async fn profile_is_cacheable_json_that_validates_as_a_business_profile() {
     }
     assert_eq!(profile["ucp"]["version"], VERSION);
     assert!(profile["ucp"]["services"].is_object());
-    assert_eq!(profile["ucp"]["payment_handlers"], serde_json::json!({}));
+    let sandbox = &profile["ucp"]["payment_handlers"]["dev.ucpd.sandbox"][0];
+    assert_eq!(sandbox["id"], "sandbox", "the sandbox handler and its test tokens are discoverable");
+    assert!(sandbox["config"]["test_tokens"]["tok_sandbox_3ds"].is_string());
     assert!(!profile.to_string().contains("\"draft\""));
     schema::assert_valid_profile(&profile);
 

@@ -18,6 +18,17 @@ use ucp_server::{Application, Settings};
 
 pub const VERSION: &str = "2026-04-08";
 
+/// Every capability ucpd offers, as a platform profile would list them.
+pub const ALL_CAPABILITIES: &[&str] = &[
+    "dev.ucp.shopping.catalog.search",
+    "dev.ucp.shopping.catalog.lookup",
+    "dev.ucp.shopping.cart",
+    "dev.ucp.shopping.checkout",
+    "dev.ucp.shopping.order",
+    "dev.ucp.shopping.fulfillment",
+    "dev.ucp.shopping.discount",
+];
+
 /// A running ucpd on a port the OS chose, with its own data directory.
 pub struct TestApp {
     pub base_url: String,
@@ -25,6 +36,8 @@ pub struct TestApp {
     pub http: reqwest::Client,
     pub platform: PlatformServer,
     pub data_dir: tempfile::TempDir,
+    /// The server's clock: `clock.advance(seconds)` moves time forward for expiry tests.
+    pub clock: ucp_server::clock::Clock,
     shutdown: CancellationToken,
 }
 
@@ -40,11 +53,7 @@ pub async fn spawn_app() -> TestApp {
 }
 
 pub async fn spawn_app_with(products: Vec<Product>, configure: impl FnOnce(&mut Settings, &PlatformServer)) -> TestApp {
-    let platform = PlatformServer::start(platform_profile(&[
-        "dev.ucp.shopping.catalog.search",
-        "dev.ucp.shopping.catalog.lookup",
-    ]))
-    .await;
+    let platform = PlatformServer::start(platform_profile(ALL_CAPABILITIES)).await;
     let data_dir = tempfile::tempdir().expect("temp dir");
     if !products.is_empty() {
         let store =
@@ -53,13 +62,15 @@ pub async fn spawn_app_with(products: Vec<Product>, configure: impl FnOnce(&mut 
     }
     let mut settings = Settings::for_tests(data_dir.path());
     settings.dev_insecure_profiles = true;
+    settings.payments.sandbox = Some(true);
     configure(&mut settings, &platform);
     let application = Application::build(settings).await.expect("app builds");
     let base_url = format!("http://{}", application.local_addr());
     let mcp_url = format!("{base_url}/ucp/mcp");
+    let clock = application.state().clock.clone();
     let shutdown = CancellationToken::new();
     tokio::spawn(application.run_until_stopped(shutdown.clone().cancelled_owned()));
-    TestApp { base_url, mcp_url, http: reqwest::Client::new(), platform, data_dir, shutdown }
+    TestApp { base_url, mcp_url, http: reqwest::Client::new(), platform, data_dir, clock, shutdown }
 }
 
 impl TestApp {

@@ -4,6 +4,7 @@
 #![allow(unreachable_pub)]
 
 mod catalog;
+mod checkout;
 mod discovery;
 mod fuzz;
 mod helpers;

@@ -2,6 +2,7 @@
 //! connections and a single writer connection, every call run on tokio's blocking pool.
 
 mod catalog;
+mod commerce;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -16,7 +17,7 @@ use ucp_domain::store::StoreError;
 const DOCUMENT_CACHE_BYTES: u64 = 48 * 1024 * 1024;
 
 /// Migrations in order; the index + 1 is the schema version. Never edit a shipped one.
-const MIGRATIONS: &[&str] = &[include_str!("schema.sql")];
+const MIGRATIONS: &[&str] = &[include_str!("schema.sql"), include_str!("schema_2.sql")];
 
 /// A SQLite database shared by every store trait.
 #[derive(Clone)]

@@ -1,0 +1,618 @@
+//! The purchase: carts, checkouts and orders (cart.md, checkout.md, order.md). Requests are
+//! parsed here, priced by the domain's engine, stored through `CommerceStore`, and rendered
+//! as UCP bodies. Transport-neutral, like `catalog`.
+
+mod render;
+mod requests;
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+use ucp_domain::checkout::{
+    LineRequest, Message, PendingAuthentication, Priced, PricingInput, Session, SessionKind, Severity, Status, price,
+};
+use ucp_domain::store::{PlaceOrder, PlaceOrderError, StoredOrder};
+
+pub use requests::{CartRequest, CheckoutRequest};
+
+use crate::commerce::catalog_items;
+use crate::error::ApiError;
+use crate::payment::{Charge, Outcome};
+use crate::response::{Envelope, error_response};
+use crate::state::AppState;
+
+/// Most lines a cart or checkout may hold.
+pub const MAX_LINES: usize = 100;
+/// Largest quantity of one line.
+pub const MAX_QUANTITY: i64 = 10_000;
+
+/// Who is calling and what was negotiated, for one operation.
+#[derive(Debug)]
+pub struct Call<'a> {
+    pub state: &'a AppState,
+    pub envelope: &'a Envelope,
+    /// The platform profile URL: sessions and orders belong to the platform that made them.
+    pub platform: &'a str,
+    pub fulfillment: bool,
+    pub discounts: bool,
+    pub cart_negotiated: bool,
+    pub idempotency_key: Option<&'a str>,
+}
+
+impl Call<'_> {
+    pub(crate) fn now(&self) -> i64 {
+        self.state.clock.now()
+    }
+
+    fn not_found(&self, what: &str) -> Result<String, ApiError> {
+        let body = error_response(
+            &self.envelope.version,
+            "not_found",
+            &format!("{what} not found or has expired."),
+            Some(&self.state.profile.base_url),
+        );
+        serde_json::to_string(&body).map_err(ApiError::internal)
+    }
+
+    /// A live session of `kind` owned by this platform.
+    async fn load(&self, id: &str, kind: SessionKind) -> Result<Option<Session>, ApiError> {
+        let session = self.state.commerce.session(id).await?;
+        Ok(session.filter(|session| {
+            session.kind == kind && session.platform == self.platform && !session.is_expired(self.now())
+        }))
+    }
+
+    async fn price(&self, session: &Session) -> Result<Priced, ApiError> {
+        let item_ids: Vec<String> = session.lines.iter().map(|line| line.item_id.clone()).collect();
+        let (items, _) = catalog_items(self.state, &item_ids).await?;
+        let codes: Vec<String> = session.discount_codes.iter().map(|code| code.trim().to_uppercase()).collect();
+        let uses = if codes.is_empty() { HashMap::new() } else { self.state.commerce.discount_uses(&codes).await? };
+        let input = PricingInput {
+            session,
+            items: &items,
+            rules: &self.state.pricing_rules,
+            discount_uses: &uses,
+            fulfillment_enabled: self.fulfillment,
+            discounts_enabled: self.discounts,
+            payment_available: !self.state.payments.handlers.is_empty(),
+            now: self.now(),
+        };
+        Ok(price(&input))
+    }
+
+    /// Resolves requested lines to catalog variants; unknown items become messages.
+    async fn resolve_lines(
+        &self,
+        requested: Vec<requests::LineItemRequest>,
+    ) -> Result<(Vec<LineRequest>, Vec<Message>, bool), ApiError> {
+        let ids: Vec<String> = requested.iter().map(|line| line.item.id.clone()).collect();
+        let (items, canonical) = catalog_items(self.state, &ids).await?;
+        let mut lines = Vec::with_capacity(requested.len());
+        let mut messages = Vec::new();
+        let mut any_in_stock = false;
+        for line in requested {
+            match canonical.get(&line.item.id) {
+                Some(variant_id) => {
+                    if items.get(variant_id).is_some_and(|item| item.available_quantity != Some(0)) {
+                        any_in_stock = true;
+                    }
+                    lines.push(LineRequest { id: line.id, item_id: variant_id.clone(), quantity: line.quantity });
+                }
+                None => messages.push(Message::error(
+                    "item_unavailable",
+                    Severity::Recoverable,
+                    format!("Item {} is not sold here; it was not added.", line.item.id),
+                    None,
+                )),
+            }
+        }
+        Ok((lines, messages, any_in_stock))
+    }
+
+    fn new_session(&self, kind: SessionKind) -> Session {
+        let now = self.now();
+        let ttl = match kind {
+            SessionKind::Cart => self.state.settings.checkout.cart_ttl_secs,
+            SessionKind::Checkout => self.state.settings.checkout.checkout_ttl_secs,
+        };
+        let prefix = match kind {
+            SessionKind::Cart => "cart",
+            SessionKind::Checkout => "chk",
+        };
+        Session {
+            id: format!("{prefix}_{}", uuid::Uuid::new_v4().simple()),
+            kind,
+            status: Status::Incomplete,
+            currency: self.state.settings.catalog.currency.clone(),
+            lines: Vec::new(),
+            next_line: 0,
+            buyer: None,
+            context: None,
+            fulfillment: None,
+            discount_codes: Vec::new(),
+            cart_id: None,
+            platform: self.platform.to_owned(),
+            attribution: None,
+            created_at: now,
+            expires_at: now + ttl,
+            order_id: None,
+            pending_authentication: None,
+            sticky_messages: Vec::new(),
+        }
+    }
+
+    fn render(&self, session: &Session, priced: &Priced, extra: Vec<Message>) -> Result<String, ApiError> {
+        let body = render::session(self, session, priced, extra);
+        serde_json::to_string(&body).map_err(ApiError::internal)
+    }
+
+    /// The error response for a create that cannot make a session.
+    fn nothing_to_sell(&self, any_known: bool) -> Result<String, ApiError> {
+        let (code, content) = if any_known {
+            ("out_of_stock", "None of the requested items is in stock; nothing was created.")
+        } else {
+            ("item_unavailable", "None of the requested items is sold here; nothing was created.")
+        };
+        let body = error_response(&self.envelope.version, code, content, Some(&self.state.profile.base_url));
+        serde_json::to_string(&body).map_err(ApiError::internal)
+    }
+}
+
+/// Applies the fields of a create/update request to a session (full replacement).
+fn apply_common(
+    call: &Call<'_>,
+    session: &mut Session,
+    buyer: Option<ucp_domain::checkout::Buyer>,
+    context: Option<ucp_domain::checkout::Context>,
+    codes: Option<Vec<String>>,
+    attribution: Option<serde_json::Map<String, Value>>,
+) {
+    session.buyer = buyer;
+    session.context = context;
+    session.attribution = attribution;
+    if call.discounts {
+        session.discount_codes = codes.unwrap_or_default();
+    }
+}
+
+// ---- cart ----------------------------------------------------------------------------------
+
+pub async fn create_cart(call: &Call<'_>, request: CartRequest) -> Result<String, ApiError> {
+    request.validate("cart", None)?;
+    let (lines, messages, any_in_stock) = call.resolve_lines(request.line_items).await?;
+    if lines.is_empty() || !any_in_stock {
+        return call.nothing_to_sell(!lines.is_empty());
+    }
+    let mut session = call.new_session(SessionKind::Cart);
+    session.replace_lines(lines);
+    apply_common(
+        call,
+        &mut session,
+        request.buyer,
+        request.context,
+        request.discounts.map(|d| d.codes),
+        request.attribution,
+    );
+    call.state.commerce.insert_session(&session).await?;
+    let priced = call.price(&session).await?;
+    call.render(&session, &priced, messages)
+}
+
+pub async fn get_cart(call: &Call<'_>, id: &str) -> Result<String, ApiError> {
+    let Some(session) = call.load(id, SessionKind::Cart).await?.filter(|session| session.status != Status::Canceled)
+    else {
+        return call.not_found("Cart");
+    };
+    let priced = call.price(&session).await?;
+    call.render(&session, &priced, Vec::new())
+}
+
+pub async fn update_cart(call: &Call<'_>, id: &str, request: CartRequest) -> Result<String, ApiError> {
+    request.validate("cart", Some(id))?;
+    let Some(mut session) =
+        call.load(id, SessionKind::Cart).await?.filter(|session| session.status != Status::Canceled)
+    else {
+        return call.not_found("Cart");
+    };
+    let (lines, messages, _) = call.resolve_lines(request.line_items).await?;
+    session.replace_lines(lines);
+    apply_common(
+        call,
+        &mut session,
+        request.buyer,
+        request.context,
+        request.discounts.map(|d| d.codes),
+        request.attribution,
+    );
+    call.state.commerce.update_session(&session).await?;
+    let priced = call.price(&session).await?;
+    call.render(&session, &priced, messages)
+}
+
+pub async fn cancel_cart(call: &Call<'_>, id: &str) -> Result<String, ApiError> {
+    let Some(mut session) =
+        call.load(id, SessionKind::Cart).await?.filter(|session| session.status != Status::Canceled)
+    else {
+        return call.not_found("Cart");
+    };
+    let priced = call.price(&session).await?;
+    let body = call.render(&session, &priced, Vec::new())?;
+    session.status = Status::Canceled;
+    call.state.commerce.update_session(&session).await?;
+    Ok(body)
+}
+
+// ---- checkout ------------------------------------------------------------------------------
+
+pub async fn create_checkout(call: &Call<'_>, request: CheckoutRequest) -> Result<String, ApiError> {
+    request.validate("checkout", None)?;
+    if let Some(cart_id) = request.cart_id.clone() {
+        if !call.cart_negotiated {
+            return Err(ApiError::invalid_params(
+                "checkout.cart_id needs the cart capability, which was not negotiated",
+            ));
+        }
+        return create_from_cart(call, &cart_id, request).await;
+    }
+    let Some(line_items) = request.line_items.clone() else {
+        return Err(ApiError::invalid_params("checkout.line_items is required (or checkout.cart_id)"));
+    };
+    if line_items.is_empty() {
+        return Err(ApiError::invalid_params("checkout.line_items must name at least one item"));
+    }
+    let (lines, messages, any_in_stock) = call.resolve_lines(line_items).await?;
+    if lines.is_empty() || !any_in_stock {
+        return call.nothing_to_sell(!lines.is_empty());
+    }
+    let mut session = call.new_session(SessionKind::Checkout);
+    session.replace_lines(lines);
+    apply_checkout_fields(call, &mut session, request);
+    let priced = call.price(&session).await?;
+    session.status = priced.status;
+    call.state.commerce.insert_session(&session).await?;
+    call.render(&session, &priced, messages)
+}
+
+async fn create_from_cart(call: &Call<'_>, cart_id: &str, request: CheckoutRequest) -> Result<String, ApiError> {
+    let Some(cart) = call.load(cart_id, SessionKind::Cart).await?.filter(|cart| cart.status != Status::Canceled) else {
+        return call.not_found("Cart");
+    };
+    if let Some(existing) = call.state.commerce.open_checkout_for_cart(cart_id, call.now()).await?
+        && existing.platform == call.platform
+    {
+        let priced = call.price(&existing).await?;
+        return call.render(&existing, &priced, Vec::new());
+    }
+    let mut session = call.new_session(SessionKind::Checkout);
+    session.lines = cart.lines.clone();
+    session.next_line = cart.next_line;
+    session.cart_id = Some(cart_id.to_owned());
+    // The cart's contents win over overlapping fields of the request (cart.md §6).
+    let mut request = request;
+    request.line_items = None;
+    apply_checkout_fields(call, &mut session, request);
+    if session.buyer.is_none() {
+        session.buyer = cart.buyer.clone();
+    }
+    if session.context.is_none() {
+        session.context = cart.context.clone();
+    }
+    if call.discounts && session.discount_codes.is_empty() {
+        session.discount_codes = cart.discount_codes.clone();
+    }
+    let priced = call.price(&session).await?;
+    if session.lines.is_empty() {
+        return call.nothing_to_sell(false);
+    }
+    session.status = priced.status;
+    call.state.commerce.insert_session(&session).await?;
+    call.render(&session, &priced, Vec::new())
+}
+
+fn apply_checkout_fields(call: &Call<'_>, session: &mut Session, request: CheckoutRequest) {
+    let codes = request.discounts.map(|discounts| discounts.codes);
+    apply_common(call, session, request.buyer, request.context, codes, request.attribution);
+    if call.fulfillment {
+        session.fulfillment = request.fulfillment.and_then(|fulfillment| fulfillment.into_choice());
+    }
+}
+
+pub async fn get_checkout(call: &Call<'_>, id: &str) -> Result<String, ApiError> {
+    let Some(session) = call.load(id, SessionKind::Checkout).await? else {
+        return call.not_found("Checkout");
+    };
+    let priced = call.price(&session).await?;
+    call.render(&session, &priced, Vec::new())
+}
+
+pub async fn update_checkout(call: &Call<'_>, id: &str, request: CheckoutRequest) -> Result<String, ApiError> {
+    request.validate("checkout", Some(id))?;
+    let Some(mut session) = call.load(id, SessionKind::Checkout).await? else {
+        return call.not_found("Checkout");
+    };
+    if let Some(refusal) = refuse_change(&session, "updated") {
+        let priced = call.price(&session).await?;
+        return call.render(&session, &priced, vec![refusal]);
+    }
+    let Some(line_items) = request.line_items.clone() else {
+        return Err(ApiError::invalid_params("checkout.line_items is required: an update replaces the whole checkout"));
+    };
+    let (lines, messages, _) = call.resolve_lines(line_items).await?;
+    session.replace_lines(lines);
+    apply_checkout_fields(call, &mut session, request);
+    session.sticky_messages.clear();
+    session.pending_authentication = None;
+    let priced = call.price(&session).await?;
+    session.status = priced.status;
+    call.state.commerce.update_session(&session).await?;
+    reflect_into_cart(call, &session).await?;
+    call.render(&session, &priced, messages)
+}
+
+/// Keeps a linked cart in step with its active checkout (cart.md §6, checklist 118).
+async fn reflect_into_cart(call: &Call<'_>, checkout: &Session) -> Result<(), ApiError> {
+    let Some(cart_id) = &checkout.cart_id else { return Ok(()) };
+    if let Some(mut cart) = call.load(cart_id, SessionKind::Cart).await?.filter(|cart| cart.status != Status::Canceled)
+    {
+        cart.lines = checkout.lines.clone();
+        cart.next_line = cart.next_line.max(checkout.next_line);
+        call.state.commerce.update_session(&cart).await?;
+    }
+    Ok(())
+}
+
+/// The message for an operation a terminal or in-flight checkout does not allow.
+fn refuse_change(session: &Session, verb: &str) -> Option<Message> {
+    let (code, reason) = match session.status {
+        Status::Completed => ("checkout_completed", "is completed"),
+        Status::Canceled => ("checkout_canceled", "is canceled"),
+        Status::CompleteInProgress => ("complete_in_progress", "is being completed"),
+        _ => return None,
+    };
+    let severity =
+        if session.status == Status::CompleteInProgress { Severity::Recoverable } else { Severity::Unrecoverable };
+    Some(Message::error(code, severity, format!("This checkout {reason}; it cannot be {verb}. Nothing changed."), None))
+}
+
+pub async fn cancel_checkout(call: &Call<'_>, id: &str) -> Result<String, ApiError> {
+    let Some(mut session) = call.load(id, SessionKind::Checkout).await? else {
+        return call.not_found("Checkout");
+    };
+    if let Some(refusal) = refuse_change(&session, "canceled") {
+        let priced = call.price(&session).await?;
+        return call.render(&session, &priced, vec![refusal]);
+    }
+    session.status = Status::Canceled;
+    call.state.commerce.update_session(&session).await?;
+    let priced = call.price(&session).await?;
+    call.render(&session, &priced, Vec::new())
+}
+
+pub async fn complete_checkout(call: &Call<'_>, id: &str, request: CheckoutRequest) -> Result<String, ApiError> {
+    request.validate("checkout", Some(id))?;
+    let Some(mut session) = call.load(id, SessionKind::Checkout).await? else {
+        return call.not_found("Checkout");
+    };
+    if let Some(refusal) = refuse_change(&session, "completed again") {
+        let priced = call.price(&session).await?;
+        return call.render(&session, &priced, vec![refusal]);
+    }
+    let priced = call.price(&session).await?;
+    let approved_challenge = session.pending_authentication.as_ref().is_some_and(|pending| pending.approved);
+    if priced.status != Status::ReadyForComplete {
+        return call.render(&session, &priced, Vec::new());
+    }
+    let total = priced.totals.iter().find(|total| total.kind == "total").map_or(0, |total| total.amount);
+    let charge_key = call.idempotency_key.map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_owned);
+
+    let outcome = if approved_challenge {
+        let pending = session.pending_authentication.clone().expect("checked above");
+        let Some(handler) = call.state.payments.by_id(&pending.handler_id) else {
+            return Err(ApiError::internal(format!("handler {} vanished", pending.handler_id)));
+        };
+        let charge = Charge {
+            checkout_id: session.id.clone(),
+            amount: total,
+            currency: session.currency.clone(),
+            token: String::new(),
+            idempotency_key: charge_key.clone(),
+        };
+        handler
+            .processor
+            .confirm(&pending.reference, &charge)
+            .await
+            .map(|outcome| (outcome, pending.handler_id.clone()))
+    } else {
+        let instruments = request.payment.map(|payment| payment.instruments).unwrap_or_default();
+        let instrument = match instruments.as_slice() {
+            [one] => one,
+            [] => {
+                return Err(ApiError::invalid_params(
+                    "checkout.payment.instruments must hold the instrument to charge",
+                ));
+            }
+            _ => {
+                return fail_payment(
+                    call,
+                    &mut session,
+                    "Send exactly one payment instrument; split payments are not supported.",
+                )
+                .await;
+            }
+        };
+        let Some(handler) = call.state.payments.by_id(&instrument.handler_id) else {
+            return fail_payment(
+                call,
+                &mut session,
+                &format!(
+                    "Payment handler {:?} is not offered for this checkout; use one from ucp.payment_handlers.",
+                    instrument.handler_id
+                ),
+            )
+            .await;
+        };
+        if !handler.instrument_types.contains(&instrument.kind) {
+            return fail_payment(
+                call,
+                &mut session,
+                &format!("Handler {} does not take {} instruments.", handler.id, instrument.kind),
+            )
+            .await;
+        }
+        let Some(token) = instrument.credential.as_ref().and_then(|credential| credential.token.clone()) else {
+            return fail_payment(call, &mut session, "The payment instrument needs a token credential.").await;
+        };
+        let charge = Charge {
+            checkout_id: session.id.clone(),
+            amount: total,
+            currency: session.currency.clone(),
+            token,
+            idempotency_key: charge_key.clone(),
+        };
+        handler.processor.charge(&charge).await.map(|outcome| (outcome, handler.id.clone()))
+    };
+    let (outcome, handler_id) = match outcome {
+        Ok(result) => result,
+        Err(error) => {
+            tracing::warn!(checkout = %session.id, %error, "payment processor unavailable");
+            return Err(ApiError::new(
+                crate::error::ErrorKind::Unavailable,
+                "the payment processor is unavailable; retry shortly",
+            ));
+        }
+    };
+    match outcome {
+        Outcome::Declined { reason } => fail_payment(call, &mut session, &reason).await,
+        Outcome::RequiresAction { reference } => {
+            session.pending_authentication =
+                Some(PendingAuthentication { handler_id, instrument_type: "card".into(), reference, approved: false });
+            let priced = call.price(&session).await?;
+            session.status = priced.status;
+            call.state.commerce.update_session(&session).await?;
+            call.render(&session, &priced, Vec::new())
+        }
+        Outcome::Approved { reference } => place_order(call, session, priced, &handler_id, &reference).await,
+    }
+}
+
+async fn fail_payment(call: &Call<'_>, session: &mut Session, reason: &str) -> Result<String, ApiError> {
+    session.sticky_messages = vec![Message::error("payment_failed", Severity::Recoverable, reason.to_owned(), None)];
+    session.pending_authentication = None;
+    call.state.commerce.update_session(session).await?;
+    let priced = call.price(session).await?;
+    call.render(session, &priced, Vec::new())
+}
+
+async fn place_order(
+    call: &Call<'_>,
+    mut session: Session,
+    priced: Priced,
+    handler_id: &str,
+    reference: &str,
+) -> Result<String, ApiError> {
+    let order_id = format!("ord_{}", uuid::Uuid::new_v4().simple());
+    let now = call.now();
+    let permalink = format!("{}/orders/{order_id}", call.state.profile.base_url);
+    let document = render::order_document(&session, &priced, &order_id, &permalink);
+    let stock: Vec<(String, i64)> = session.lines.iter().map(|line| (line.item_id.clone(), line.quantity)).collect();
+    session.status = Status::Completed;
+    session.order_id = Some(order_id.clone());
+    session.pending_authentication = None;
+    session.sticky_messages.clear();
+    let order = PlaceOrder {
+        checkout: session.clone(),
+        order: StoredOrder {
+            id: order_id.clone(),
+            checkout_id: session.id.clone(),
+            platform: session.platform.clone(),
+            document: document.to_string(),
+            created_at: now,
+        },
+        stock,
+        used_codes: priced.used_codes.clone(),
+    };
+    match call.state.commerce.place_order(order).await {
+        Ok(()) => {
+            tracing::info!(order = %order_id, checkout = %session.id, handler = handler_id, "order placed");
+            call.state.mailer.order_confirmation(&session, &order_id, &permalink);
+            let priced = call.price(&session).await?;
+            call.render(&session, &priced, Vec::new())
+        }
+        Err(PlaceOrderError::OutOfStock { variant_id }) => {
+            refund(call, handler_id, reference).await;
+            let mut session = call.load(&session.id, SessionKind::Checkout).await?.unwrap_or(session);
+            session.status = Status::Incomplete;
+            let priced = call.price(&session).await?;
+            let index = session.lines.iter().position(|line| line.item_id == variant_id);
+            let message = Message::error(
+                "out_of_stock",
+                Severity::Recoverable,
+                format!("{variant_id} sold out while the order was being placed; the payment was not taken."),
+                index.map(|index| format!("$.line_items[{index}]")),
+            );
+            call.render(&session, &priced, vec![message])
+        }
+        Err(PlaceOrderError::NotOpen) => {
+            refund(call, handler_id, reference).await;
+            let Some(current) = call.load(&session.id, SessionKind::Checkout).await? else {
+                return call.not_found("Checkout");
+            };
+            let priced = call.price(&current).await?;
+            let refusal = refuse_change(&current, "completed again").into_iter().collect();
+            call.render(&current, &priced, refusal)
+        }
+        Err(PlaceOrderError::Store(error)) => {
+            refund(call, handler_id, reference).await;
+            Err(error.into())
+        }
+    }
+}
+
+async fn refund(call: &Call<'_>, handler_id: &str, reference: &str) {
+    if let Some(handler) = call.state.payments.by_id(handler_id)
+        && let Err(error) = handler.processor.refund(reference).await
+    {
+        tracing::error!(%error, reference, "refund of an unplaced order failed; reconcile by hand");
+    }
+}
+
+// ---- order ---------------------------------------------------------------------------------
+
+pub async fn get_order(call: &Call<'_>, id: &str) -> Result<String, ApiError> {
+    let Some(order) = call.state.commerce.order(id).await? else {
+        return call.not_found("Order");
+    };
+    if order.platform != call.platform {
+        let body = error_response(
+            &call.envelope.version,
+            "unauthorized",
+            "This order was placed through another platform.",
+            Some(&call.state.profile.base_url),
+        );
+        return serde_json::to_string(&body).map_err(ApiError::internal);
+    }
+    let mut document: Value = serde_json::from_str(&order.document).map_err(ApiError::internal)?;
+    if let Value::Object(map) = &mut document {
+        let mut with_envelope = serde_json::Map::new();
+        with_envelope.insert("ucp".into(), call.envelope.ucp());
+        with_envelope.extend(std::mem::take(map));
+        *map = with_envelope;
+    }
+    serde_json::to_string(&document).map_err(ApiError::internal)
+}
+
+/// Session-free helper for the handoff page: the body a buyer's browser sees.
+pub fn session_json(call: &Call<'_>, session: &Session, priced: &Priced) -> Value {
+    render::session(call, session, priced, Vec::new())
+}
+
+/// Marks a pending 3-D Secure challenge as passed (the handoff page's approve button).
+pub fn approve_challenge(session: &mut Session) -> bool {
+    match &mut session.pending_authentication {
+        Some(pending) if !pending.approved => {
+            pending.approved = true;
+            true
+        }
+        _ => false,
+    }
+}

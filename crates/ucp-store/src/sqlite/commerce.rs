@@ -1,0 +1,213 @@
+//! `CommerceStore` on SQLite: sessions as JSON documents with their lookup columns, orders,
+//! and order placement in one transaction on the single writer connection, whose conditional
+//! stock update makes overselling impossible.
+
+use std::collections::HashMap;
+
+use async_trait::async_trait;
+use rusqlite::{OptionalExtension, params};
+use ucp_domain::checkout::{Session, SessionKind, Status};
+use ucp_domain::store::{CommerceStore, PlaceOrder, PlaceOrderError, StoreError, StoredOrder};
+
+use super::{SqliteStore, backend};
+
+fn encode(session: &Session) -> Result<String, StoreError> {
+    serde_json::to_string(session)
+        .map_err(|error| StoreError::Backend(format!("encoding session {}: {error}", session.id)))
+}
+
+fn decode(id: &str, doc: &str) -> Result<Session, StoreError> {
+    serde_json::from_str(doc).map_err(|error| StoreError::Backend(format!("stored session {id}: {error}")))
+}
+
+fn kind_of(session: &Session) -> &'static str {
+    match session.kind {
+        SessionKind::Cart => "cart",
+        SessionKind::Checkout => "checkout",
+    }
+}
+
+fn now_seconds() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|elapsed| elapsed.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+#[async_trait]
+impl CommerceStore for SqliteStore {
+    async fn insert_session(&self, session: &Session) -> Result<(), StoreError> {
+        let session = session.clone();
+        let doc = encode(&session)?;
+        self.write(move |connection| {
+            connection
+                .execute(
+                    "INSERT INTO sessions (id, kind, status, cart_id, platform, expires_at, doc, updated_at) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    params![
+                        session.id,
+                        kind_of(&session),
+                        session.status.as_str(),
+                        session.cart_id,
+                        session.platform,
+                        session.expires_at,
+                        doc,
+                        now_seconds()
+                    ],
+                )
+                .map_err(backend)?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn session(&self, id: &str) -> Result<Option<Session>, StoreError> {
+        let id = id.to_owned();
+        self.read(move |connection| {
+            let mut statement = connection.prepare_cached("SELECT doc FROM sessions WHERE id = ?1").map_err(backend)?;
+            let doc: Option<String> = statement.query_row([&id], |row| row.get(0)).optional().map_err(backend)?;
+            doc.map(|doc| decode(&id, &doc)).transpose()
+        })
+        .await
+    }
+
+    async fn update_session(&self, session: &Session) -> Result<(), StoreError> {
+        let session = session.clone();
+        let doc = encode(&session)?;
+        self.write(move |connection| {
+            let changed = connection
+                .execute(
+                    "UPDATE sessions SET status = ?2, cart_id = ?3, expires_at = ?4, doc = ?5, updated_at = ?6 WHERE id = ?1",
+                    params![session.id, session.status.as_str(), session.cart_id, session.expires_at, doc, now_seconds()],
+                )
+                .map_err(backend)?;
+            if changed == 0 { Err(StoreError::NotFound) } else { Ok(()) }
+        })
+        .await
+    }
+
+    async fn open_checkout_for_cart(&self, cart_id: &str, now: i64) -> Result<Option<Session>, StoreError> {
+        let cart_id = cart_id.to_owned();
+        self.read(move |connection| {
+            let mut statement = connection
+                .prepare_cached(
+                    "SELECT id, doc FROM sessions WHERE cart_id = ?1 AND kind = 'checkout' \
+                     AND status NOT IN ('completed', 'canceled') AND expires_at > ?2 ORDER BY updated_at DESC LIMIT 1",
+                )
+                .map_err(backend)?;
+            let found: Option<(String, String)> = statement
+                .query_row(params![cart_id, now], |row| Ok((row.get(0)?, row.get(1)?)))
+                .optional()
+                .map_err(backend)?;
+            found.map(|(id, doc)| decode(&id, &doc)).transpose()
+        })
+        .await
+    }
+
+    async fn place_order(&self, order: PlaceOrder) -> Result<(), PlaceOrderError> {
+        let doc = encode(&order.checkout)?;
+        self.write(move |connection| {
+            let transaction = connection.transaction().map_err(backend)?;
+            let status: Option<String> = transaction
+                .query_row("SELECT status FROM sessions WHERE id = ?1", [&order.checkout.id], |row| row.get(0))
+                .optional()
+                .map_err(backend)?;
+            if matches!(status.as_deref(), None | Some("completed") | Some("canceled")) {
+                return Ok(Err(PlaceOrderError::NotOpen));
+            }
+            for (variant_id, quantity) in &order.stock {
+                let changed = transaction
+                    .execute(
+                        "UPDATE variants SET stock = stock - ?2 WHERE id = ?1 AND (stock IS NULL OR stock >= ?2)",
+                        params![variant_id, quantity],
+                    )
+                    .map_err(backend)?;
+                if changed == 0 {
+                    // Dropping the transaction rolls back every decrement made so far.
+                    return Ok(Err(PlaceOrderError::OutOfStock { variant_id: variant_id.clone() }));
+                }
+            }
+            for code in &order.used_codes {
+                transaction
+                    .execute(
+                        "INSERT INTO discount_usage (code, uses) VALUES (?1, 1) \
+                             ON CONFLICT (code) DO UPDATE SET uses = uses + 1",
+                        [code],
+                    )
+                    .map_err(backend)?;
+            }
+            transaction
+                .execute(
+                    "INSERT INTO orders (id, checkout_id, platform, doc, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+                    params![
+                        order.order.id,
+                        order.order.checkout_id,
+                        order.order.platform,
+                        order.order.document,
+                        order.order.created_at
+                    ],
+                )
+                .map_err(backend)?;
+            transaction
+                .execute(
+                    "UPDATE sessions SET status = ?2, doc = ?3, updated_at = ?4 WHERE id = ?1",
+                    params![order.checkout.id, Status::Completed.as_str(), doc, now_seconds()],
+                )
+                .map_err(backend)?;
+            transaction.commit().map_err(backend)?;
+            Ok(Ok(()))
+        })
+        .await?
+    }
+
+    async fn order(&self, id: &str) -> Result<Option<StoredOrder>, StoreError> {
+        let id = id.to_owned();
+        self.read(move |connection| {
+            let mut statement = connection
+                .prepare_cached("SELECT id, checkout_id, platform, doc, created_at FROM orders WHERE id = ?1")
+                .map_err(backend)?;
+            statement
+                .query_row([&id], |row| {
+                    Ok(StoredOrder {
+                        id: row.get(0)?,
+                        checkout_id: row.get(1)?,
+                        platform: row.get(2)?,
+                        document: row.get(3)?,
+                        created_at: row.get(4)?,
+                    })
+                })
+                .optional()
+                .map_err(backend)
+        })
+        .await
+    }
+
+    async fn discount_uses(&self, codes: &[String]) -> Result<HashMap<String, u64>, StoreError> {
+        let codes = codes.to_vec();
+        self.read(move |connection| {
+            let mut statement =
+                connection.prepare_cached("SELECT uses FROM discount_usage WHERE code = ?1").map_err(backend)?;
+            let mut uses = HashMap::new();
+            for code in codes {
+                let count: Option<i64> = statement.query_row([&code], |row| row.get(0)).optional().map_err(backend)?;
+                uses.insert(code, count.unwrap_or(0).max(0) as u64);
+            }
+            Ok(uses)
+        })
+        .await
+    }
+
+    async fn expire_sessions(&self, now: i64) -> Result<u64, StoreError> {
+        self.write(move |connection| {
+            let changed = connection
+                .execute(
+                    "UPDATE sessions SET status = 'canceled', doc = json_set(doc, '$.status', 'canceled'), updated_at = ?1 \
+                     WHERE expires_at <= ?1 AND status NOT IN ('completed', 'canceled')",
+                    [now],
+                )
+                .map_err(backend)?;
+            Ok(changed as u64)
+        })
+        .await
+    }
+}
