@@ -8,6 +8,7 @@ pub mod config;
 pub mod discovery;
 pub mod error;
 pub mod guard;
+pub mod handoff;
 pub mod keys;
 pub mod mailer;
 pub mod mcp;

@@ -168,6 +168,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/.well-known/ucp", get(discovery::get_profile))
         .route(&mcp_path, any(mcp::endpoint))
+        .merge(crate::handoff::router())
         .fallback(not_found)
         .layer(axum::middleware::from_fn_with_state(state.clone(), guard_rest))
         .layer(CatchPanicLayer::custom(|_| panic_response()))

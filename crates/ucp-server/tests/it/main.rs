@@ -3,11 +3,17 @@
 
 #![allow(unreachable_pub)]
 
+mod cart;
 mod catalog;
 mod checkout;
+mod checkout_edges;
+mod concurrency;
 mod discovery;
 mod fuzz;
+mod handoff;
 mod helpers;
 mod mcp_transport;
 mod negotiation;
+mod orders;
+mod payments;
 mod schema;
