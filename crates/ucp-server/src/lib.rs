@@ -6,6 +6,7 @@ pub mod clock;
 pub mod commerce;
 pub mod config;
 pub mod discovery;
+pub mod dispatch;
 pub mod error;
 pub mod guard;
 pub mod handoff;

@@ -8,16 +8,12 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
-use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use crate::catalog;
+use crate::dispatch;
 use crate::error::{ApiError, ErrorKind};
 use crate::guard;
-use crate::operations::{self, Operation, Payload};
-use crate::platform::negotiate;
-use crate::purchase;
-use crate::response::{Envelope, error_response};
+use crate::operations;
 use crate::state::AppState;
 
 /// MCP protocol revisions we answer `initialize` with; the first is the newest.
@@ -265,7 +261,6 @@ async fn call_tool(state: &AppState, headers: &HeaderMap, params: &Value) -> Res
         }
         None => {}
     }
-    let request = ParsedRequest::parse(operation, arguments)?;
     let target_id = if operation.takes_id {
         match arguments.get("id") {
             Some(Value::String(id)) if !id.is_empty() => Some(id.clone()),
@@ -275,113 +270,17 @@ async fn call_tool(state: &AppState, headers: &HeaderMap, params: &Value) -> Res
     } else {
         None
     };
-
-    let url = state.platforms.profile_url(headers.get("ucp-agent"), Some(&profile))?;
-    let platform = state.platforms.resolve(&url).await?;
-    let negotiated = negotiate(&state.profile, &platform)?;
-    let relevant: Vec<&str> = crate::discovery::relevant_to(operation.capability).collect();
-    let short_of = |name: &String| state.profile.short_names.get(name).copied();
-    let capabilities: Vec<(String, String)> = negotiated
-        .capabilities
-        .iter()
-        .filter(|(name, _)| short_of(name).is_some_and(|short| relevant.contains(&short)))
-        .map(|(name, version)| (name.clone(), version.clone()))
-        .collect();
-    if !capabilities.iter().any(|(name, _)| short_of(name) == Some(operation.capability)) {
-        let body = error_response(
-            &negotiated.version,
-            "capabilities_incompatible",
-            &format!(
-                "{name} needs the {} capability, which your profile does not share with this business",
-                operation.capability
-            ),
-            Some(&state.profile.base_url),
-        );
-        return serde_json::to_string(&body).map_err(ApiError::internal);
-    }
-    let has = |short: &str| capabilities.iter().any(|(name, _)| short_of(name) == Some(short));
-    let cart_negotiated = negotiated.capabilities.keys().any(|name| short_of(name) == Some("cart"));
-    let envelope = Envelope { version: negotiated.version.clone(), capabilities: capabilities.clone() };
-    let call = purchase::Call {
-        state,
-        envelope: &envelope,
-        platform: &platform.url,
-        fulfillment: has("fulfillment"),
-        discounts: has("discount"),
-        cart_negotiated,
-        idempotency_key: meta.get("idempotency-key").and_then(Value::as_str),
+    let member = dispatch::payload_member(operation);
+    let invocation = dispatch::Invocation {
+        operation,
+        headers,
+        meta_profile: Some(profile),
+        idempotency_key: meta.get("idempotency-key").and_then(Value::as_str).map(str::to_owned),
+        id: target_id,
+        payload: member.and_then(|member| arguments.get(member)),
+        payload_label: member.map(|member| format!("arguments.{member}")).unwrap_or_default(),
     };
-    let id = target_id.as_deref().unwrap_or_default();
-    match request {
-        ParsedRequest::Search(request) => catalog::search_catalog(state, &envelope, request).await,
-        ParsedRequest::Lookup(request) => catalog::lookup_catalog(state, &envelope, request).await,
-        ParsedRequest::Product(request) => catalog::get_product(state, &envelope, request).await,
-        ParsedRequest::Cart(request) => match operation.name {
-            "create_cart" => purchase::create_cart(&call, request).await,
-            _ => purchase::update_cart(&call, id, request).await,
-        },
-        ParsedRequest::Checkout(request) => match operation.name {
-            "create_checkout" => purchase::create_checkout(&call, request).await,
-            "update_checkout" => purchase::update_checkout(&call, id, request).await,
-            _ => purchase::complete_checkout(&call, id, request).await,
-        },
-        ParsedRequest::IdOnly => match operation.name {
-            "get_cart" => purchase::get_cart(&call, id).await,
-            "cancel_cart" => purchase::cancel_cart(&call, id).await,
-            "get_checkout" => purchase::get_checkout(&call, id).await,
-            "cancel_checkout" => purchase::cancel_checkout(&call, id).await,
-            _ => purchase::get_order(&call, id).await,
-        },
-    }
-}
-
-enum ParsedRequest {
-    Search(catalog::SearchRequest),
-    Lookup(catalog::LookupRequest),
-    Product(catalog::GetProductRequest),
-    Cart(purchase::CartRequest),
-    Checkout(purchase::CheckoutRequest),
-    IdOnly,
-}
-
-impl ParsedRequest {
-    fn parse(operation: &Operation, arguments: &serde_json::Map<String, Value>) -> Result<ParsedRequest, ApiError> {
-        let member = match operation.payload {
-            Payload::Catalog => "catalog",
-            Payload::Cart => "cart",
-            Payload::Checkout => "checkout",
-            Payload::None => {
-                // cancel_checkout: Google sends "checkout": {}; accept any object there.
-                return Ok(ParsedRequest::IdOnly);
-            }
-        };
-        // complete_checkout's payload is optional after a buyer passed 3-D Secure on our page.
-        if operation.name == "complete_checkout" && !arguments.contains_key(member) {
-            return Ok(ParsedRequest::Checkout(purchase::CheckoutRequest::default()));
-        }
-        let payload = arguments
-            .get(member)
-            .ok_or_else(|| ApiError::invalid_params(format!("{} requires arguments.{member}", operation.name)))?;
-        Ok(match operation.name {
-            "search_catalog" => ParsedRequest::Search(typed(member, payload)?),
-            "lookup_catalog" => ParsedRequest::Lookup(typed(member, payload)?),
-            "get_product" => ParsedRequest::Product(typed(member, payload)?),
-            "create_cart" | "update_cart" => ParsedRequest::Cart(typed(member, payload)?),
-            "create_checkout" | "update_checkout" | "complete_checkout" => {
-                ParsedRequest::Checkout(typed(member, payload)?)
-            }
-            other => return Err(ApiError::internal(format!("operation {other} has no dispatcher"))),
-        })
-    }
-}
-
-/// Deserializes `value` and names the offending field on failure (`catalog.pagination.limit: …`).
-fn typed<T: DeserializeOwned>(member: &str, value: &Value) -> Result<T, ApiError> {
-    serde_path_to_error::deserialize(value).map_err(|error| {
-        let path = error.path().to_string();
-        let location = if path == "." { member.to_owned() } else { format!("{member}.{path}") };
-        ApiError::invalid_params(format!("arguments.{location}: {}", error.inner()))
-    })
+    dispatch::run(state, invocation).await
 }
 
 /// A JSON-RPC success response around an already serialized `result`.
