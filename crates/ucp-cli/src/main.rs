@@ -35,6 +35,15 @@ enum Command {
     DemoCatalog(DemoArgs),
     /// Load a Google Merchant Center feed (TSV/CSV text or RSS 2.0 XML) or JSON lines into the store.
     Import(ImportArgs),
+    /// Print every operation with its capability, MCP tool and REST route.
+    Routes(RoutesArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct RoutesArgs {
+    /// TOML configuration file (for the endpoint paths).
+    #[arg(long, env = "UCPD_CONFIG")]
+    config: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -119,6 +128,7 @@ fn main() -> std::process::ExitCode {
             Command::Serve(args) => serve(args).await,
             Command::DemoCatalog(args) => demo_catalog(args),
             Command::Import(args) => import_feed(args).await,
+            Command::Routes(args) => routes(args),
         }
     });
     match result {
@@ -273,6 +283,28 @@ async fn import_feed(args: ImportArgs) -> anyhow::Result<std::process::ExitCode>
         summary.variants,
         parsed.skipped.len()
     );
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+fn routes(args: RoutesArgs) -> anyhow::Result<std::process::ExitCode> {
+    let settings = load_settings(args.config.as_ref())?;
+    println!("MCP endpoint: POST {} (tools/call, params.name = the operation)", settings.http.mcp_path);
+    println!("REST endpoint: {}", settings.http.rest_path);
+    println!();
+    println!("{:<18} {:<15} {:<18} {:<6} REST PATH", "OPERATION", "CAPABILITY", "MCP TOOL", "METHOD");
+    for operation in ucp_server::operations::OPERATIONS {
+        let enabled = settings.capabilities.enabled.iter().any(|name| name == operation.capability);
+        println!(
+            "{:<18} {:<15} {:<18} {:<6} {}{}{}",
+            operation.name,
+            operation.capability,
+            operation.name,
+            operation.rest_method.as_str(),
+            settings.http.rest_path,
+            operation.rest_path,
+            if enabled { "" } else { "   (disabled)" }
+        );
+    }
     Ok(std::process::ExitCode::SUCCESS)
 }
 

@@ -170,6 +170,8 @@ fn default_processor_retries() -> u32 {
 pub struct HttpSettings {
     /// Path of the MCP endpoint.
     pub mcp_path: String,
+    /// Base path of the REST binding.
+    pub rest_path: String,
     /// Largest request body accepted, in bytes.
     pub max_body_bytes: usize,
     /// Host names (with optional `:port`) we answer for, besides the public URL's host and
@@ -345,6 +347,7 @@ impl Default for HttpSettings {
     fn default() -> Self {
         HttpSettings {
             mcp_path: "/ucp/mcp".into(),
+            rest_path: "/ucp/v1".into(),
             max_body_bytes: 1024 * 1024,
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
@@ -448,8 +451,10 @@ impl Settings {
         if self.profiles.max_bytes < 128 * 1024 {
             return Err(ConfigError("profiles.max_bytes must be at least 131072 (128 KiB)".into()));
         }
-        if !self.http.mcp_path.starts_with('/') || self.http.mcp_path.ends_with('/') {
-            return Err(ConfigError("http.mcp_path must start with '/' and not end with one".into()));
+        for (key, path) in [("http.mcp_path", &self.http.mcp_path), ("http.rest_path", &self.http.rest_path)] {
+            if !path.starts_with('/') || path.ends_with('/') {
+                return Err(ConfigError(format!("{key} must start with '/' and not end with one")));
+            }
         }
         if !ucp_domain::money::is_currency_code(&self.catalog.currency) {
             return Err(ConfigError(format!("catalog.currency {:?} is not an ISO 4217 code", self.catalog.currency)));

@@ -119,6 +119,7 @@ pub struct BusinessProfile {
     /// Base URL, e.g. `https://shop.example`, with no trailing slash.
     pub base_url: String,
     pub mcp_endpoint: String,
+    pub rest_endpoint: String,
 }
 
 impl BusinessProfile {
@@ -131,6 +132,7 @@ impl BusinessProfile {
     ) -> BusinessProfile {
         let namespaces = namespaces(settings);
         let mcp_endpoint = format!("{base_url}{}", settings.http.mcp_path);
+        let rest_endpoint = format!("{base_url}{}", settings.http.rest_path);
         let enabled: Vec<&CapabilityDef> = KNOWN_CAPABILITIES
             .iter()
             .filter(|capability| settings.capabilities.enabled.iter().any(|name| name == capability.short_name))
@@ -149,6 +151,12 @@ impl BusinessProfile {
                     "spec": format!("{}/{}/specification/overview", namespace.spec_base, namespace.version),
                     "schema": format!("{}/{}/services/shopping/mcp.openrpc.json", namespace.schema_base, namespace.version),
                     "endpoint": mcp_endpoint,
+                }, {
+                    "version": namespace.version,
+                    "transport": "rest",
+                    "spec": format!("{}/{}/specification/overview", namespace.spec_base, namespace.version),
+                    "schema": format!("{}/{}/services/shopping/rest.openapi.json", namespace.schema_base, namespace.version),
+                    "endpoint": rest_endpoint,
                 }]),
             );
             for capability in &enabled {
@@ -202,6 +210,7 @@ impl BusinessProfile {
             accepted_versions,
             base_url: base_url.to_owned(),
             mcp_endpoint,
+            rest_endpoint,
         }
     }
 }

@@ -28,6 +28,8 @@ pub enum ErrorKind {
     PayloadTooLarge,
     /// An `MCP-Protocol-Version` we do not speak.
     UnsupportedProtocolVersion,
+    /// A REST request without a header the binding requires.
+    MissingHeader,
     Unavailable,
     Internal,
 }
@@ -42,7 +44,12 @@ pub struct ApiError {
 /// How one error kind appears on each transport.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Mapping {
+    /// The HTTP status on the MCP endpoint (argument errors stay 200 there, as Google expects).
     pub status: StatusCode,
+    /// The HTTP status on the REST binding.
+    pub rest_status: StatusCode,
+    /// The stable `code` of a REST error body.
+    pub rest_code: &'static str,
     pub jsonrpc_code: i64,
     /// The UCP error code carried in `error.data.code` (REST: `code`), if the spec names one.
     pub ucp_code: Option<&'static str>,
@@ -66,10 +73,30 @@ impl ErrorKind {
             ErrorKind::UnsupportedMediaType => (StatusCode::UNSUPPORTED_MEDIA_TYPE, -32600, None),
             ErrorKind::PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, -32600, Some("request_too_large")),
             ErrorKind::UnsupportedProtocolVersion => (StatusCode::BAD_REQUEST, -32600, None),
+            ErrorKind::MissingHeader => (StatusCode::BAD_REQUEST, -32600, None),
             ErrorKind::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, -32000, Some("unavailable")),
             ErrorKind::Internal => (StatusCode::INTERNAL_SERVER_ERROR, -32603, None),
         };
-        Mapping { status, jsonrpc_code, ucp_code }
+        let (rest_status, rest_code) = match self {
+            ErrorKind::Parse => (StatusCode::BAD_REQUEST, "invalid_json"),
+            ErrorKind::InvalidRequest => (StatusCode::BAD_REQUEST, "invalid_request"),
+            ErrorKind::MethodNotFound => (StatusCode::NOT_FOUND, "not_found"),
+            ErrorKind::InvalidParams => (StatusCode::BAD_REQUEST, "invalid_input"),
+            ErrorKind::RequestTooLarge => (StatusCode::BAD_REQUEST, "request_too_large"),
+            ErrorKind::InvalidProfileUrl => (StatusCode::BAD_REQUEST, "invalid_profile_url"),
+            ErrorKind::ProfileUnreachable => (StatusCode::FAILED_DEPENDENCY, "profile_unreachable"),
+            ErrorKind::ProfileMalformed => (StatusCode::UNPROCESSABLE_ENTITY, "profile_malformed"),
+            ErrorKind::VersionUnsupported => (StatusCode::UNPROCESSABLE_ENTITY, "version_unsupported"),
+            ErrorKind::Forbidden => (StatusCode::FORBIDDEN, "forbidden"),
+            ErrorKind::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed"),
+            ErrorKind::UnsupportedMediaType => (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type"),
+            ErrorKind::PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
+            ErrorKind::UnsupportedProtocolVersion => (StatusCode::BAD_REQUEST, "invalid_request"),
+            ErrorKind::MissingHeader => (StatusCode::BAD_REQUEST, "missing_header"),
+            ErrorKind::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+            ErrorKind::Internal => (StatusCode::INTERNAL_SERVER_ERROR, "internal_error"),
+        };
+        Mapping { status, rest_status, rest_code, jsonrpc_code, ucp_code }
     }
 }
 

@@ -168,6 +168,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/.well-known/ucp", get(discovery::get_profile))
         .route(&mcp_path, any(mcp::endpoint))
+        .merge(crate::rest::router(&state))
         .merge(crate::handoff::router())
         .fallback(not_found)
         .layer(axum::middleware::from_fn_with_state(state.clone(), guard_rest))
@@ -183,7 +184,9 @@ async fn guard_rest(
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
-    if request.uri().path() == state.settings.http.mcp_path {
+    // The MCP endpoint and the REST binding apply the guard themselves, in their own error shapes.
+    let path = request.uri().path();
+    if path == state.settings.http.mcp_path || path.starts_with(&format!("{}/", state.settings.http.rest_path)) {
         return next.run(request).await;
     }
     let _permit = match guard::admit(&state) {

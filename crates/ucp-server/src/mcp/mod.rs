@@ -2,7 +2,7 @@
 //! (no session, no `initialize` needed, any `Accept` header), as Google and generic MCP
 //! clients call it. See `spec/transport-mcp.md`.
 
-mod schemas;
+pub(crate) mod schemas;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};

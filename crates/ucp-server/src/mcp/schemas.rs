@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use crate::operations::{Operation, Payload};
 
-pub(super) fn input_schema(operation: &Operation) -> Value {
+pub(crate) fn input_schema(operation: &Operation) -> Value {
     let mut meta = json!({
         "type": "object",
         "description": "Request metadata. ucp-agent.profile is the URL of the calling platform's UCP profile.",
@@ -138,7 +138,7 @@ fn complete_request() -> Value {
     })
 }
 
-pub(super) fn output_schema(operation: &Operation) -> Value {
+pub(crate) fn output_schema(operation: &Operation) -> Value {
     let resource = |required: Value| {
         json!({
             "type": "object",

@@ -16,4 +16,5 @@ mod mcp_transport;
 mod negotiation;
 mod orders;
 mod payments;
+mod rest;
 mod schema;
