@@ -150,6 +150,11 @@ pub struct Session {
     /// Messages that outlive one call (a declined payment), cleared by the next update.
     #[serde(default)]
     pub sticky_messages: Vec<super::Message>,
+    /// Optimistic concurrency: the number of stored writes so far. A store writes a session
+    /// only if its stored version still equals this one (then stores `version + 1`), so a
+    /// writer working from a stale read cannot undo a concurrent change (a completion).
+    #[serde(default)]
+    pub version: u64,
 }
 
 impl Session {

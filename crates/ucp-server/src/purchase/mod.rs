@@ -11,7 +11,7 @@ use serde_json::Value;
 use ucp_domain::checkout::{
     LineRequest, Message, PendingAuthentication, Priced, PricingInput, Session, SessionKind, Severity, Status, price,
 };
-use ucp_domain::store::{PlaceOrder, PlaceOrderError, StoredOrder};
+use ucp_domain::store::{PlaceOrder, PlaceOrderError, StoreError, StoredOrder};
 
 pub use requests::{CartRequest, CheckoutRequest};
 
@@ -25,6 +25,13 @@ use crate::state::AppState;
 pub const MAX_LINES: usize = 100;
 /// Largest quantity of one line.
 pub const MAX_QUANTITY: i64 = 10_000;
+/// How often a write that lost a race with a concurrent change is retried from a fresh read.
+const ATTEMPTS: usize = 3;
+
+/// A write kept losing races with concurrent changes.
+fn busy() -> ApiError {
+    ApiError::new(crate::error::ErrorKind::Unavailable, "the session is changing concurrently; retry shortly")
+}
 
 /// Who is calling and what was negotiated, for one operation.
 #[derive(Debug)]
@@ -138,7 +145,30 @@ impl Call<'_> {
             order_id: None,
             pending_authentication: None,
             sticky_messages: Vec::new(),
+            version: 0,
         }
+    }
+
+    /// Stores a changed session read earlier. `Ok(false)`: another request changed or
+    /// finished it since (optimistic concurrency, see `Session::version`); nothing was written.
+    async fn save(&self, session: &mut Session) -> Result<bool, ApiError> {
+        match self.state.commerce.update_session(session).await {
+            Ok(()) => {
+                session.version += 1;
+                Ok(true)
+            }
+            Err(StoreError::Conflict { .. } | StoreError::NotFound) => Ok(false),
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    /// The checkout as it is now, with the refusal its state implies for `verb`.
+    async fn current(&self, id: &str, verb: &str) -> Result<String, ApiError> {
+        let Some(current) = self.load(id, SessionKind::Checkout).await? else {
+            return self.not_found("Checkout");
+        };
+        let priced = self.price(&current).await?;
+        self.render(&current, &priced, refuse_change(&current, verb).into_iter().collect())
     }
 
     fn render(&self, session: &Session, priced: &Priced, extra: Vec<Message>) -> Result<String, ApiError> {
@@ -209,37 +239,46 @@ pub async fn get_cart(call: &Call<'_>, id: &str) -> Result<String, ApiError> {
 
 pub async fn update_cart(call: &Call<'_>, id: &str, request: CartRequest) -> Result<String, ApiError> {
     request.validate("cart", Some(id))?;
-    let Some(mut session) =
-        call.load(id, SessionKind::Cart).await?.filter(|session| session.status != Status::Canceled)
-    else {
-        return call.not_found("Cart");
-    };
-    let (lines, messages, _) = call.resolve_lines(request.line_items).await?;
-    session.replace_lines(lines);
-    apply_common(
-        call,
-        &mut session,
-        request.buyer,
-        request.context,
-        request.discounts.map(|d| d.codes),
-        request.attribution,
-    );
-    call.state.commerce.update_session(&session).await?;
-    let priced = call.price(&session).await?;
-    call.render(&session, &priced, messages)
+    for _ in 0..ATTEMPTS {
+        let Some(mut session) =
+            call.load(id, SessionKind::Cart).await?.filter(|session| session.status != Status::Canceled)
+        else {
+            return call.not_found("Cart");
+        };
+        let (lines, messages, _) = call.resolve_lines(request.line_items.clone()).await?;
+        session.replace_lines(lines);
+        apply_common(
+            call,
+            &mut session,
+            request.buyer.clone(),
+            request.context.clone(),
+            request.discounts.clone().map(|d| d.codes),
+            request.attribution.clone(),
+        );
+        if !call.save(&mut session).await? {
+            continue;
+        }
+        let priced = call.price(&session).await?;
+        return call.render(&session, &priced, messages);
+    }
+    Err(busy())
 }
 
 pub async fn cancel_cart(call: &Call<'_>, id: &str) -> Result<String, ApiError> {
-    let Some(mut session) =
-        call.load(id, SessionKind::Cart).await?.filter(|session| session.status != Status::Canceled)
-    else {
-        return call.not_found("Cart");
-    };
-    let priced = call.price(&session).await?;
-    let body = call.render(&session, &priced, Vec::new())?;
-    session.status = Status::Canceled;
-    call.state.commerce.update_session(&session).await?;
-    Ok(body)
+    for _ in 0..ATTEMPTS {
+        let Some(mut session) =
+            call.load(id, SessionKind::Cart).await?.filter(|session| session.status != Status::Canceled)
+        else {
+            return call.not_found("Cart");
+        };
+        let priced = call.price(&session).await?;
+        let body = call.render(&session, &priced, Vec::new())?;
+        session.status = Status::Canceled;
+        if call.save(&mut session).await? {
+            return Ok(body);
+        }
+    }
+    Err(busy())
 }
 
 // ---- checkout ------------------------------------------------------------------------------
@@ -327,37 +366,52 @@ pub async fn get_checkout(call: &Call<'_>, id: &str) -> Result<String, ApiError>
 
 pub async fn update_checkout(call: &Call<'_>, id: &str, request: CheckoutRequest) -> Result<String, ApiError> {
     request.validate("checkout", Some(id))?;
-    let Some(mut session) = call.load(id, SessionKind::Checkout).await? else {
-        return call.not_found("Checkout");
-    };
-    if let Some(refusal) = refuse_change(&session, "updated") {
+    for _ in 0..ATTEMPTS {
+        let Some(mut session) = call.load(id, SessionKind::Checkout).await? else {
+            return call.not_found("Checkout");
+        };
+        if let Some(refusal) = refuse_change(&session, "updated") {
+            let priced = call.price(&session).await?;
+            return call.render(&session, &priced, vec![refusal]);
+        }
+        let Some(line_items) = request.line_items.clone() else {
+            return Err(ApiError::invalid_params(
+                "checkout.line_items is required: an update replaces the whole checkout",
+            ));
+        };
+        let (lines, messages, _) = call.resolve_lines(line_items).await?;
+        session.replace_lines(lines);
+        apply_checkout_fields(call, &mut session, request.clone());
+        session.sticky_messages.clear();
+        session.pending_authentication = None;
         let priced = call.price(&session).await?;
-        return call.render(&session, &priced, vec![refusal]);
+        session.status = priced.status;
+        // A complete (or cancel) that got in first wins; the retry sees it and refuses.
+        if !call.save(&mut session).await? {
+            continue;
+        }
+        reflect_into_cart(call, &session).await?;
+        return call.render(&session, &priced, messages);
     }
-    let Some(line_items) = request.line_items.clone() else {
-        return Err(ApiError::invalid_params("checkout.line_items is required: an update replaces the whole checkout"));
-    };
-    let (lines, messages, _) = call.resolve_lines(line_items).await?;
-    session.replace_lines(lines);
-    apply_checkout_fields(call, &mut session, request);
-    session.sticky_messages.clear();
-    session.pending_authentication = None;
-    let priced = call.price(&session).await?;
-    session.status = priced.status;
-    call.state.commerce.update_session(&session).await?;
-    reflect_into_cart(call, &session).await?;
-    call.render(&session, &priced, messages)
+    Err(busy())
 }
 
 /// Keeps a linked cart in step with its active checkout (cart.md §6, checklist 118).
 async fn reflect_into_cart(call: &Call<'_>, checkout: &Session) -> Result<(), ApiError> {
     let Some(cart_id) = &checkout.cart_id else { return Ok(()) };
-    if let Some(mut cart) = call.load(cart_id, SessionKind::Cart).await?.filter(|cart| cart.status != Status::Canceled)
-    {
+    for _ in 0..ATTEMPTS {
+        let Some(mut cart) =
+            call.load(cart_id, SessionKind::Cart).await?.filter(|cart| cart.status != Status::Canceled)
+        else {
+            return Ok(());
+        };
         cart.lines = checkout.lines.clone();
         cart.next_line = cart.next_line.max(checkout.next_line);
-        call.state.commerce.update_session(&cart).await?;
+        if call.save(&mut cart).await? {
+            return Ok(());
+        }
     }
+    tracing::warn!(cart = %cart_id, checkout = %checkout.id, "the linked cart kept changing; not updated");
     Ok(())
 }
 
@@ -375,56 +429,66 @@ fn refuse_change(session: &Session, verb: &str) -> Option<Message> {
 }
 
 pub async fn cancel_checkout(call: &Call<'_>, id: &str) -> Result<String, ApiError> {
-    let Some(mut session) = call.load(id, SessionKind::Checkout).await? else {
-        return call.not_found("Checkout");
-    };
-    if let Some(refusal) = refuse_change(&session, "canceled") {
+    for _ in 0..ATTEMPTS {
+        let Some(mut session) = call.load(id, SessionKind::Checkout).await? else {
+            return call.not_found("Checkout");
+        };
+        if let Some(refusal) = refuse_change(&session, "canceled") {
+            let priced = call.price(&session).await?;
+            return call.render(&session, &priced, vec![refusal]);
+        }
+        session.status = Status::Canceled;
+        if !call.save(&mut session).await? {
+            continue;
+        }
         let priced = call.price(&session).await?;
-        return call.render(&session, &priced, vec![refusal]);
+        return call.render(&session, &priced, Vec::new());
     }
-    session.status = Status::Canceled;
-    call.state.commerce.update_session(&session).await?;
-    let priced = call.price(&session).await?;
-    call.render(&session, &priced, Vec::new())
+    Err(busy())
 }
 
 pub async fn complete_checkout(call: &Call<'_>, id: &str, request: CheckoutRequest) -> Result<String, ApiError> {
     request.validate("checkout", Some(id))?;
+    for _ in 0..ATTEMPTS {
+        if let Some(body) = complete_once(call, id, &request).await? {
+            return Ok(body);
+        }
+    }
+    Err(busy())
+}
+
+/// What a complete asks of the processor.
+enum PaymentStep {
+    Charge,
+    /// The buyer passed 3-D Secure on our page: confirm the pending challenge.
+    Confirm(String),
+}
+
+/// One attempt at completing; `None` when the checkout changed before anything was charged.
+async fn complete_once(call: &Call<'_>, id: &str, request: &CheckoutRequest) -> Result<Option<String>, ApiError> {
     let Some(mut session) = call.load(id, SessionKind::Checkout).await? else {
-        return call.not_found("Checkout");
+        return call.not_found("Checkout").map(Some);
     };
     if let Some(refusal) = refuse_change(&session, "completed again") {
         let priced = call.price(&session).await?;
-        return call.render(&session, &priced, vec![refusal]);
+        return call.render(&session, &priced, vec![refusal]).map(Some);
     }
     let priced = call.price(&session).await?;
-    let approved_challenge = session.pending_authentication.as_ref().is_some_and(|pending| pending.approved);
     if priced.status != Status::ReadyForComplete {
-        return call.render(&session, &priced, Vec::new());
+        return call.render(&session, &priced, Vec::new()).map(Some);
     }
     let total = priced.totals.iter().find(|total| total.kind == "total").map_or(0, |total| total.amount);
     let charge_key = call.idempotency_key.map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_owned);
 
-    let outcome = if approved_challenge {
-        let pending = session.pending_authentication.clone().expect("checked above");
+    let approved_challenge = session.pending_authentication.clone().filter(|pending| pending.approved);
+    let (handler, step, token) = if let Some(pending) = approved_challenge {
         let Some(handler) = call.state.payments.by_id(&pending.handler_id) else {
             return Err(ApiError::internal(format!("handler {} vanished", pending.handler_id)));
         };
-        let charge = Charge {
-            checkout_id: session.id.clone(),
-            amount: total,
-            currency: session.currency.clone(),
-            token: String::new(),
-            idempotency_key: charge_key.clone(),
-        };
-        handler
-            .processor
-            .confirm(&pending.reference, &charge)
-            .await
-            .map(|outcome| (outcome, pending.handler_id.clone()))
+        (handler, PaymentStep::Confirm(pending.reference), String::new())
     } else {
-        let instruments = request.payment.map(|payment| payment.instruments).unwrap_or_default();
-        let instrument = match instruments.as_slice() {
+        let instruments = request.payment.as_ref().map(|payment| payment.instruments.as_slice()).unwrap_or_default();
+        let instrument = match instruments {
             [one] => one,
             [] => {
                 return Err(ApiError::invalid_params(
@@ -437,44 +501,53 @@ pub async fn complete_checkout(call: &Call<'_>, id: &str, request: CheckoutReque
                     &mut session,
                     "Send exactly one payment instrument; split payments are not supported.",
                 )
-                .await;
+                .await
+                .map(Some);
             }
         };
         let Some(handler) = call.state.payments.by_id(&instrument.handler_id) else {
-            return fail_payment(
-                call,
-                &mut session,
-                &format!(
-                    "Payment handler {:?} is not offered for this checkout; use one from ucp.payment_handlers.",
-                    instrument.handler_id
-                ),
-            )
-            .await;
+            let reason = format!(
+                "Payment handler {:?} is not offered for this checkout; use one from ucp.payment_handlers.",
+                instrument.handler_id
+            );
+            return fail_payment(call, &mut session, &reason).await.map(Some);
         };
         if !handler.instrument_types.contains(&instrument.kind) {
-            return fail_payment(
-                call,
-                &mut session,
-                &format!("Handler {} does not take {} instruments.", handler.id, instrument.kind),
-            )
-            .await;
+            let reason = format!("Handler {} does not take {} instruments.", handler.id, instrument.kind);
+            return fail_payment(call, &mut session, &reason).await.map(Some);
         }
         let Some(token) = instrument.credential.as_ref().and_then(|credential| credential.token.clone()) else {
-            return fail_payment(call, &mut session, "The payment instrument needs a token credential.").await;
+            return fail_payment(call, &mut session, "The payment instrument needs a token credential.")
+                .await
+                .map(Some);
         };
-        let charge = Charge {
-            checkout_id: session.id.clone(),
-            amount: total,
-            currency: session.currency.clone(),
-            token,
-            idempotency_key: charge_key.clone(),
-        };
-        handler.processor.charge(&charge).await.map(|outcome| (outcome, handler.id.clone()))
+        (handler, PaymentStep::Charge, token)
     };
-    let (outcome, handler_id) = match outcome {
-        Ok(result) => result,
+
+    // Claim the checkout before any money moves: from here until the outcome is stored it is
+    // `complete_in_progress`, which updates, cancels and other completes refuse (checklist
+    // 132, 146). A concurrent writer that got in first makes this attempt start over.
+    session.status = Status::CompleteInProgress;
+    if !call.save(&mut session).await? {
+        return Ok(None);
+    }
+    let charge = Charge {
+        checkout_id: session.id.clone(),
+        amount: total,
+        currency: session.currency.clone(),
+        token,
+        idempotency_key: charge_key,
+    };
+    let outcome = match &step {
+        PaymentStep::Charge => handler.processor.charge(&charge).await,
+        PaymentStep::Confirm(reference) => handler.processor.confirm(reference, &charge).await,
+    };
+    let handler_id = handler.id.clone();
+    let outcome = match outcome {
+        Ok(outcome) => outcome,
         Err(error) => {
             tracing::warn!(checkout = %session.id, %error, "payment processor unavailable");
+            release(call, &mut session).await;
             return Err(ApiError::new(
                 crate::error::ErrorKind::Unavailable,
                 "the payment processor is unavailable; retry shortly",
@@ -482,23 +555,46 @@ pub async fn complete_checkout(call: &Call<'_>, id: &str, request: CheckoutReque
         }
     };
     match outcome {
-        Outcome::Declined { reason } => fail_payment(call, &mut session, &reason).await,
+        Outcome::Declined { reason } => fail_payment(call, &mut session, &reason).await.map(Some),
         Outcome::RequiresAction { reference } => {
             session.pending_authentication =
                 Some(PendingAuthentication { handler_id, instrument_type: "card".into(), reference, approved: false });
+            session.status = Status::Incomplete;
             let priced = call.price(&session).await?;
             session.status = priced.status;
-            call.state.commerce.update_session(&session).await?;
-            call.render(&session, &priced, Vec::new())
+            if !call.save(&mut session).await? {
+                return call.current(&session.id, "completed again").await.map(Some);
+            }
+            call.render(&session, &priced, Vec::new()).map(Some)
         }
-        Outcome::Approved { reference } => place_order(call, session, priced, &handler_id, &reference).await,
+        Outcome::Approved { reference } => place_order(call, session, priced, &handler_id, &reference).await.map(Some),
+    }
+}
+
+/// Gives a claimed (`complete_in_progress`) checkout back when its complete ends without an order.
+async fn release(call: &Call<'_>, session: &mut Session) {
+    if session.status != Status::CompleteInProgress {
+        return;
+    }
+    session.status = Status::Incomplete;
+    match call.save(session).await {
+        Ok(true) => {}
+        Ok(false) => tracing::warn!(checkout = %session.id, "checkout changed while being completed"),
+        Err(error) => {
+            tracing::error!(checkout = %session.id, error = %error.message, "could not release a checkout being completed")
+        }
     }
 }
 
 async fn fail_payment(call: &Call<'_>, session: &mut Session, reason: &str) -> Result<String, ApiError> {
     session.sticky_messages = vec![Message::error("payment_failed", Severity::Recoverable, reason.to_owned(), None)];
     session.pending_authentication = None;
-    call.state.commerce.update_session(session).await?;
+    if session.status == Status::CompleteInProgress {
+        session.status = Status::Incomplete;
+    }
+    if !call.save(session).await? {
+        return call.current(&session.id, "completed again").await;
+    }
     let priced = call.price(session).await?;
     call.render(session, &priced, Vec::new())
 }
@@ -533,6 +629,7 @@ async fn place_order(
     };
     match call.state.commerce.place_order(order).await {
         Ok(()) => {
+            session.version += 1;
             tracing::info!(order = %order_id, checkout = %session.id, handler = handler_id, "order placed");
             call.state.mailer.order_confirmation(&session, &order_id, &permalink);
             let priced = call.price(&session).await?;
@@ -540,29 +637,39 @@ async fn place_order(
         }
         Err(PlaceOrderError::OutOfStock { variant_id }) => {
             refund(call, handler_id, reference).await;
-            let mut session = call.load(&session.id, SessionKind::Checkout).await?.unwrap_or(session);
-            session.status = Status::Incomplete;
+            let Some(mut session) = call.load(&session.id, SessionKind::Checkout).await? else {
+                return call.not_found("Checkout");
+            };
+            release(call, &mut session).await;
             let priced = call.price(&session).await?;
             let index = session.lines.iter().position(|line| line.item_id == variant_id);
-            let message = Message::error(
-                "out_of_stock",
-                Severity::Recoverable,
-                format!("{variant_id} sold out while the order was being placed; the payment was not taken."),
-                index.map(|index| format!("$.line_items[{index}]")),
-            );
-            call.render(&session, &priced, vec![message])
+            let path = index.map(|index| format!("$.line_items[{index}]"));
+            // One message per problem: pricing may already report the line sold out.
+            let reported = priced.messages.iter().any(|message| {
+                message.code == "out_of_stock"
+                    && message.path.as_deref().zip(path.as_deref()).is_some_and(|(have, want)| have.starts_with(want))
+            });
+            let extra = if reported {
+                Vec::new()
+            } else {
+                vec![Message::error(
+                    "out_of_stock",
+                    Severity::Recoverable,
+                    format!("{variant_id} sold out while the order was being placed; the payment was not taken."),
+                    path,
+                )]
+            };
+            call.render(&session, &priced, extra)
         }
         Err(PlaceOrderError::NotOpen) => {
             refund(call, handler_id, reference).await;
-            let Some(current) = call.load(&session.id, SessionKind::Checkout).await? else {
-                return call.not_found("Checkout");
-            };
-            let priced = call.price(&current).await?;
-            let refusal = refuse_change(&current, "completed again").into_iter().collect();
-            call.render(&current, &priced, refusal)
+            call.current(&session.id, "completed again").await
         }
         Err(PlaceOrderError::Store(error)) => {
             refund(call, handler_id, reference).await;
+            if let Some(mut current) = call.load(&session.id, SessionKind::Checkout).await.ok().flatten() {
+                release(call, &mut current).await;
+            }
             Err(error.into())
         }
     }
@@ -615,4 +722,9 @@ pub fn approve_challenge(session: &mut Session) -> bool {
         }
         _ => false,
     }
+}
+
+/// The priced view of a stored session, for the handoff pages (they render it as HTML).
+pub async fn price_session(call: &Call<'_>, session: &Session) -> Result<Priced, ApiError> {
+    call.price(session).await
 }

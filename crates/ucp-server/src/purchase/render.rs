@@ -112,9 +112,9 @@ pub(super) fn session(call: &Call<'_>, session: &Session, priced: &Priced, extra
                 value
             }).collect::<Vec<_>>(),
         });
-        if let Some(selected) = &fulfillment.selected_destination_id {
-            method["selected_destination_id"] = selected.clone().into();
-        }
+        // Always present (null when nothing is selected): messages about a missing or invalid
+        // selection point here, and every message path must resolve (checklist 127).
+        method["selected_destination_id"] = fulfillment.selected_destination_id.clone().into();
         if let Some(group) = &fulfillment.group {
             let options: Vec<Value> = group
                 .options
@@ -136,10 +136,12 @@ pub(super) fn session(call: &Call<'_>, session: &Session, priced: &Priced, extra
                     value
                 })
                 .collect();
-            let mut group_value = json!({ "id": group.id, "line_item_ids": group.line_item_ids, "options": options });
-            if let Some(selected) = &group.selected_option_id {
-                group_value["selected_option_id"] = selected.clone().into();
-            }
+            let group_value = json!({
+                "id": group.id,
+                "line_item_ids": group.line_item_ids,
+                "options": options,
+                "selected_option_id": group.selected_option_id,
+            });
             method["groups"] = json!([group_value]);
         }
         body.insert(

@@ -277,3 +277,172 @@ pub fn fixture_products() -> Vec<Product> {
     }
     products
 }
+
+// ---- purchase helpers (cart, checkout, order tests) ----------------------------------------
+
+/// The messages of a body with `code`.
+pub fn messages_with<'a>(body: &'a Value, code: &str) -> Vec<&'a Value> {
+    body["messages"]
+        .as_array()
+        .map(|messages| messages.iter().filter(|m| m["code"] == code).collect())
+        .unwrap_or_default()
+}
+
+/// Resolves the JSONPath subset UCP messages use (`$`, `.name`, `[n]`, `['name']`) in `body`.
+pub fn resolve_path<'a>(body: &'a Value, path: &str) -> Option<&'a Value> {
+    let mut rest = path.strip_prefix('$')?;
+    let mut current = body;
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix("['") {
+            let end = after.find("']")?;
+            current = current.get(&after[..end])?;
+            rest = &after[end + 2..];
+        } else if let Some(after) = rest.strip_prefix('[') {
+            let end = after.find(']')?;
+            let index: usize = after[..end].parse().ok()?;
+            current = current.get(index)?;
+            rest = &after[end + 1..];
+        } else if let Some(after) = rest.strip_prefix('.') {
+            let end = after.find(['.', '[']).unwrap_or(after.len());
+            if end == 0 {
+                return None;
+            }
+            current = current.get(&after[..end])?;
+            rest = &after[end..];
+        } else {
+            return None;
+        }
+    }
+    Some(current)
+}
+
+/// Checklist 127: every message is well formed and its `path` resolves in the body.
+pub fn assert_messages_resolve(body: &Value) {
+    for message in body["messages"].as_array().into_iter().flatten() {
+        assert!(message["code"].is_string() && message["content"].is_string(), "{message}");
+        if message["type"] == "error" {
+            assert!(message["severity"].is_string(), "errors carry a severity: {message}");
+        }
+        if let Some(path) = message["path"].as_str() {
+            // A required field that is absent cannot resolve itself; its parent must.
+            let missing_field = matches!(message["code"].as_str(), Some("field_required" | "missing"));
+            let parent = path.rfind(['.', '[']).map(|end| &path[..end]).filter(|parent| !parent.is_empty());
+            let resolves = resolve_path(body, path).is_some()
+                || (missing_field && parent.is_some_and(|parent| resolve_path(body, parent).is_some()));
+            assert!(resolves, "path {path} does not resolve in {body:#}");
+        }
+    }
+}
+
+/// Checklist 148: every money amount (`amount`, `price`) is a JSON integer.
+pub fn assert_integer_money(body: &Value) {
+    fn walk(value: &Value, trail: &str) {
+        match value {
+            Value::Object(map) => {
+                for (key, child) in map {
+                    if matches!(key.as_str(), "amount" | "price") && !child.is_object() {
+                        assert!(child.is_i64() || child.is_u64(), "{trail}.{key} is not an integer: {child}");
+                    }
+                    walk(child, &format!("{trail}.{key}"));
+                }
+            }
+            Value::Array(items) => {
+                for (index, child) in items.iter().enumerate() {
+                    walk(child, &format!("{trail}[{index}]"));
+                }
+            }
+            _ => {}
+        }
+    }
+    walk(body, "$");
+}
+
+/// The amount of the `kind` entry of a `totals` array.
+pub fn total_of(totals: &Value, kind: &str) -> Option<i64> {
+    totals.as_array()?.iter().find(|total| total["type"] == kind).and_then(|total| total["amount"].as_i64())
+}
+
+/// A one-variant product with tracked stock.
+pub fn stocked_product(id: &str, variant_id: &str, price: i64, stock: i64) -> Product {
+    let mut product: Product = serde_json::from_value(json!({
+        "id": id, "title": format!("Limited {id}"),
+        "description": { "plain": "Limited edition." },
+        "price_range": { "min": { "amount": 0, "currency": "USD" }, "max": { "amount": 0, "currency": "USD" } },
+        "variants": [{ "id": variant_id, "title": "One", "description": { "plain": "One" }, "price": { "amount": price, "currency": "USD" }, "inventory_quantity": stock }]
+    }))
+    .unwrap();
+    product.normalize().unwrap();
+    product
+}
+
+impl TestApp {
+    /// `meta` naming our platform, with a fresh idempotency key (cancel and complete require one).
+    pub fn keyed_meta(&self) -> Value {
+        self.keyed_meta_for(&self.platform.profile_url())
+    }
+
+    pub fn keyed_meta_for(&self, profile: &str) -> Value {
+        json!({ "ucp-agent": { "profile": profile }, "idempotency-key": uuid::Uuid::new_v4().to_string() })
+    }
+}
+
+/// Every log line (and span field) ucpd emits in this test binary, from `capture_logs()` on:
+/// a process-wide subscriber, so events from every thread (the blocking pool too) are kept.
+static LOGS: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
+
+/// Installs the capturing subscriber once (ucpd's own targets and tower-http, DEBUG and up).
+pub fn capture_logs() {
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(|| {
+        tracing::subscriber::set_global_default(Capture { next_id: AtomicUsize::new(1) })
+            .expect("no other global subscriber in the test binary");
+    });
+}
+
+pub fn captured_logs() -> String {
+    LOGS.lock().unwrap().clone()
+}
+
+struct Capture {
+    next_id: AtomicUsize,
+}
+
+struct FieldWriter;
+
+impl tracing::field::Visit for FieldWriter {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        let line = format!("{}={value:?} ", field.name());
+        LOGS.lock().unwrap().push_str(&line);
+    }
+}
+
+impl tracing::Subscriber for Capture {
+    fn enabled(&self, metadata: &tracing::Metadata<'_>) -> bool {
+        *metadata.level() <= tracing::Level::DEBUG
+            && (metadata.target().starts_with("ucp") || metadata.target().starts_with("tower_http"))
+    }
+
+    fn max_level_hint(&self) -> Option<tracing::level_filters::LevelFilter> {
+        Some(tracing::level_filters::LevelFilter::DEBUG)
+    }
+
+    fn new_span(&self, span: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        span.record(&mut FieldWriter);
+        tracing::span::Id::from_u64(self.next_id.fetch_add(1, Ordering::SeqCst) as u64)
+    }
+
+    fn record(&self, _: &tracing::span::Id, values: &tracing::span::Record<'_>) {
+        values.record(&mut FieldWriter);
+    }
+
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+
+    fn event(&self, event: &tracing::Event<'_>) {
+        event.record(&mut FieldWriter);
+        LOGS.lock().unwrap().push('\n');
+    }
+
+    fn enter(&self, _: &tracing::span::Id) {}
+
+    fn exit(&self, _: &tracing::span::Id) {}
+}

@@ -127,7 +127,8 @@ async fn every_route_answers_with_the_bindings_statuses() {
 async fn bad_requests_get_protocol_errors_that_name_the_problem() {
     let app = spawn_app().await;
     let search = Some(json!({ "query": "wool" }).to_string());
-    let cases: Vec<(&str, &str, Option<String>, Vec<(&str, &str)>, u16, &str)> = vec![
+    type Case<'a> = (&'a str, &'a str, Option<String>, Vec<(&'a str, &'a str)>, u16, &'a str);
+    let cases: Vec<Case> = vec![
         ("POST", "/catalog/search", search.clone(), vec![("ucp-agent", "")], 400, "invalid_profile_url"),
         (
             "POST",

@@ -71,17 +71,42 @@ impl CommerceStore for SqliteStore {
         .await
     }
 
+    /// Writes `session` only if the stored copy is still the one it was read from (same
+    /// `version`) and is not final (completed or canceled); stores `version + 1`. A stale or
+    /// final session is a `Conflict`, an unknown one `NotFound`.
     async fn update_session(&self, session: &Session) -> Result<(), StoreError> {
-        let session = session.clone();
+        let expected = session.version;
+        let mut session = session.clone();
+        session.version = expected + 1;
         let doc = encode(&session)?;
         self.write(move |connection| {
             let changed = connection
                 .execute(
-                    "UPDATE sessions SET status = ?2, cart_id = ?3, expires_at = ?4, doc = ?5, updated_at = ?6 WHERE id = ?1",
-                    params![session.id, session.status.as_str(), session.cart_id, session.expires_at, doc, now_seconds()],
+                    "UPDATE sessions SET status = ?2, cart_id = ?3, expires_at = ?4, doc = ?5, updated_at = ?6 \
+                     WHERE id = ?1 AND COALESCE(json_extract(doc, '$.version'), 0) = ?7 \
+                     AND status NOT IN ('completed', 'canceled')",
+                    params![
+                        session.id,
+                        session.status.as_str(),
+                        session.cart_id,
+                        session.expires_at,
+                        doc,
+                        now_seconds(),
+                        expected as i64
+                    ],
                 )
                 .map_err(backend)?;
-            if changed == 0 { Err(StoreError::NotFound) } else { Ok(()) }
+            if changed > 0 {
+                return Ok(());
+            }
+            let exists: bool = connection
+                .query_row("SELECT EXISTS (SELECT 1 FROM sessions WHERE id = ?1)", [&session.id], |row| row.get(0))
+                .map_err(backend)?;
+            if exists {
+                Err(StoreError::Conflict { constraint: "session version".into() })
+            } else {
+                Err(StoreError::NotFound)
+            }
         })
         .await
     }
@@ -104,15 +129,27 @@ impl CommerceStore for SqliteStore {
         .await
     }
 
+    /// Places the order only if the checkout is still open and unchanged since it was read
+    /// (same `version`, see `update_session`); otherwise `NotOpen`.
     async fn place_order(&self, order: PlaceOrder) -> Result<(), PlaceOrderError> {
-        let doc = encode(&order.checkout)?;
+        let expected = order.checkout.version;
+        let mut stored = order.checkout.clone();
+        stored.version = expected + 1;
+        let doc = encode(&stored)?;
         self.write(move |connection| {
             let transaction = connection.transaction().map_err(backend)?;
-            let status: Option<String> = transaction
-                .query_row("SELECT status FROM sessions WHERE id = ?1", [&order.checkout.id], |row| row.get(0))
+            let found: Option<(String, i64)> = transaction
+                .query_row(
+                    "SELECT status, COALESCE(json_extract(doc, '$.version'), 0) FROM sessions WHERE id = ?1",
+                    [&order.checkout.id],
+                    |row| Ok((row.get(0)?, row.get(1)?)),
+                )
                 .optional()
                 .map_err(backend)?;
-            if matches!(status.as_deref(), None | Some("completed") | Some("canceled")) {
+            let open = found.is_some_and(|(status, version)| {
+                !matches!(status.as_str(), "completed" | "canceled") && version == expected as i64
+            });
+            if !open {
                 return Ok(Err(PlaceOrderError::NotOpen));
             }
             for (variant_id, quantity) in &order.stock {
