@@ -141,7 +141,8 @@ pub trait CommerceStore: Send + Sync + std::fmt::Debug {
 
     async fn session(&self, id: &str) -> Result<Option<Session>, StoreError>;
 
-    /// Replaces a stored session; fails with `NotFound` if it does not exist.
+    /// Replaces a stored session if it is still at `session.version` and neither completed nor
+    /// canceled (optimistic concurrency); `Conflict` otherwise, `NotFound` if it does not exist.
     async fn update_session(&self, session: &Session) -> Result<(), StoreError>;
 
     /// The open (not completed, not canceled, not expired) checkout created from `cart_id`.

@@ -325,7 +325,14 @@ async fn approve(state: &AppState, id: &str) -> Result<Response, ApiError> {
         Some(pending) if pending.approved => {}
         Some(_) => {
             purchase::approve_challenge(&mut session);
-            state.commerce.update_session(&session).await?;
+            match state.commerce.update_session(&session).await {
+                Ok(()) => {}
+                // Another request changed the checkout meanwhile: show the buyer its current state.
+                Err(ucp_domain::store::StoreError::Conflict { .. } | ucp_domain::store::StoreError::NotFound) => {
+                    return Ok(see_other(&path_of("checkout", id)));
+                }
+                Err(error) => return Err(error.into()),
+            }
         }
     }
     complete(state, &session, CheckoutRequest::default()).await

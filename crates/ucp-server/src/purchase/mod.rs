@@ -330,10 +330,11 @@ async fn create_from_cart(call: &Call<'_>, cart_id: &str, request: CheckoutReque
     let mut request = request;
     request.line_items = None;
     apply_checkout_fields(call, &mut session, request);
-    if session.buyer.is_none() {
+    // The cart's buyer and context win; the payload only fills what the cart lacks.
+    if cart.buyer.is_some() {
         session.buyer = cart.buyer.clone();
     }
-    if session.context.is_none() {
+    if cart.context.is_some() {
         session.context = cart.context.clone();
     }
     if call.discounts && session.discount_codes.is_empty() {

@@ -124,6 +124,7 @@ pub fn price(input: &PricingInput<'_>) -> Priced {
     // Lines: price each, check stock.
     let mut lines = Vec::with_capacity(session.lines.len());
     let mut base_amounts = Vec::with_capacity(session.lines.len());
+    let mut claimed_units: HashMap<&str, i64> = HashMap::new();
     for (index, line) in session.lines.iter().enumerate() {
         let path = format!("$.line_items[{index}]");
         let Some(item) = input.items.get(&line.item_id) else {
@@ -145,6 +146,10 @@ pub fn price(input: &PricingInput<'_>) -> Priced {
             base_amounts.push(0);
             continue;
         };
+        // Stock is shared by every line of the same variant: earlier lines claim it first.
+        let claimed = claimed_units.entry(line.item_id.as_str()).or_insert(0);
+        let earlier = *claimed;
+        *claimed = claimed.saturating_add(line.quantity);
         match item.available_quantity {
             Some(available) if available <= 0 => messages.push(Message::error(
                 "out_of_stock",
@@ -152,12 +157,29 @@ pub fn price(input: &PricingInput<'_>) -> Priced {
                 format!("{} is out of stock.", item.title),
                 Some(path.clone()),
             )),
-            Some(available) if available < line.quantity => messages.push(Message::error(
+            Some(available) if available <= earlier => messages.push(Message::error(
                 "out_of_stock",
                 Severity::Recoverable,
-                format!("Only {available} of {} left; lower the quantity to {available} or less.", item.title),
-                Some(format!("{path}.quantity")),
+                format!("All {available} of {} left are already in earlier lines.", item.title),
+                Some(path.clone()),
             )),
+            Some(available) if available - earlier < line.quantity => {
+                let left = available - earlier;
+                let content = if earlier == 0 {
+                    format!("Only {left} of {} left; lower the quantity to {left} or less.", item.title)
+                } else {
+                    format!(
+                        "Only {left} more of {} left after earlier lines; lower the quantity to {left} or less.",
+                        item.title
+                    )
+                };
+                messages.push(Message::error(
+                    "out_of_stock",
+                    Severity::Recoverable,
+                    content,
+                    Some(format!("{path}.quantity")),
+                ));
+            }
             _ => {}
         }
         base_amounts.push(item.unit_price.saturating_mul(line.quantity));

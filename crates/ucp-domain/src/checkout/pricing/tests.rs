@@ -1289,3 +1289,24 @@ fn replace_lines_keeps_named_ids_and_never_reuses_numbers() {
     assert_eq!(line_ids(&session), ["li_7"]);
     assert_eq!(session.next_line, 7);
 }
+
+// Checklist 128: lines of the same variant share its stock; the line that overdraws it is named.
+#[test]
+fn stock_is_shared_by_lines_of_the_same_variant() {
+    let mut fixture = Fixture::ready();
+    fixture.items.get_mut("v1").unwrap().available_quantity = Some(3);
+    let mut second = fixture.session.lines[0].clone();
+    second.id = "li_2".into();
+    fixture.session.lines.push(second.clone());
+    let priced = fixture.run();
+    // 2 + 2 wanted, 3 left: the second line may have 1.
+    assert_eq!(priced.status, Status::Incomplete);
+    assert_eq!(path(only(&priced, "out_of_stock")), "$.line_items[1].quantity");
+
+    // A third line gets nothing: the message names the whole line.
+    second.id = "li_3".into();
+    fixture.session.lines.push(second);
+    fixture.items.get_mut("v1").unwrap().available_quantity = Some(4);
+    let priced = fixture.run();
+    assert_eq!(path(only(&priced, "out_of_stock")), "$.line_items[2]");
+}
