@@ -281,8 +281,9 @@ fn search_request() -> Value {
     json!({
         "type": "object",
         "description": "At least one of query or filters.",
+        "anyOf": [{ "required": ["query"] }, { "required": ["filters"] }],
         "properties": {
-            "query": { "type": "string", "description": "Free-text search query." },
+            "query": { "type": "string", "minLength": 1, "description": "Free-text search query (at least one word)." },
             "context": context(),
             "signals": { "type": "object" },
             "attribution": { "type": "object", "additionalProperties": { "type": "string" } },

@@ -14,7 +14,7 @@ use tokio::sync::Semaphore;
 use ucp_domain::store::StoreError;
 
 /// Roughly how much memory parsed documents may hold.
-const DOCUMENT_CACHE_BYTES: u64 = 48 * 1024 * 1024;
+const DOCUMENT_CACHE_BYTES: u64 = 24 * 1024 * 1024;
 
 /// Migrations in order; the index + 1 is the schema version. Never edit a shipped one.
 const MIGRATIONS: &[&str] = &[include_str!("schema.sql"), include_str!("schema_2.sql")];
