@@ -118,8 +118,10 @@ pub struct PlaceOrder {
     pub order: StoredOrder,
     /// Units to take from stock, by variant id.
     pub stock: Vec<(String, i64)>,
-    /// Discount codes (upper-case) whose use this order counts.
-    pub used_codes: Vec<String>,
+    /// Discount codes (upper-case) whose use this order counts, with each code's usage limit:
+    /// the count is checked and raised in the same transaction, so concurrent orders cannot
+    /// exceed a limit.
+    pub used_codes: Vec<(String, Option<u64>)>,
 }
 
 /// Why an order could not be placed; nothing was written.
@@ -130,6 +132,9 @@ pub enum PlaceOrderError {
     /// The checkout changed state meanwhile (completed or canceled by another request).
     #[error("the checkout is no longer open")]
     NotOpen,
+    /// A discount code reached its usage limit meanwhile.
+    #[error("discount code {code} has reached its usage limit")]
+    DiscountExhausted { code: String },
     #[error(transparent)]
     Store(#[from] StoreError),
 }

@@ -150,6 +150,11 @@ pub struct Session {
     /// Messages that outlive one call (a declined payment), cleared by the next update.
     #[serde(default)]
     pub sticky_messages: Vec<super::Message>,
+    /// A completed checkout's body as it was at completion (without its `ucp` envelope):
+    /// a completed checkout is immutable, so later reads show exactly what was bought and
+    /// charged, not a re-pricing against today's stock and discount counts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub final_body: Option<serde_json::Value>,
     /// Optimistic concurrency: the number of stored writes so far. A store writes a session
     /// only if its stored version still equals this one (then stores `version + 1`), so a
     /// writer working from a stale read cannot undo a concurrent change (a completion).

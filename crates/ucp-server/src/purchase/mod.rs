@@ -145,6 +145,7 @@ impl Call<'_> {
             order_id: None,
             pending_authentication: None,
             sticky_messages: Vec::new(),
+            final_body: None,
             version: 0,
         }
     }
@@ -172,6 +173,20 @@ impl Call<'_> {
     }
 
     fn render(&self, session: &Session, priced: &Priced, extra: Vec<Message>) -> Result<String, ApiError> {
+        if session.status == Status::Completed
+            && let Some(Value::Object(frozen)) = &session.final_body
+        {
+            let mut body = frozen.clone();
+            let mut ucp = self.envelope.ucp();
+            ucp["payment_handlers"] = self.state.payments.advertised();
+            body.insert("ucp".into(), ucp);
+            if !extra.is_empty() {
+                let mut messages = body.get("messages").and_then(Value::as_array).cloned().unwrap_or_default();
+                messages.extend(extra.iter().map(render::message));
+                body.insert("messages".into(), messages.into());
+            }
+            return serde_json::to_string(&body).map_err(ApiError::internal);
+        }
         let body = render::session(self, session, priced, extra);
         serde_json::to_string(&body).map_err(ApiError::internal)
     }
@@ -478,6 +493,21 @@ async fn complete_once(call: &Call<'_>, id: &str, request: &CheckoutRequest) -> 
     if priced.status != Status::ReadyForComplete {
         return call.render(&session, &priced, Vec::new()).map(Some);
     }
+    // Never charge a price the platform did not see: a submitted code that no longer applies
+    // (expired, used up meanwhile) stops the completion until the codes are fixed.
+    if priced
+        .messages
+        .iter()
+        .any(|message| message.code.starts_with("discount_code_") && message.code != "discount_code_already_applied")
+    {
+        let refusal = Message::error(
+            "discount_code_rejected",
+            Severity::Recoverable,
+            "A discount code no longer applies; remove or replace it (see the warnings), then complete again. No payment was taken.",
+            Some("$.discounts.codes".into()),
+        );
+        return call.render(&session, &priced, vec![refusal]).map(Some);
+    }
     let total = priced.totals.iter().find(|total| total.kind == "total").map_or(0, |total| total.amount);
     let charge_key = call.idempotency_key.map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_owned);
 
@@ -616,6 +646,14 @@ async fn place_order(
     session.order_id = Some(order_id.clone());
     session.pending_authentication = None;
     session.sticky_messages.clear();
+    let mut final_priced = priced.clone();
+    final_priced.status = Status::Completed;
+    final_priced.messages.clear();
+    let mut final_body = render::session(call, &session, &final_priced, Vec::new());
+    if let Value::Object(map) = &mut final_body {
+        map.remove("ucp");
+    }
+    session.final_body = Some(final_body);
     let order = PlaceOrder {
         checkout: session.clone(),
         order: StoredOrder {
@@ -626,7 +664,20 @@ async fn place_order(
             created_at: now,
         },
         stock,
-        used_codes: priced.used_codes.clone(),
+        used_codes: priced
+            .used_codes
+            .iter()
+            .map(|code| {
+                let limit = call
+                    .state
+                    .pricing_rules
+                    .discounts
+                    .iter()
+                    .find(|rule| rule.code.as_deref().is_some_and(|rule_code| rule_code.eq_ignore_ascii_case(code)))
+                    .and_then(|rule| rule.usage_limit);
+                (code.clone(), limit)
+            })
+            .collect(),
     };
     match call.state.commerce.place_order(order).await {
         Ok(()) => {
@@ -665,6 +716,17 @@ async fn place_order(
         Err(PlaceOrderError::NotOpen) => {
             refund(call, handler_id, reference).await;
             call.current(&session.id, "completed again").await
+        }
+        Err(PlaceOrderError::DiscountExhausted { code }) => {
+            // Priced again, the code now shows its usage-limit warning and the new total.
+            refund(call, handler_id, reference).await;
+            let Some(mut session) = call.load(&session.id, SessionKind::Checkout).await? else {
+                return call.not_found("Checkout");
+            };
+            release(call, &mut session).await;
+            let priced = call.price(&session).await?;
+            tracing::info!(checkout = %session.id, %code, "discount code ran out while the order was being placed");
+            call.render(&session, &priced, Vec::new())
         }
         Err(PlaceOrderError::Store(error)) => {
             refund(call, handler_id, reference).await;

@@ -142,3 +142,63 @@ async fn update_racing_complete_never_reopens_a_completed_checkout() {
         }
     }
 }
+
+// A usage-limited code cannot be used more often than its limit, however many orders race.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_completes_never_exceed_a_discount_usage_limit() {
+    const LIMIT: u64 = 3;
+    const RACERS: usize = 12;
+    let app = Arc::new(
+        spawn_app_with(fixture_products(), |settings, _| {
+            settings.discounts.push(ucp_server::config::DiscountSettings {
+                code: Some("FIRST3".into()),
+                title: "10% for the first three orders".into(),
+                kind: "percentage".into(),
+                value: Some("10".into()),
+                min_subtotal: None,
+                product_ids: vec![],
+                categories: vec![],
+                expires_at: None,
+                usage_limit: Some(LIMIT),
+                combinable: false,
+            });
+        })
+        .await,
+    );
+    let mut ids = Vec::with_capacity(RACERS);
+    for _ in 0..RACERS {
+        let mut checkout = ready_checkout("mug-1", 1);
+        checkout["discounts"] = json!({ "codes": ["FIRST3"] });
+        let created = app.tool("create_checkout", json!({ "checkout": checkout })).await;
+        assert_eq!(created["discounts"]["applied"][0]["code"], "FIRST3", "{created}");
+        ids.push(created["id"].as_str().unwrap().to_owned());
+    }
+    let mut tasks = tokio::task::JoinSet::new();
+    for id in ids {
+        let app = app.clone();
+        tasks.spawn(async move {
+            let arguments = json!({
+                "meta": { "ucp-agent": { "profile": app.platform.profile_url() }, "idempotency-key": key() },
+                "id": id,
+                "checkout": pay(TOKEN_SUCCESS),
+            });
+            app.tool("complete_checkout", arguments).await
+        });
+    }
+    let mut discounted_orders = 0;
+    while let Some(joined) = tasks.join_next().await {
+        let body: Value = joined.expect("task");
+        let discounted = body["discounts"]["applied"].as_array().is_some_and(|applied| !applied.is_empty());
+        if body["status"] == "completed" {
+            assert!(discounted, "no order is placed with a price it did not get: {body}");
+            discounted_orders += 1;
+        } else {
+            assert!(body.get("order").is_none());
+            assert!(
+                !messages_with(&body, "discount_code_invalid").is_empty(),
+                "the buyer learns the code ran out: {body}"
+            );
+        }
+    }
+    assert_eq!(discounted_orders, LIMIT, "exactly the limit is used");
+}

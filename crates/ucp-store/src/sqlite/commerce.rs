@@ -164,14 +164,18 @@ impl CommerceStore for SqliteStore {
                     return Ok(Err(PlaceOrderError::OutOfStock { variant_id: variant_id.clone() }));
                 }
             }
-            for code in &order.used_codes {
-                transaction
+            for (code, limit) in &order.used_codes {
+                let limit = limit.map_or(i64::MAX, |limit| i64::try_from(limit).unwrap_or(i64::MAX));
+                let changed = transaction
                     .execute(
-                        "INSERT INTO discount_usage (code, uses) VALUES (?1, 1) \
-                             ON CONFLICT (code) DO UPDATE SET uses = uses + 1",
-                        [code],
+                        "INSERT INTO discount_usage (code, uses) SELECT ?1, 1 WHERE ?2 >= 1 \
+                         ON CONFLICT (code) DO UPDATE SET uses = uses + 1 WHERE uses < ?2",
+                        params![code, limit],
                     )
                     .map_err(backend)?;
+                if changed == 0 {
+                    return Ok(Err(PlaceOrderError::DiscountExhausted { code: code.clone() }));
+                }
             }
             transaction
                 .execute(

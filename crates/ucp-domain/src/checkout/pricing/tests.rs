@@ -58,6 +58,7 @@ impl Fixture {
                 order_id: None,
                 pending_authentication: None,
                 sticky_messages: Vec::new(),
+                final_body: None,
                 version: 0,
             },
             items: HashMap::new(),
