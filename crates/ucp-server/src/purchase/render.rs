@@ -2,7 +2,7 @@
 //! extensions, order.json).
 
 use serde_json::{Map, Value, json};
-use ucp_domain::checkout::{Address, Message, MessageKind, Priced, Session, SessionKind, Status, Total};
+use ucp_domain::checkout::{Address, Message, MessageKind, Priced, PricedLine, Session, SessionKind, Status, Total};
 
 use super::Call;
 
@@ -46,6 +46,15 @@ fn rfc3339(seconds: i64) -> String {
         .unwrap_or_default()
 }
 
+/// A line's `item` (`types/item.json`): what was bought, at what unit price.
+fn item(line: &PricedLine) -> Value {
+    let mut item = json!({ "id": line.item_id, "title": line.title, "price": line.unit_price });
+    if let Some(url) = &line.image_url {
+        item["image_url"] = url.clone().into();
+    }
+    item
+}
+
 /// A cart or checkout response body.
 pub(super) fn session(call: &Call<'_>, session: &Session, priced: &Priced, extra: Vec<Message>) -> Value {
     let base = &call.state.profile.base_url;
@@ -57,10 +66,7 @@ pub(super) fn session(call: &Call<'_>, session: &Session, priced: &Priced, extra
         .lines
         .iter()
         .map(|line| {
-            let mut item = json!({ "id": line.item_id, "title": line.title, "price": line.unit_price });
-            if let Some(url) = &line.image_url {
-                item["image_url"] = url.clone().into();
-            }
+            let item = item(line);
             json!({ "id": line.id, "item": item, "quantity": line.quantity, "totals": totals(&line.totals) })
         })
         .collect();
@@ -220,10 +226,7 @@ pub(super) fn order_document(session: &Session, priced: &Priced, order_id: &str,
         .lines
         .iter()
         .map(|line| {
-            let mut item = json!({ "id": line.item_id, "title": line.title, "price": line.unit_price });
-            if let Some(url) = &line.image_url {
-                item["image_url"] = url.clone().into();
-            }
+            let item = item(line);
             json!({
                 "id": line.id,
                 "item": item,
