@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# ucpd end-to-end benchmark: import time, RSS, and MCP throughput/latency vs a ping baseline.
+# ucpd end-to-end benchmark: import time, RSS, MCP throughput/latency vs a ping baseline, the
+# same catalog operations over REST and MCP, and the purchase flow (create → update → complete
+# checkout) over MCP and REST with its own ping baseline.
 #
 #   bench/run.sh                      # full run: 100,000 products, 3 runs x 10 s per operation
 #   RUNS=1 DURATION=5s bench/run.sh   # quicker
+#   SKIP_PURCHASE=1 SKIP_COMPARE=1 bench/run.sh   # only the wrk catalog phase
 #
 # Environment (defaults in brackets):
 #   PRODUCTS [100000]  catalog size        SEED [42]          demo-catalog seed
@@ -10,7 +13,15 @@
 #   THREADS [2]        wrk -t              CONNECTIONS [32]   wrk -c
 #   WARMUP [3s]        wrk -d of the warm-up pass per operation
 #   READY_TIMEOUT [180] seconds to wait for "ucpd ready"
-#   SKIP_BUILD [0]     1 = use the existing target/release/ucpd
+#   SKIP_BUILD [0]     1 = use the existing target/release/ucpd and target/release/ucpd-bench
+#   SKIP_COMPARE [0]   1 = skip the REST-vs-MCP catalog comparison (ucpd-bench catalog)
+#   COMPARE_RUNS [2]   rounds of the comparison (transport order alternates per round)
+#   COMPARE_CONCURRENCY [32]  ucpd-bench --concurrency for the comparison
+#   SKIP_PURCHASE [0]  1 = skip the purchase phase (ucpd-bench purchase + ping)
+#   PURCHASE_RUNS [3]  rounds of ping, purchase/mcp, purchase/rest (interleaved)
+#   PURCHASE_CONCURRENCY [16]  ucpd-bench --concurrency for purchase and its ping baseline
+#   PURCHASE_PRODUCTS [1000]   products in the dedicated purchase catalog (bench/purchase_catalog.py)
+#   BENCH_THREADS [2]  ucpd-bench runtime threads
 #   OUT_DIR [bench-out] results go to $OUT_DIR/results.md, raw data to $OUT_DIR/work/
 #
 # Requires: cargo, python3, curl; installs wrk with apt-get when missing (run as root).
@@ -29,10 +40,19 @@ WARMUP="${WARMUP:-3s}"
 READY_TIMEOUT="${READY_TIMEOUT:-180}"
 SKIP_BUILD="${SKIP_BUILD:-0}"
 OUT_DIR="${OUT_DIR:-$ROOT/bench-out}"
+SKIP_COMPARE="${SKIP_COMPARE:-0}"
+COMPARE_RUNS="${COMPARE_RUNS:-2}"
+COMPARE_CONCURRENCY="${COMPARE_CONCURRENCY:-32}"
+SKIP_PURCHASE="${SKIP_PURCHASE:-0}"
+PURCHASE_RUNS="${PURCHASE_RUNS:-$RUNS}"
+PURCHASE_CONCURRENCY="${PURCHASE_CONCURRENCY:-16}"
+PURCHASE_PRODUCTS="${PURCHASE_PRODUCTS:-1000}"
+BENCH_THREADS="${BENCH_THREADS:-2}"
 mkdir -p "$OUT_DIR"
 OUT_DIR="$(cd "$OUT_DIR" && pwd)"
 WORK="$OUT_DIR/work"
 UCPD="$ROOT/target/release/ucpd"
+UCPD_BENCH="$ROOT/target/release/ucpd-bench"
 OPS=(ping search lookup get_product)
 
 log() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -40,9 +60,10 @@ die() { printf '[bench] ERROR: %s\n' "$*" >&2; exit 1; }
 
 SERVER_PID=""
 PROFILE_PID=""
+PURCHASE_PID=""
 cleanup() {
   local rc=$?
-  for pid in "$SERVER_PID" "$PROFILE_PID"; do
+  for pid in "$SERVER_PID" "$PURCHASE_PID" "$PROFILE_PID"; do
     if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; then
       kill "$pid" 2>/dev/null || true
       for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
@@ -84,17 +105,24 @@ META="$WORK/meta.tsv"
 meta() { printf '%s\t%s\n' "$1" "${2//$'\n'/ }" >>"$META"; }
 meta PRODUCTS "$PRODUCTS"; meta SEED "$SEED"; meta RUNS "$RUNS"; meta DURATION "$DURATION"
 meta THREADS "$THREADS"; meta CONNECTIONS "$CONNECTIONS"; meta WARMUP "$WARMUP"
+meta SKIP_COMPARE "$SKIP_COMPARE"; meta COMPARE_RUNS "$COMPARE_RUNS"; meta COMPARE_CONCURRENCY "$COMPARE_CONCURRENCY"
+meta SKIP_PURCHASE "$SKIP_PURCHASE"; meta PURCHASE_RUNS "$PURCHASE_RUNS"; meta PURCHASE_CONCURRENCY "$PURCHASE_CONCURRENCY"
+meta PURCHASE_PRODUCTS "$PURCHASE_PRODUCTS"; meta BENCH_THREADS "$BENCH_THREADS"
+meta UPTIME_START "$(uptime)"
 meta DATE "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 meta GIT_REV "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet HEAD -- crates 2>/dev/null || echo '+dirty')"
 meta WRK_VERSION "$(wrk -v 2>&1 | head -n1 | awk '{print $2}')"
 
 # --- 2. build, catalog, feed, import --------------------------------------------------------
 if [[ "$SKIP_BUILD" != "1" ]]; then
-  log "cargo build --release -p ucp-cli"
-  (cd "$ROOT" && cargo build --release -p ucp-cli) >"$WORK/build.log" 2>&1 \
+  log "cargo build --release -p ucp-cli -p ucp-bench"
+  (cd "$ROOT" && cargo build --release -p ucp-cli -p ucp-bench) >"$WORK/build.log" 2>&1 \
     || { tail -n 30 "$WORK/build.log" >&2; die "release build failed (log: $WORK/build.log)"; }
 fi
 [[ -x "$UCPD" ]] || die "$UCPD not found (build failed or SKIP_BUILD=1 without a build)"
+if [[ "$SKIP_COMPARE" != "1" || "$SKIP_PURCHASE" != "1" ]]; then
+  [[ -x "$UCPD_BENCH" ]] || die "$UCPD_BENCH not found (build failed or SKIP_BUILD=1 without a build)"
+fi
 
 CATALOG="$WORK/catalog.jsonl"
 FEED="$WORK/feed.tsv"
@@ -130,7 +158,8 @@ time_import jsonl "$CATALOG" jsonl "$WORK/data-jsonl"
 rm -rf "$WORK/data-jsonl"
 
 # Ids for the Lua scripts: 1,000 product ids and 1,000 variant ids spread over the catalog.
-python3 - "$CATALOG" "$WORK/ids.lua" <<'PY'
+# The same ids as JSON for ucpd-bench (ids.json).
+python3 - "$CATALOG" "$WORK/ids.lua" "$WORK/ids.json" <<'PY'
 import json, sys
 products = [json.loads(line) for line in open(sys.argv[1], encoding="utf-8") if line.strip()]
 step = max(1, len(products) // 1000)
@@ -139,6 +168,8 @@ vids = [p["variants"][len(p["variants"]) // 2]["id"] for p in products[step // 2
 with open(sys.argv[2], "w") as out:
     out.write("PRODUCT_IDS = {" + ",".join(json.dumps(x) for x in pids) + "}\n")
     out.write("VARIANT_IDS = {" + ",".join(json.dumps(x) for x in vids) + "}\n")
+with open(sys.argv[3], "w") as out:
+    json.dump({"products": pids, "variants": vids}, out)
 print(f"ids: {len(pids)} products, {len(vids)} variants", file=sys.stderr)
 PY
 
@@ -147,6 +178,11 @@ PROFILE_PORT=$(free_port)
 mkdir -p "$WORK/profile"
 cat >"$WORK/profile/profile.json" <<'JSON'
 {"ucp":{"version":"2026-04-08","capabilities":{"dev.ucp.shopping.catalog.search":[{"version":"2026-04-08"}],"dev.ucp.shopping.catalog.lookup":[{"version":"2026-04-08"}]}}}
+JSON
+# The purchase phase's platform shares every shopping capability (checkout needs fulfillment for
+# the shipping address and option).
+cat >"$WORK/profile/purchase-profile.json" <<'JSON'
+{"ucp":{"version":"2026-04-08","capabilities":{"dev.ucp.shopping.catalog.search":[{"version":"2026-04-08"}],"dev.ucp.shopping.catalog.lookup":[{"version":"2026-04-08"}],"dev.ucp.shopping.cart":[{"version":"2026-04-08"}],"dev.ucp.shopping.checkout":[{"version":"2026-04-08"}],"dev.ucp.shopping.order":[{"version":"2026-04-08"}],"dev.ucp.shopping.fulfillment":[{"version":"2026-04-08"}],"dev.ucp.shopping.discount":[{"version":"2026-04-08"}]},"payment_handlers":{}}}
 JSON
 python3 -m http.server "$PROFILE_PORT" --bind 127.0.0.1 --directory "$WORK/profile" >"$WORK/profile-server.log" 2>&1 &
 PROFILE_PID=$!
@@ -219,11 +255,101 @@ for run in $(seq 1 "$RUNS"); do
 done
 meta RSS_AFTER_BENCH_KB "$(rss_kb "$SERVER_PID")"
 meta RSS_PEAK_KB "$(hwm_kb "$SERVER_PID")"
+
+# --- 3b. REST vs MCP: the same catalog operations, same server, same tool (ucpd-bench) ------
+# Each round runs every operation over both transports back to back; the order of the two
+# transports alternates per round so drift does not favour one.
+ucpd_bench() { # outfile args...
+  local out="$1"; shift
+  "$UCPD_BENCH" "$@" --threads "$BENCH_THREADS" >"$out" 2>&1 || { cat "$out" >&2; die "ucpd-bench $1 failed"; }
+  grep -q '^BENCH_RESULT' "$out" || { cat "$out" >&2; die "ucpd-bench output has no BENCH_RESULT line ($out)"; }
+  grep '^BENCH_RESULT' "$out" | sed 's/^BENCH_RESULT /    /' >&2
+}
+if [[ "$SKIP_COMPARE" != "1" ]]; then
+  meta UPTIME_COMPARE "$(uptime)"
+  compare() { # op transport duration outfile
+    ucpd_bench "$4" catalog --op "$1" --transport "$2" --url "$URL" --profile "$PROFILE_URL" --ids "$WORK/ids.json" \
+      --concurrency "$COMPARE_CONCURRENCY" --duration "$3"
+  }
+  log "REST vs MCP warm-up ($WARMUP per operation and transport)"
+  for op in search lookup get-product; do
+    for transport in mcp rest; do compare "$op" "$transport" "$WARMUP" "$WORK/ub-warmup-$op-$transport.txt"; done
+  done
+  for run in $(seq 1 "$COMPARE_RUNS"); do
+    if ((run % 2)); then order=(mcp rest); else order=(rest mcp); fi
+    for op in search lookup get-product; do
+      for transport in "${order[@]}"; do
+        log "compare $run/$COMPARE_RUNS: $op over $transport (ucpd-bench -c $COMPARE_CONCURRENCY, $DURATION)"
+        compare "$op" "$transport" "$DURATION" "$WORK/ub-catalog-${op//-/_}-$transport-$run.txt"
+      done
+    done
+  done
+  meta RSS_AFTER_COMPARE_KB "$(rss_kb "$SERVER_PID")"
+fi
 kill -0 "$SERVER_PID" 2>/dev/null || die "ucpd died during the benchmark (log: $WORK/server.log)"
 sed 's/\x1b\[[0-9;]*m//g' "$WORK/server.log" >"$WORK/server.plain.log"
 meta SERVER_LOG_ERRORS "$(grep -c ' ERROR ' "$WORK/server.plain.log" || true)"
 meta SERVER_LOG_WARNINGS "$(grep -c ' WARN ' "$WORK/server.plain.log" || true)"
 meta SERVER_LOG_LINES "$(wc -l <"$WORK/server.log")"
+
+# --- 3c. purchase flow: its own store and server -------------------------------------------
+# A dedicated catalog (bench/purchase_catalog.py: PURCHASE_PRODUCTS products, one variant each,
+# inventory_quantity 1,000,000) so no line can run out of stock, on a fresh store. The catalog
+# server is stopped first so the two do not share the CPUs. The sandbox payment handler is
+# switched on through a config file (it defaults to on only with demo = true).
+if [[ "$SKIP_PURCHASE" != "1" ]]; then
+  kill "$SERVER_PID" 2>/dev/null || true
+  wait "$SERVER_PID" 2>/dev/null || true
+  SERVER_PID=""
+  log "purchase: generating a $PURCHASE_PRODUCTS-product catalog and importing it"
+  python3 "$BENCH_DIR/purchase_catalog.py" "$WORK/purchase-catalog.jsonl" "$WORK/purchase-items.txt" "$PURCHASE_PRODUCTS" \
+    2>"$WORK/purchase-catalog.log" || { cat "$WORK/purchase-catalog.log" >&2; die "purchase_catalog.py failed"; }
+  DATA_PURCHASE="$WORK/data-purchase"
+  rm -rf "$DATA_PURCHASE"
+  "$UCPD" import "$WORK/purchase-catalog.jsonl" --data-dir "$DATA_PURCHASE" --format jsonl \
+    >"$WORK/import-purchase.out" 2>"$WORK/import-purchase.err" \
+    || { tail -n 20 "$WORK/import-purchase.err" >&2; die "ucpd import (purchase catalog) failed"; }
+  printf '[payments]\nsandbox = true\n' >"$WORK/purchase.toml"
+  PURCHASE_PORT=$(free_port)
+  PURCHASE_URL="http://127.0.0.1:$PURCHASE_PORT"
+  PURCHASE_PROFILE_URL="http://127.0.0.1:$PROFILE_PORT/purchase-profile.json"
+  log "starting the purchase ucpd on $PURCHASE_URL"
+  "$UCPD" serve --config "$WORK/purchase.toml" --listen "127.0.0.1:$PURCHASE_PORT" --data-dir "$DATA_PURCHASE" \
+    --no-demo --dev-insecure-profiles >"$WORK/purchase-server.log" 2>&1 &
+  PURCHASE_PID=$!
+  deadline=$((SECONDS + READY_TIMEOUT))
+  until grep -q 'ucpd ready' "$WORK/purchase-server.log"; do
+    kill -0 "$PURCHASE_PID" 2>/dev/null || { tail -n 20 "$WORK/purchase-server.log" >&2; die "purchase ucpd exited before ready"; }
+    ((SECONDS < deadline)) || die "purchase ucpd not ready after ${READY_TIMEOUT}s"
+    sleep 0.05
+  done
+  purchase() { # transport duration outfile
+    ucpd_bench "$3" purchase --transport "$1" --url "$PURCHASE_URL" --profile "$PURCHASE_PROFILE_URL" \
+      --items "$WORK/purchase-items.txt" --concurrency "$PURCHASE_CONCURRENCY" --duration "$2"
+  }
+  ping_baseline() { # duration outfile
+    ucpd_bench "$2" ping --url "$PURCHASE_URL" --concurrency "$PURCHASE_CONCURRENCY" --duration "$1"
+  }
+  log "purchase warm-up ($WARMUP each)"
+  ping_baseline "$WARMUP" "$WORK/ub-warmup-ping.txt"
+  purchase mcp "$WARMUP" "$WORK/ub-warmup-purchase-mcp.txt"
+  purchase rest "$WARMUP" "$WORK/ub-warmup-purchase-rest.txt"
+  meta UPTIME_PURCHASE "$(uptime)"
+  for run in $(seq 1 "$PURCHASE_RUNS"); do
+    log "purchase run $run/$PURCHASE_RUNS: ping, purchase/mcp, purchase/rest (-c $PURCHASE_CONCURRENCY, $DURATION)"
+    ping_baseline "$DURATION" "$WORK/ub-ping-$run.txt"
+    purchase mcp "$DURATION" "$WORK/ub-purchase-mcp-$run.txt"
+    purchase rest "$DURATION" "$WORK/ub-purchase-rest-$run.txt"
+  done
+  kill -0 "$PURCHASE_PID" 2>/dev/null || die "purchase ucpd died during the benchmark (log: $WORK/purchase-server.log)"
+  meta PURCHASE_RSS_KB "$(rss_kb "$PURCHASE_PID")"
+  sed 's/\x1b\[[0-9;]*m//g' "$WORK/purchase-server.log" >"$WORK/purchase-server.plain.log"
+  meta PURCHASE_LOG_ERRORS "$(grep -c ' ERROR ' "$WORK/purchase-server.plain.log" || true)"
+  meta PURCHASE_LOG_WARNINGS "$(grep -c ' WARN ' "$WORK/purchase-server.plain.log" || true)"
+  meta PURCHASE_DB_BYTES "$(du -sb "$DATA_PURCHASE" | awk '{print $1}')"
+  meta SQLITE_SYNCHRONOUS "$(grep -ho 'PRAGMA synchronous = [A-Z]*' "$ROOT/crates/ucp-store/src/sqlite/mod.rs" | head -n1 | awk '{print $4}')"
+fi
+meta UPTIME_END "$(uptime)"
 
 # --- 4. report ------------------------------------------------------------------------------
 python3 "$BENCH_DIR/summarize.py" "$WORK" "$OUT_DIR/results.md"

@@ -6,6 +6,10 @@ Usage: summarize.py WORK_DIR OUT.md
 Reads WORK_DIR/meta.tsv (KEY<TAB>VALUE lines) and WORK_DIR/wrk-<op>-<run>.txt (each with one
 BENCH_RESULT line printed by bench/common.lua). Per operation: median req/s, p50, p99 over runs,
 and throughput as a % of the ping measured in the same run (median of the per-run ratios).
+
+Also reads the ucpd-bench outputs (WORK_DIR/ub-*.txt, one BENCH_RESULT line each):
+ub-catalog-<op>-<transport>-<run>.txt (REST vs MCP), ub-ping-<run>.txt and
+ub-purchase-<transport>-<run>.txt (purchase flow).
 """
 
 import glob
@@ -40,6 +44,112 @@ def read_results(work):
                     fields = dict(kv.split("=", 1) for kv in line.split()[1:])
                     results.setdefault(op, {})[run] = {k: float(v) for k, v in fields.items()}
     return results
+
+
+def read_ub(work):
+    """ucpd-bench results: {(kind, key...): {run: fields}} with numeric fields as floats."""
+    results = {}
+    for path in glob.glob(os.path.join(work, "ub-*.txt")):
+        name = os.path.basename(path)
+        if name.startswith("ub-warmup-"):
+            continue
+        m = re.match(r"ub-(.+)-(\d+)\.txt$", name)
+        if not m:
+            continue
+        key, run = m.group(1), int(m.group(2))
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("BENCH_RESULT "):
+                    fields = {}
+                    for kv in line.split()[1:]:
+                        k, _, v = kv.partition("=")
+                        try:
+                            fields[k] = float(v)
+                        except ValueError:
+                            fields[k] = v
+                    results.setdefault(key, {})[run] = fields
+    return results
+
+
+def med(runs, field):
+    return statistics.median(r[field] for r in runs.values())
+
+
+def ub_sections(meta, ub):
+    lines = []
+    targets = []
+    ops = [("search", "search_catalog"), ("lookup", "lookup_catalog"), ("get_product", "get_product")]
+    if any(f"catalog-{op}-mcp" in ub for op, _ in ops):
+        lines += [
+            "## REST vs MCP (same server, same tool: ucpd-bench catalog, "
+            f"concurrency {meta.get('COMPARE_CONCURRENCY')}, {meta.get('COMPARE_RUNS')} rounds of {meta.get('DURATION')})",
+            "",
+            "| operation | MCP req/s | REST req/s | REST vs MCP | MCP p50 / p99 ms | REST p50 / p99 ms | "
+            "MCP / REST avg body bytes | errors MCP / REST | req/s per round MCP; REST |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+        ]
+        for op, label in ops:
+            mcp, rest = ub.get(f"catalog-{op}-mcp"), ub.get(f"catalog-{op}-rest")
+            if not mcp or not rest:
+                continue
+            m_rps, r_rps = med(mcp, "rps"), med(rest, "rps")
+            diff = (r_rps - m_rps) / m_rps * 100 if m_rps else float("nan")
+            per_round = ", ".join(f"{mcp[n]['rps']:.0f}" for n in sorted(mcp)) + "; " + ", ".join(
+                f"{rest[n]['rps']:.0f}" for n in sorted(rest))
+            errs = f"{sum(r['errors'] for r in mcp.values()):.0f} / {sum(r['errors'] for r in rest.values()):.0f}"
+            lines.append(
+                f"| {label} | {m_rps:,.0f} | {r_rps:,.0f} | {diff:+.1f}% | {med(mcp, 'p50_ms'):.2f} / {med(mcp, 'p99_ms'):.2f} | "
+                f"{med(rest, 'p50_ms'):.2f} / {med(rest, 'p99_ms'):.2f} | {med(mcp, 'avg_body_bytes'):,.0f} / "
+                f"{med(rest, 'avg_body_bytes'):,.0f} | {errs} | {per_round} |")
+            targets.append((f"{label}: REST and MCP throughput within 10% of each other", f"{diff:+.1f}%",
+                            abs(diff) <= 10))
+        lines.append("")
+    if "purchase-mcp" in ub or "purchase-rest" in ub:
+        ping = ub.get("ping", {})
+        lines += [
+            f"## Purchase flow (ucpd-bench purchase, concurrency {meta.get('PURCHASE_CONCURRENCY')}, "
+            f"{meta.get('PURCHASE_RUNS')} rounds of {meta.get('DURATION')}; SQLite WAL, "
+            f"synchronous={meta.get('SQLITE_SYNCHRONOUS')})",
+            "",
+            "| flow | orders/s (median) | % of ping (median of per-round ratios) | create p50 / p99 ms | "
+            "update p50 / p99 ms | complete p50 / p99 ms | orders | failures | orders/s per round |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+        ]
+        if ping:
+            lines.append(
+                f"| ping baseline (req/s) | {med(ping, 'rps'):,.0f} | 100% | p50 {med(ping, 'p50_ms'):.2f} / "
+                f"p99 {med(ping, 'p99_ms'):.2f} | | | {sum(r['requests'] for r in ping.values()):,.0f} requests | "
+                f"{sum(r['errors'] for r in ping.values()):.0f} | "
+                + ", ".join(f"{ping[n]['rps']:.0f}" for n in sorted(ping)) + " |")
+        for transport in ("mcp", "rest"):
+            runs = ub.get(f"purchase-{transport}")
+            if not runs:
+                continue
+            ratios = [runs[n]["orders_per_s"] / ping[n]["rps"] * 100 for n in runs if n in ping and ping[n]["rps"]]
+            ratio = statistics.median(ratios) if ratios else float("nan")
+            kinds = sorted({r["error_kinds"] for r in runs.values() if r.get("error_kinds") not in ("-", None)})
+            fails = f"{sum(r['errors'] for r in runs.values()):.0f}" + (f" ({'; '.join(kinds)})" if kinds else "")
+            ops_s = med(runs, "orders_per_s")
+            lines.append(
+                f"| purchase over {transport.upper()} | {ops_s:,.1f} | {ratio:.2f}% | "
+                + " | ".join(f"{med(runs, c + '_p50_ms'):.2f} / {med(runs, c + '_p99_ms'):.2f}"
+                             for c in ("create", "update", "complete"))
+                + f" | {sum(r['orders'] for r in runs.values()):,.0f} | {fails} | "
+                + ", ".join(f"{runs[n]['orders_per_s']:.0f}" for n in sorted(runs)) + " |")
+            targets.append((f"purchase over {transport.upper()}: ≥ 500 completed orders/s", f"{ops_s:,.1f}",
+                            ops_s >= 500 and sum(r["errors"] for r in runs.values()) == 0))
+            for call in ("create", "update", "complete"):
+                p99 = med(runs, call + "_p99_ms")
+                targets.append((f"purchase over {transport.upper()}: {call}_checkout p99 ≤ 25 ms", f"{p99:.2f} ms",
+                                p99 <= 25))
+        lines += [
+            "",
+            f"Purchase server: RSS {mb(meta.get('PURCHASE_RSS_KB')):.1f} MB after the runs, store "
+            f"{int(meta.get('PURCHASE_DB_BYTES', 0) or 0) / 1e6:.1f} MB, log ERROR / WARN lines "
+            f"{meta.get('PURCHASE_LOG_ERRORS')} / {meta.get('PURCHASE_LOG_WARNINGS')}.",
+            "",
+        ]
+    return lines, targets
 
 
 def cpu_model():
@@ -129,6 +239,8 @@ def main():
     targets.append(("RSS ≤ 200 MB with the catalog loaded (after load / after benchmark)",
                     f"{rss_load:.0f} MB / {rss_bench:.0f} MB", max(rss_load, rss_bench) <= 200))
     targets.append(("Merchant Center feed import ≤ 15 s", f"{imp_gmc:.2f} s", imp_gmc <= 15))
+    ub_lines, ub_targets = ub_sections(meta, read_ub(work))
+    targets += ub_targets
 
     lines = [
         "# ucpd benchmark results",
@@ -156,10 +268,16 @@ def main():
         f"| server RSS after load (ready) | {rss_load:.1f} MB |",
         f"| server RSS after warm-up | {mb(meta.get('RSS_AFTER_WARMUP_KB')):.1f} MB |",
         f"| server RSS after benchmark | {rss_bench:.1f} MB |",
+        *([f"| server RSS after the REST-vs-MCP phase | {mb(meta.get('RSS_AFTER_COMPARE_KB')):.1f} MB |"]
+          if meta.get("RSS_AFTER_COMPARE_KB") else []),
         f"| server peak RSS (VmHWM) | {rss_peak:.1f} MB |",
         f"| server log ERROR / WARN lines | {meta.get('SERVER_LOG_ERRORS')} / {meta.get('SERVER_LOG_WARNINGS')} |",
         "",
         f"Import summaries: TSV: `{meta.get('IMPORT_GMC_SUMMARY')}`; JSONL: `{meta.get('IMPORT_JSONL_SUMMARY')}`",
+        "",
+        *ub_lines,
+        f"Load (uptime): start `{meta.get('UPTIME_START', '').strip()}`; REST vs MCP `{meta.get('UPTIME_COMPARE', '').strip()}`; "
+        f"purchase `{meta.get('UPTIME_PURCHASE', '').strip()}`; end `{meta.get('UPTIME_END', '').strip()}`",
         "",
         "| target | measured | verdict |",
         "|---|---:|---|",

@@ -13,6 +13,11 @@ use ucp_catalog_io::{demo, import};
 use ucp_domain::store::CatalogStore;
 use ucp_server::{Application, Settings};
 
+/// mimalloc keeps memory flat under many short-lived allocations across threads, where glibc's
+/// per-thread arenas let RSS creep past the budget in long load runs.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// A Universal Commerce Protocol (UCP) merchant server: discovery at /.well-known/ucp and a
 /// stateless MCP endpoint over an embedded SQLite catalog.
 ///
@@ -116,7 +121,9 @@ struct ImportArgs {
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     init_tracing();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    // Store calls run on the blocking pool; a bounded pool keeps a burst from spawning
+    // hundreds of threads (each with its own stack and allocator state).
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().max_blocking_threads(32).build() {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("ucpd: cannot start the async runtime: {error}");

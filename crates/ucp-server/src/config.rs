@@ -531,6 +531,8 @@ fn set_path(table: &mut toml::Table, path: &[String], raw: &str) -> Result<(), C
                 Some(toml::Value::Array(_)) => toml::Value::Array(
                     raw.split(',').map(str::trim).filter(|item| !item.is_empty()).map(|item| item.into()).collect(),
                 ),
+                // An unset optional setting has no default to copy its type from.
+                None if matches!(raw.trim(), "true" | "false") => toml::Value::Boolean(raw.trim() == "true"),
                 _ => toml::Value::String(raw.to_owned()),
             };
             node.insert(key.clone(), value);
@@ -562,6 +564,7 @@ mod tests {
             [
                 ("UCPD_CATALOG__MAX_PAGE_SIZE".to_owned(), "30".to_owned()),
                 ("UCPD_DEV_INSECURE_PROFILES".to_owned(), "true".to_owned()),
+                ("UCPD_PAYMENTS__SANDBOX".to_owned(), "true".to_owned()),
                 ("UCPD_HTTP__ALLOWED_HOSTS".to_owned(), "shop.example, www.shop.example".to_owned()),
                 ("HOME".to_owned(), "/root".to_owned()),
             ],
@@ -570,6 +573,7 @@ mod tests {
         assert_eq!(settings.listen.port(), 9000);
         assert_eq!(settings.catalog.max_page_size, 30);
         assert!(settings.dev_insecure_profiles);
+        assert_eq!(settings.payments.sandbox, Some(true));
         assert_eq!(settings.http.allowed_hosts, vec!["shop.example", "www.shop.example"]);
     }
 

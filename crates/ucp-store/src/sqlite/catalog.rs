@@ -62,7 +62,8 @@ impl CatalogStore for SqliteStore {
     async fn upsert_products(&self, products: Vec<Product>) -> Result<ImportSummary, StoreError> {
         let summary = self
             .write(move |connection| {
-                let transaction = connection.transaction().map_err(backend)?;
+                let transaction =
+                    connection.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(backend)?;
                 let summary = upsert_all(&transaction, &products)?;
                 transaction.execute("UPDATE catalog_meta SET version = version + 1", []).map_err(backend)?;
                 transaction.commit().map_err(backend)?;

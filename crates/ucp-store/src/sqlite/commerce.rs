@@ -137,7 +137,8 @@ impl CommerceStore for SqliteStore {
         stored.version = expected + 1;
         let doc = encode(&stored)?;
         self.write(move |connection| {
-            let transaction = connection.transaction().map_err(backend)?;
+            let transaction =
+                connection.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(backend)?;
             let found: Option<(String, i64)> = transaction
                 .query_row(
                     "SELECT status, COALESCE(json_extract(doc, '$.version'), 0) FROM sessions WHERE id = ?1",

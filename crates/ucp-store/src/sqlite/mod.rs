@@ -143,6 +143,8 @@ fn open_connection(path: &Path, read_only: bool) -> Result<Connection, StoreErro
         .map_err(backend)?;
     if !read_only {
         connection.pragma_update(None, "journal_mode", "WAL").map_err(backend)?;
+        // Durable commits: a placed order survives a power loss, not only a process crash.
+        connection.pragma_update(None, "synchronous", "FULL").map_err(backend)?;
     }
     connection.set_prepared_statement_cache_capacity(64);
     Ok(connection)
