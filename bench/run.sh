@@ -347,7 +347,8 @@ if [[ "$SKIP_PURCHASE" != "1" ]]; then
   meta PURCHASE_LOG_ERRORS "$(grep -c ' ERROR ' "$WORK/purchase-server.plain.log" || true)"
   meta PURCHASE_LOG_WARNINGS "$(grep -c ' WARN ' "$WORK/purchase-server.plain.log" || true)"
   meta PURCHASE_DB_BYTES "$(du -sb "$DATA_PURCHASE" | awk '{print $1}')"
-  meta SQLITE_SYNCHRONOUS "$(grep -ho 'PRAGMA synchronous = [A-Z]*' "$ROOT/crates/ucp-store/src/sqlite/mod.rs" | head -n1 | awk '{print $4}')"
+  # The writer connection's setting (it is the only connection that commits).
+  meta SQLITE_SYNCHRONOUS "$(grep -ho 'PRAGMA synchronous = [A-Z]*' "$ROOT/crates/ucp-store/src/sqlite/mod.rs" | tail -n1 | awk '{print $4}')"
 fi
 meta UPTIME_END "$(uptime)"
 

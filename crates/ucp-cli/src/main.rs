@@ -13,11 +13,6 @@ use ucp_catalog_io::{demo, import};
 use ucp_domain::store::CatalogStore;
 use ucp_server::{Application, Settings};
 
-/// mimalloc keeps memory flat under many short-lived allocations across threads, where glibc's
-/// per-thread arenas let RSS creep past the budget in long load runs.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// A Universal Commerce Protocol (UCP) merchant server: discovery at /.well-known/ucp and a
 /// stateless MCP endpoint over an embedded SQLite catalog.
 ///

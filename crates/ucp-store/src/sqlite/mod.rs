@@ -136,7 +136,6 @@ fn open_connection(path: &Path, read_only: bool) -> Result<Connection, StoreErro
         .execute_batch(
             "PRAGMA busy_timeout = 5000;
              PRAGMA foreign_keys = ON;
-             PRAGMA synchronous = NORMAL;
              PRAGMA cache_size = -8000;
              PRAGMA temp_store = MEMORY;",
         )
@@ -144,7 +143,8 @@ fn open_connection(path: &Path, read_only: bool) -> Result<Connection, StoreErro
     if !read_only {
         connection.pragma_update(None, "journal_mode", "WAL").map_err(backend)?;
         // Durable commits: a placed order survives a power loss, not only a process crash.
-        connection.pragma_update(None, "synchronous", "FULL").map_err(backend)?;
+        // (The writer is the only connection that commits.)
+        connection.execute_batch("PRAGMA synchronous = FULL;").map_err(backend)?;
     }
     connection.set_prepared_statement_cache_capacity(64);
     Ok(connection)
