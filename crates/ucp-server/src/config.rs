@@ -155,6 +155,12 @@ pub struct HttpProcessorSettings {
     /// Instrument types accepted (default: card).
     #[serde(default)]
     pub instrument_types: Vec<String>,
+    /// Checkout currencies this processor takes (empty: any).
+    #[serde(default)]
+    pub currencies: Vec<String>,
+    /// Shipping countries (ISO 3166-1 alpha-2) it serves (empty: any).
+    #[serde(default)]
+    pub countries: Vec<String>,
 }
 
 fn default_processor_timeout() -> u64 {

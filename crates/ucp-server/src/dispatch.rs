@@ -77,6 +77,7 @@ pub async fn run(state: &AppState, invocation: Invocation<'_>) -> Result<String,
         discounts: has("discount"),
         cart_negotiated,
         idempotency_key: invocation.idempotency_key.as_deref(),
+        platform_handlers: &platform.payment_handlers,
     };
     let id = invocation.id.as_deref().unwrap_or_default();
     match request {

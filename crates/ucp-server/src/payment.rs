@@ -67,6 +67,20 @@ pub struct Handler {
     pub instrument_types: Vec<String>,
     pub config: Value,
     pub processor: Arc<dyn PaymentProcessor>,
+    /// Checkout currencies it takes (empty: any).
+    pub currencies: Vec<String>,
+    /// Shipping countries it serves (empty: any).
+    pub countries: Vec<String>,
+}
+
+/// What decides which handlers a checkout offers.
+#[derive(Debug, Clone, Copy)]
+pub struct CheckoutContext<'a> {
+    pub currency: &'a str,
+    /// The selected shipping country, or the context's, if known.
+    pub country: Option<&'a str>,
+    /// Handler names the platform declares; empty means it declares none (no restriction).
+    pub platform_handlers: &'a [String],
 }
 
 /// The handlers configured for this business.
@@ -93,6 +107,8 @@ impl Handlers {
                     }
                 }),
                 processor: Arc::new(Sandbox),
+                currencies: Vec::new(),
+                countries: Vec::new(),
             });
         }
         for http in &settings.payments.http {
@@ -107,6 +123,8 @@ impl Handlers {
                 },
                 config: json!({}),
                 processor: Arc::new(processor),
+                currencies: http.currencies.iter().map(|code| code.to_uppercase()).collect(),
+                countries: http.countries.iter().map(|code| code.to_uppercase()).collect(),
             });
         }
         Ok(Handlers { handlers })
@@ -116,10 +134,33 @@ impl Handlers {
         self.handlers.iter().find(|handler| handler.id == id)
     }
 
-    /// `payment_handlers` as advertised (profile and checkout responses).
+    /// `payment_handlers` as advertised in the profile: every configured handler.
     pub fn advertised(&self) -> Value {
+        Handlers::render(self.handlers.iter())
+    }
+
+    /// The handlers a checkout offers (checklist 25, 139): those the platform can use (when it
+    /// declares any), that take the checkout's currency and serve its shipping country.
+    pub fn for_checkout<'a>(&'a self, context: CheckoutContext<'a>) -> impl Iterator<Item = &'a Handler> + 'a {
+        self.handlers.iter().filter(move |handler| {
+            (context.platform_handlers.is_empty() || context.platform_handlers.contains(&handler.name))
+                && (handler.currencies.is_empty() || handler.currencies.iter().any(|code| code == context.currency))
+                && match (context.country, handler.countries.is_empty()) {
+                    (_, true) => true,
+                    (Some(country), false) => handler.countries.iter().any(|code| code.eq_ignore_ascii_case(country)),
+                    (None, false) => true,
+                }
+        })
+    }
+
+    /// `payment_handlers` of a checkout response.
+    pub fn advertised_for(&self, context: CheckoutContext<'_>) -> Value {
+        Handlers::render(self.for_checkout(context))
+    }
+
+    fn render<'a>(handlers: impl Iterator<Item = &'a Handler>) -> Value {
         let mut map = serde_json::Map::new();
-        for handler in &self.handlers {
+        for handler in handlers {
             let entry = json!({
                 "id": handler.id,
                 "version": crate::discovery::PROTOCOL_VERSION,

@@ -26,6 +26,8 @@ pub struct PlatformProfile {
     pub capabilities: BTreeMap<String, Vec<String>>,
     /// Public keys (`keys` or `signing_keys`), for signature checks.
     pub keys: Vec<serde_json::Value>,
+    /// Payment handler names the platform declares it can use; empty when it declares none.
+    pub payment_handlers: Vec<String>,
 }
 
 /// The outcome of negotiation for one request.
@@ -263,7 +265,12 @@ pub fn parse_profile(url: &str, body: &[u8]) -> Result<PlatformProfile, ApiError
             Some(_) => return Err(malformed(format!("{field} is not an array"))),
         }
     }
-    Ok(PlatformProfile { url: url.to_owned(), version: version.to_owned(), capabilities, keys })
+    let payment_handlers = ucp
+        .get("payment_handlers")
+        .and_then(|handlers| handlers.as_object())
+        .map(|handlers| handlers.keys().cloned().collect())
+        .unwrap_or_default();
+    Ok(PlatformProfile { url: url.to_owned(), version: version.to_owned(), capabilities, keys, payment_handlers })
 }
 
 fn is_date_version(text: &str) -> bool {

@@ -109,7 +109,17 @@ fn respond(state: &AppState, result: Result<Response, ApiError>) -> Response {
 
 /// Acting for the platform that owns the session, with everything the pages use negotiated.
 fn call<'a>(state: &'a AppState, envelope: &'a Envelope, platform: &'a str) -> Call<'a> {
-    Call { state, envelope, platform, fulfillment: true, discounts: true, cart_negotiated: true, idempotency_key: None }
+    Call {
+        state,
+        envelope,
+        platform,
+        fulfillment: true,
+        discounts: true,
+        cart_negotiated: true,
+        idempotency_key: None,
+        // The buyer is on our own page: every handler of the checkout is usable here.
+        platform_handlers: &[],
+    }
 }
 
 fn envelope() -> Envelope {

@@ -241,7 +241,7 @@ async fn complete_once(call: &Call<'_>, id: &str, request: &CheckoutRequest) -> 
                 .map(Some);
             }
         };
-        let Some(handler) = call.state.payments.by_id(&instrument.handler_id) else {
+        let Some(handler) = call.handler(&session, &instrument.handler_id) else {
             let reason = format!(
                 "Payment handler {:?} is not offered for this checkout; use one from ucp.payment_handlers.",
                 instrument.handler_id

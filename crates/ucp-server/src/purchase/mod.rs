@@ -52,9 +52,40 @@ pub struct Call<'a> {
     pub discounts: bool,
     pub cart_negotiated: bool,
     pub idempotency_key: Option<&'a str>,
+    /// Payment handler names the platform declares (empty: no restriction).
+    pub platform_handlers: &'a [String],
 }
 
-impl Call<'_> {
+impl<'a> Call<'a> {
+    /// What decides the payment handlers this checkout offers.
+    pub(crate) fn payment_context<'s>(&'s self, session: &'s Session) -> crate::payment::CheckoutContext<'s> {
+        let selected_country = session.fulfillment.as_ref().and_then(|choice| {
+            let destination = match &choice.selected_destination_id {
+                Some(id) => choice.destinations.iter().enumerate().find(|(index, address)| {
+                    address.id.as_deref() == Some(id.as_str()) || format!("dest_{}", index + 1) == *id
+                }),
+                None if choice.destinations.len() == 1 => choice.destinations.first().map(|address| (0, address)),
+                None => None,
+            };
+            destination.and_then(|(_, address)| address.address_country.as_deref())
+        });
+        let country = selected_country
+            .or_else(|| session.context.as_ref().and_then(|context| context.address_country.as_deref()));
+        crate::payment::CheckoutContext {
+            currency: &session.currency,
+            country,
+            platform_handlers: self.platform_handlers,
+        }
+    }
+
+    /// The handler `id` if this checkout offers it.
+    pub(crate) fn handler(&self, session: &Session, id: &str) -> Option<&'a crate::payment::Handler> {
+        let state: &'a AppState = self.state;
+        let handler = state.payments.by_id(id)?;
+        let offered = state.payments.for_checkout(self.payment_context(session)).any(|offered| offered.id == id);
+        offered.then_some(handler)
+    }
+
     pub(crate) fn now(&self) -> i64 {
         self.state.clock.now()
     }
@@ -89,7 +120,7 @@ impl Call<'_> {
             discount_uses: &uses,
             fulfillment_enabled: self.fulfillment,
             discounts_enabled: self.discounts,
-            payment_available: !self.state.payments.handlers.is_empty(),
+            payment_available: self.state.payments.for_checkout(self.payment_context(session)).next().is_some(),
             now: self.now(),
         };
         Ok(price(&input))
@@ -186,7 +217,7 @@ impl Call<'_> {
         {
             let mut body = frozen.clone();
             let mut ucp = self.envelope.ucp();
-            ucp["payment_handlers"] = self.state.payments.advertised();
+            ucp["payment_handlers"] = self.state.payments.advertised_for(self.payment_context(session));
             body.insert("ucp".into(), ucp);
             if !extra.is_empty() {
                 let mut messages = body.get("messages").and_then(Value::as_array).cloned().unwrap_or_default();

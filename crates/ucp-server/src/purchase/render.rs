@@ -60,7 +60,7 @@ pub(super) fn session(call: &Call<'_>, session: &Session, priced: &Priced, extra
     let base = &call.state.profile.base_url;
     let mut ucp = call.envelope.ucp();
     if session.kind == SessionKind::Checkout {
-        ucp["payment_handlers"] = call.state.payments.advertised();
+        ucp["payment_handlers"] = call.state.payments.advertised_for(call.payment_context(session));
     }
     let line_items: Vec<Value> = priced
         .lines

@@ -137,6 +137,8 @@ fn acme(url: &str) -> HttpProcessorSettings {
         timeout_ms: 2000,
         retries: 2,
         instrument_types: vec![],
+        currencies: vec![],
+        countries: vec![],
     }
 }
 
@@ -264,4 +266,48 @@ async fn processor_down_is_a_503_and_no_order() {
     assert!(stored.get("order").is_none(), "{stored}");
     assert_eq!(stored["status"], "ready_for_complete");
     assert_eq!(outbox_count(&app), 0);
+}
+
+// Checklist 25, 139: a checkout offers only the handlers the platform can use and that serve
+// the checkout's currency and shipping country; an unoffered handler is refused at complete.
+#[tokio::test]
+async fn payment_handlers_are_filtered_for_each_checkout() {
+    let app = spawn_app_with(fixture_products(), |settings, _| {
+        let mut canada_only = acme("http://127.0.0.1:9/authorize");
+        canada_only.countries = vec!["CA".into()];
+        settings.payments.http.push(canada_only);
+    })
+    .await;
+    // US destination: the sandbox is offered, the Canada-only processor is not.
+    let us = app.tool("create_checkout", json!({ "checkout": ready_checkout("mug-1", 1) })).await;
+    let handlers = us["ucp"]["payment_handlers"].as_object().unwrap();
+    assert!(handlers.contains_key("dev.ucpd.sandbox"), "{handlers:?}");
+    assert!(!handlers.contains_key("com.acme.pay"), "a Canada-only handler on a US checkout: {handlers:?}");
+    let id = us["id"].as_str().unwrap().to_owned();
+    let refused = app
+        .tool(
+            "complete_checkout",
+            json!({ "meta": { "ucp-agent": { "profile": app.platform.profile_url() }, "idempotency-key": key() }, "id": id, "checkout": pay_acme("tok") }),
+        )
+        .await;
+    assert!(refused.get("order").is_none());
+    assert!(!messages_with(&refused, "payment_failed").is_empty(), "{refused}");
+    // Canadian destination: both are offered.
+    let mut canadian = ready_checkout("mug-1", 1);
+    canadian["fulfillment"]["methods"][0]["destinations"][0]["address_country"] = json!("CA");
+    canadian["fulfillment"]["methods"][0]["destinations"][0]["address_region"] = json!("ON");
+    canadian["fulfillment"]["methods"][0]["groups"][0]["selected_option_id"] = json!("international");
+    let ca = app.tool("create_checkout", json!({ "checkout": canadian })).await;
+    assert!(ca["ucp"]["payment_handlers"].as_object().unwrap().contains_key("com.acme.pay"), "{ca}");
+
+    // A platform that declares its own handlers is offered only those it declared.
+    let mut profile = crate::helpers::platform_profile(crate::helpers::ALL_CAPABILITIES);
+    profile["ucp"]["payment_handlers"] =
+        json!({ "com.acme.pay": [{ "id": "acme_platform", "version": "2026-04-08" }] });
+    let platform = crate::helpers::PlatformServer::start(profile).await;
+    let meta = json!({ "ucp-agent": { "profile": platform.profile_url() } });
+    let declared = app.tool("create_checkout", json!({ "meta": meta, "checkout": ready_checkout("mug-1", 1) })).await;
+    let handlers = declared["ucp"]["payment_handlers"].as_object().unwrap();
+    assert!(!handlers.contains_key("dev.ucpd.sandbox"), "the platform did not declare the sandbox: {handlers:?}");
+    assert_eq!(declared["status"], "requires_escalation", "no usable handler: the buyer pays on our page");
 }
