@@ -7,7 +7,7 @@ use hmac::{Hmac, Mac};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use ucp_domain::catalog::{DetailRequest, Product, SelectedOption, Variant, assemble_lookup, detail};
+use ucp_domain::catalog::{DetailRequest, Product, SelectedOption, Variant, assemble_lookup, category_matches, detail};
 use ucp_domain::money::{Price, currency_exponent};
 use ucp_domain::store::{MatchKind, SearchPosition, SearchQuery};
 
@@ -226,14 +226,8 @@ fn in_categories(product: &Product, categories: &[String]) -> bool {
     if categories.is_empty() {
         return true;
     }
-    let all = product.categories.iter().chain(product.variants.iter().flat_map(|variant| &variant.categories));
-    all.clone().any(|category| {
-        categories.iter().any(|wanted| {
-            let value = category.value.to_lowercase();
-            let wanted = wanted.to_lowercase();
-            value == wanted || value.starts_with(&format!("{wanted} >"))
-        })
-    })
+    let mut all = product.categories.iter().chain(product.variants.iter().flat_map(|variant| &variant.categories));
+    all.any(|category| categories.iter().any(|wanted| category_matches(&category.value, wanted)))
 }
 
 /// `search_catalog`.

@@ -246,7 +246,7 @@ impl CatalogIndex {
         }
         let mut allowed = vec![false; self.rows.len()];
         for category in categories {
-            if let Some(documents) = self.categories.get(&category.trim().to_lowercase()) {
+            if let Some(documents) = self.categories.get(&ucp_domain::catalog::category_key(category)) {
                 for doc in documents {
                     allowed[*doc as usize] = true;
                 }

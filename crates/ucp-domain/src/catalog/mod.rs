@@ -382,6 +382,32 @@ fn check_price(price: &Price, field: &str) -> Result<(), InvalidProduct> {
     Ok(())
 }
 
+/// A category value and each of its ancestors in an `A > B > C` path, lower-cased, so a
+/// filter on `Apparel & Accessories` matches `Apparel & Accessories > Shoes`.
+pub fn category_paths(value: &str) -> Vec<String> {
+    let parts: Vec<&str> = value.split('>').map(str::trim).filter(|part| !part.is_empty()).collect();
+    let mut paths = Vec::with_capacity(parts.len() + 1);
+    for end in 1..=parts.len() {
+        paths.push(parts[..end].join(" > ").to_lowercase());
+    }
+    let whole = value.trim().to_lowercase();
+    if !paths.contains(&whole) {
+        paths.push(whole);
+    }
+    paths
+}
+
+/// A category filter value in the form [`category_paths`] produces.
+pub fn category_key(wanted: &str) -> String {
+    let parts: Vec<&str> = wanted.split('>').map(str::trim).filter(|part| !part.is_empty()).collect();
+    if parts.is_empty() { wanted.trim().to_lowercase() } else { parts.join(" > ").to_lowercase() }
+}
+
+/// Whether category `value` is `wanted` or lies below it (case-insensitive).
+pub fn category_matches(value: &str, wanted: &str) -> bool {
+    category_paths(value).contains(&category_key(wanted))
+}
+
 /// The product as a JSON line of our import format: the UCP document plus each variant's
 /// `inventory_quantity`, which the wire form leaves out.
 pub fn to_import_document(product: &Product) -> serde_json::Value {
@@ -489,6 +515,19 @@ mod tests {
         assert_eq!(duplicated.normalize().unwrap_err().field, "variants[1].id");
         let mut empty = product(vec![]);
         assert_eq!(empty.normalize().unwrap_err().field, "variants");
+    }
+
+    #[test]
+    fn category_paths_include_ancestors() {
+        assert_eq!(
+            category_paths("Apparel & Accessories > Shoes > Running"),
+            vec!["apparel & accessories", "apparel & accessories > shoes", "apparel & accessories > shoes > running"]
+        );
+        assert_eq!(category_paths("Footwear"), vec!["footwear"]);
+        assert!(category_matches("Footwear > Running", "footwear"));
+        assert!(category_matches("Footwear > Running", "Footwear>Running"));
+        assert!(!category_matches("Footwear", "Footwear > Running"));
+        assert!(!category_matches("Footwear > Running", "Running"));
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, params};
-use ucp_domain::catalog::Product;
+use ucp_domain::catalog::{Product, category_paths};
 use ucp_domain::store::{CatalogStore, ImportSummary, Resolution, SearchPage, SearchQuery, StoreError};
 
 use super::{Inner, SqliteStore, backend};
@@ -318,21 +318,6 @@ fn upsert_all(connection: &Connection, products: &[Product]) -> Result<ImportSum
     Ok(summary)
 }
 
-/// A category value and each of its ancestors in an `A > B > C` path, lower-cased, so a
-/// filter on `Apparel & Accessories` matches `Apparel & Accessories > Shoes`.
-fn category_paths(value: &str) -> Vec<String> {
-    let parts: Vec<&str> = value.split('>').map(str::trim).filter(|part| !part.is_empty()).collect();
-    let mut paths = Vec::with_capacity(parts.len() + 1);
-    for end in 1..=parts.len() {
-        paths.push(parts[..end].join(" > ").to_lowercase());
-    }
-    let whole = value.trim().to_lowercase();
-    if !paths.contains(&whole) {
-        paths.push(whole);
-    }
-    paths
-}
-
 /// Everything besides the title a buyer might search by.
 fn search_body(product: &Product) -> String {
     let mut body = product.description.searchable_text();
@@ -355,18 +340,4 @@ fn search_body(product: &Product) -> String {
         }
     }
     body
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn category_paths_include_ancestors() {
-        assert_eq!(
-            category_paths("Apparel & Accessories > Shoes > Running"),
-            vec!["apparel & accessories", "apparel & accessories > shoes", "apparel & accessories > shoes > running"]
-        );
-        assert_eq!(category_paths("Footwear"), vec!["footwear"]);
-    }
 }

@@ -664,13 +664,10 @@ fn rule_applies_to(rule: &DiscountRule, input: &PricingInput<'_>, line_index: us
     let Some(item) = input.items.get(&line.item_id) else { return false };
     let product_ok = rule.product_ids.is_empty() || rule.product_ids.contains(&item.product_id);
     let category_ok = rule.categories.is_empty()
-        || rule.categories.iter().any(|wanted| {
-            let wanted = wanted.to_lowercase();
-            item.categories.iter().any(|category| {
-                let category = category.to_lowercase();
-                category == wanted || category.starts_with(&format!("{wanted} >"))
-            })
-        });
+        || rule
+            .categories
+            .iter()
+            .any(|wanted| item.categories.iter().any(|category| crate::catalog::category_matches(category, wanted)));
     product_ok && category_ok
 }
 
