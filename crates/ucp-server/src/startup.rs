@@ -191,25 +191,12 @@ async fn guard_rest(
     }
     let _permit = match guard::admit(&state) {
         Ok(permit) => permit,
-        Err(error) => return rest_error(&error),
+        Err(error) => return crate::rest::rest_error(&error),
     };
     if let Err(error) = guard::check(&state, request.headers()) {
-        return rest_error(&error);
+        return crate::rest::rest_error(&error);
     }
     next.run(request).await
-}
-
-/// A protocol error in the REST shape: `{code, content}` with the mapped status.
-fn rest_error(error: &crate::error::ApiError) -> Response {
-    let mapping = error.kind.mapping();
-    let body = serde_json::json!({ "code": mapping.ucp_code.unwrap_or("error"), "content": error.message });
-    let mut response = (mapping.status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response();
-    if let Some(seconds) = error.retry_after()
-        && let Ok(value) = axum::http::HeaderValue::from_str(&seconds.to_string())
-    {
-        response.headers_mut().insert(header::RETRY_AFTER, value);
-    }
-    response
 }
 
 async fn not_found(uri: axum::http::Uri) -> Response {

@@ -163,6 +163,32 @@ pub struct Session {
 }
 
 impl Session {
+    /// A new, empty, incomplete session that lives `ttl_secs` from `now`.
+    pub fn new(id: String, kind: SessionKind, currency: String, platform: String, now: i64, ttl_secs: i64) -> Session {
+        Session {
+            id,
+            kind,
+            status: Status::Incomplete,
+            currency,
+            lines: Vec::new(),
+            next_line: 0,
+            buyer: None,
+            context: None,
+            fulfillment: None,
+            discount_codes: Vec::new(),
+            cart_id: None,
+            platform,
+            attribution: None,
+            created_at: now,
+            expires_at: now + ttl_secs,
+            order_id: None,
+            pending_authentication: None,
+            sticky_messages: Vec::new(),
+            final_body: None,
+            version: 0,
+        }
+    }
+
     /// Replaces the lines, keeping the ids of lines the request names and numbering new ones.
     pub fn replace_lines(&mut self, requested: Vec<LineRequest>) {
         let mut lines = Vec::with_capacity(requested.len());

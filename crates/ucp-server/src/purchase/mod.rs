@@ -165,28 +165,14 @@ impl<'a> Call<'a> {
             SessionKind::Cart => "cart",
             SessionKind::Checkout => "chk",
         };
-        Session {
-            id: format!("{prefix}_{}", uuid::Uuid::new_v4().simple()),
+        Session::new(
+            format!("{prefix}_{}", uuid::Uuid::new_v4().simple()),
             kind,
-            status: Status::Incomplete,
-            currency: self.state.settings.catalog.currency.clone(),
-            lines: Vec::new(),
-            next_line: 0,
-            buyer: None,
-            context: None,
-            fulfillment: None,
-            discount_codes: Vec::new(),
-            cart_id: None,
-            platform: self.platform.to_owned(),
-            attribution: None,
-            created_at: now,
-            expires_at: now + ttl,
-            order_id: None,
-            pending_authentication: None,
-            sticky_messages: Vec::new(),
-            final_body: None,
-            version: 0,
-        }
+            self.state.settings.catalog.currency.clone(),
+            self.platform.to_owned(),
+            now,
+            ttl,
+        )
     }
 
     /// Stores a changed session read earlier. `Ok(false)`: another request changed or
