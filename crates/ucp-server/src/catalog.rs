@@ -246,12 +246,25 @@ pub async fn search_catalog(state: &AppState, envelope: &Envelope, request: Sear
     let has_filters =
         !categories.is_empty() || variant_filter.price_min.is_some() || variant_filter.price_max.is_some();
     if terms.is_empty() && !has_filters {
-        let reason = match query_text {
-            Some("") => "catalog.query is empty; send search words or filters",
-            Some(_) => "catalog.query has no searchable words; send search words or filters",
-            None => "a search needs catalog.query or catalog.filters",
-        };
-        return Err(ApiError::invalid_params(reason));
+        match query_text {
+            // Checklist 90: a search with neither query nor filters is invalid (and an empty
+            // query string is no query: our policy, catalog.md "Input presence").
+            None => return Err(ApiError::invalid_params("a search needs catalog.query or catalog.filters")),
+            Some("") => return Err(ApiError::invalid_params("catalog.query is empty; send search words or filters")),
+            // Checklist 89, 104: a query that matches nothing (`*`, punctuation) is an empty
+            // success, not an error.
+            Some(_) => {
+                #[derive(serde::Serialize)]
+                struct EmptyBody {
+                    ucp: Value,
+                    products: [(); 0],
+                    pagination: Value,
+                }
+                let body =
+                    EmptyBody { ucp: envelope.ucp(), products: [], pagination: json!({ "has_next_page": false }) };
+                return serde_json::to_string(&body).map_err(ApiError::internal);
+            }
+        }
     }
     let pagination = request.pagination.unwrap_or_default();
     let limit = match pagination.limit {

@@ -39,8 +39,22 @@ pub fn payload_member(operation: &Operation) -> Option<&'static str> {
     }
 }
 
-/// Runs the operation; the `Ok` body is the UCP response (resource or error response).
-pub async fn run(state: &AppState, invocation: Invocation<'_>) -> Result<String, ApiError> {
+/// What an operation answered: the UCP body (resource or error response), and whether the
+/// call created the resource (REST answers 201 only then).
+#[derive(Debug)]
+pub struct Reply {
+    pub body: String,
+    pub created: bool,
+}
+
+impl From<String> for Reply {
+    fn from(body: String) -> Reply {
+        Reply { body, created: false }
+    }
+}
+
+/// Runs the operation.
+pub async fn run(state: &AppState, invocation: Invocation<'_>) -> Result<Reply, ApiError> {
     let operation = invocation.operation;
     let request = ParsedRequest::parse(operation, invocation.payload, &invocation.payload_label)?;
     let url = state.platforms.profile_url(invocation.headers.get("ucp-agent"), invocation.meta_profile.as_deref())?;
@@ -64,7 +78,7 @@ pub async fn run(state: &AppState, invocation: Invocation<'_>) -> Result<String,
             ),
             Some(&state.profile.base_url),
         );
-        return serde_json::to_string(&body).map_err(ApiError::internal);
+        return serde_json::to_string(&body).map(Reply::from).map_err(ApiError::internal);
     }
     let has = |short: &str| capabilities.iter().any(|(name, _)| short_of(name) == Some(short));
     let cart_negotiated = negotiated.capabilities.keys().any(|name| short_of(name) == Some("cart"));
@@ -80,27 +94,29 @@ pub async fn run(state: &AppState, invocation: Invocation<'_>) -> Result<String,
         platform_handlers: &platform.payment_handlers,
     };
     let id = invocation.id.as_deref().unwrap_or_default();
-    match request {
-        ParsedRequest::Search(request) => catalog::search_catalog(state, &envelope, request).await,
-        ParsedRequest::Lookup(request) => catalog::lookup_catalog(state, &envelope, request).await,
-        ParsedRequest::Product(request) => catalog::get_product(state, &envelope, request).await,
+    let created = |(body, created): (String, bool)| Reply { body, created };
+    let reply = match request {
+        ParsedRequest::Search(request) => catalog::search_catalog(state, &envelope, request).await?.into(),
+        ParsedRequest::Lookup(request) => catalog::lookup_catalog(state, &envelope, request).await?.into(),
+        ParsedRequest::Product(request) => catalog::get_product(state, &envelope, request).await?.into(),
         ParsedRequest::Cart(request) => match operation.name {
-            "create_cart" => purchase::create_cart(&call, request).await,
-            _ => purchase::update_cart(&call, id, request).await,
+            "create_cart" => created(purchase::create_cart(&call, request).await?),
+            _ => purchase::update_cart(&call, id, request).await?.into(),
         },
         ParsedRequest::Checkout(request) => match operation.name {
-            "create_checkout" => purchase::create_checkout(&call, request).await,
-            "update_checkout" => purchase::update_checkout(&call, id, request).await,
-            _ => purchase::complete_checkout(&call, id, request).await,
+            "create_checkout" => created(purchase::create_checkout(&call, request).await?),
+            "update_checkout" => purchase::update_checkout(&call, id, request).await?.into(),
+            _ => purchase::complete_checkout(&call, id, request).await?.into(),
         },
         ParsedRequest::IdOnly => match operation.name {
-            "get_cart" => purchase::get_cart(&call, id).await,
-            "cancel_cart" => purchase::cancel_cart(&call, id).await,
-            "get_checkout" => purchase::get_checkout(&call, id).await,
-            "cancel_checkout" => purchase::cancel_checkout(&call, id).await,
-            _ => purchase::get_order(&call, id).await,
+            "get_cart" => purchase::get_cart(&call, id).await?.into(),
+            "cancel_cart" => purchase::cancel_cart(&call, id).await?.into(),
+            "get_checkout" => purchase::get_checkout(&call, id).await?.into(),
+            "cancel_checkout" => purchase::cancel_checkout(&call, id).await?.into(),
+            _ => purchase::get_order(&call, id).await?.into(),
         },
-    }
+    };
+    Ok(reply)
 }
 
 enum ParsedRequest {

@@ -452,7 +452,7 @@ async fn checkout_from_cart(state: &AppState, id: &str) -> Result<Response, ApiE
     let envelope = envelope();
     let call = call(state, &envelope, &cart.platform);
     let body = match purchase::create_checkout(&call, request).await {
-        Ok(body) => parse(&body)?,
+        Ok((body, _)) => parse(&body)?,
         Err(error) if error.kind == ErrorKind::InvalidParams => {
             let notices = vec![Notice::error("invalid_input", error.message)];
             return render_cart(state, id, Some(notices), StatusCode::CONFLICT).await;

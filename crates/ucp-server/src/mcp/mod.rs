@@ -160,7 +160,7 @@ async fn handle(state: &AppState, headers: &HeaderMap, bytes: &Bytes) -> Respons
         "initialize" => Ok(initialize(state, &params).to_string()),
         "ping" => Ok("{}".to_owned()),
         "tools/list" => Ok(state.tools_list_result.as_ref().clone()),
-        "tools/call" => call_tool(state, headers, &params).await.and_then(|body| tool_result(&body)),
+        "tools/call" => call_tool(state, headers, &params).await.and_then(|reply| tool_result(&reply.body)),
         _ => Err(ApiError::new(ErrorKind::MethodNotFound, format!("method {method:?} is not supported"))),
     };
     match result {
@@ -214,7 +214,7 @@ pub fn tool_list(enabled: &[String]) -> Vec<Value> {
         .collect()
 }
 
-async fn call_tool(state: &AppState, headers: &HeaderMap, params: &Value) -> Result<String, ApiError> {
+async fn call_tool(state: &AppState, headers: &HeaderMap, params: &Value) -> Result<dispatch::Reply, ApiError> {
     let name = params
         .get("name")
         .and_then(Value::as_str)

@@ -2,11 +2,12 @@
 
 use super::*;
 
-pub async fn create_cart(call: &Call<'_>, request: CartRequest) -> Result<String, ApiError> {
+/// The body, and whether a cart was created (REST answers 201 only then).
+pub async fn create_cart(call: &Call<'_>, request: CartRequest) -> Result<(String, bool), ApiError> {
     request.validate("cart", None)?;
     let (lines, messages, any_in_stock) = call.resolve_lines(request.line_items).await?;
     if lines.is_empty() || !any_in_stock {
-        return call.nothing_to_sell(!lines.is_empty());
+        return call.nothing_to_sell(!lines.is_empty()).map(|body| (body, false));
     }
     let mut session = call.new_session(SessionKind::Cart);
     session.replace_lines(lines);
@@ -20,7 +21,7 @@ pub async fn create_cart(call: &Call<'_>, request: CartRequest) -> Result<String
     );
     call.state.commerce.insert_session(&session).await?;
     let priced = call.price(&session).await?;
-    call.render(&session, &priced, messages)
+    call.render(&session, &priced, messages).map(|body| (body, true))
 }
 
 pub async fn get_cart(call: &Call<'_>, id: &str) -> Result<String, ApiError> {

@@ -3,7 +3,9 @@
 
 use super::*;
 
-pub async fn create_checkout(call: &Call<'_>, request: CheckoutRequest) -> Result<String, ApiError> {
+/// The body, and whether a checkout was created (REST answers 201 only then): a cart that
+/// already has an open checkout gets that one back (checklist 118; transport-rest.md 200).
+pub async fn create_checkout(call: &Call<'_>, request: CheckoutRequest) -> Result<(String, bool), ApiError> {
     request.validate("checkout", None)?;
     if let Some(cart_id) = request.cart_id.clone() {
         if !call.cart_negotiated {
@@ -21,7 +23,7 @@ pub async fn create_checkout(call: &Call<'_>, request: CheckoutRequest) -> Resul
     }
     let (lines, messages, any_in_stock) = call.resolve_lines(line_items).await?;
     if lines.is_empty() || !any_in_stock {
-        return call.nothing_to_sell(!lines.is_empty());
+        return call.nothing_to_sell(!lines.is_empty()).map(|body| (body, false));
     }
     let mut session = call.new_session(SessionKind::Checkout);
     session.replace_lines(lines);
@@ -29,18 +31,22 @@ pub async fn create_checkout(call: &Call<'_>, request: CheckoutRequest) -> Resul
     let priced = call.price(&session).await?;
     session.status = priced.status;
     call.state.commerce.insert_session(&session).await?;
-    call.render(&session, &priced, messages)
+    call.render(&session, &priced, messages).map(|body| (body, true))
 }
 
-async fn create_from_cart(call: &Call<'_>, cart_id: &str, request: CheckoutRequest) -> Result<String, ApiError> {
+async fn create_from_cart(
+    call: &Call<'_>,
+    cart_id: &str,
+    request: CheckoutRequest,
+) -> Result<(String, bool), ApiError> {
     let Some(cart) = call.load(cart_id, SessionKind::Cart).await?.filter(|cart| cart.status != Status::Canceled) else {
-        return call.not_found("Cart");
+        return call.not_found("Cart").map(|body| (body, false));
     };
     if let Some(existing) = call.state.commerce.open_checkout_for_cart(cart_id, call.now()).await?
         && existing.platform == call.platform
     {
         let priced = call.price(&existing).await?;
-        return call.render(&existing, &priced, Vec::new());
+        return call.render(&existing, &priced, Vec::new()).map(|body| (body, false));
     }
     let mut session = call.new_session(SessionKind::Checkout);
     session.lines = cart.lines.clone();
@@ -62,11 +68,11 @@ async fn create_from_cart(call: &Call<'_>, cart_id: &str, request: CheckoutReque
     }
     let priced = call.price(&session).await?;
     if session.lines.is_empty() {
-        return call.nothing_to_sell(false);
+        return call.nothing_to_sell(false).map(|body| (body, false));
     }
     session.status = priced.status;
     call.state.commerce.insert_session(&session).await?;
-    call.render(&session, &priced, Vec::new())
+    call.render(&session, &priced, Vec::new()).map(|body| (body, true))
 }
 
 fn apply_checkout_fields(call: &Call<'_>, session: &mut Session, request: CheckoutRequest) {

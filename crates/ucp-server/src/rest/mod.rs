@@ -81,13 +81,12 @@ async fn handle(state: &AppState, operation: &'static Operation, request: Reques
     let id =
         if operation.takes_id { path_id(parts.uri.path(), &state.settings.http.rest_path, operation) } else { None };
     match run(state, operation, &parts.headers, &bytes, id).await {
-        Ok(body) => {
-            let status =
-                if operation.creates() && !is_error_response(&body) { StatusCode::CREATED } else { StatusCode::OK };
+        Ok(reply) => {
+            let status = if reply.created { StatusCode::CREATED } else { StatusCode::OK };
             Response::builder()
                 .status(status)
                 .header(header::CONTENT_TYPE, "application/json")
-                .body(Body::from(body))
+                .body(Body::from(reply.body))
                 .unwrap_or_default()
         }
         Err(error) => rest_error(&error),
@@ -100,7 +99,7 @@ async fn run(
     headers: &HeaderMap,
     bytes: &Bytes,
     id: Option<String>,
-) -> Result<String, ApiError> {
+) -> Result<dispatch::Reply, ApiError> {
     check_headers(operation, headers)?;
     let has_body = !bytes.iter().all(u8::is_ascii_whitespace);
     if has_body {
@@ -209,11 +208,6 @@ fn percent_decode(segment: &str) -> String {
         }
     }
     String::from_utf8_lossy(&out).into_owned()
-}
-
-/// Whether a UCP body is the resource-less error response (`ucp.status: "error"`).
-fn is_error_response(body: &str) -> bool {
-    serde_json::from_str::<Value>(body).ok().is_some_and(|value| value["ucp"]["status"] == "error")
 }
 
 /// A protocol error in the REST shape: `{code, content}` with the binding's status.

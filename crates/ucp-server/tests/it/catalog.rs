@@ -43,7 +43,7 @@ async fn search_ranks_by_relevance() {
 async fn empty_search_is_invalid_params() {
     let app = spawn_app().await;
     for catalog in
-        [json!({}), json!({ "query": "" }), json!({ "query": "  !!! " }), json!({ "pagination": { "limit": 5 } })]
+        [json!({}), json!({ "query": "" }), json!({ "query": "   " }), json!({ "pagination": { "limit": 5 } })]
     {
         let (status, error) = app.tool_error("search_catalog", json!({ "catalog": catalog })).await;
         assert_eq!(status, 200);
@@ -53,6 +53,26 @@ async fn empty_search_is_invalid_params() {
         .tool_error("search_catalog", json!({ "catalog": { "query": "x", "pagination": { "limit": "ten" } } }))
         .await;
     assert!(error["message"].as_str().unwrap().contains("catalog.pagination.limit"), "{error}");
+}
+
+// Checklist 89, 90, 104: a query with no searchable words is still a query: an empty
+// success (HTTP 200, no error), or a browse when filters are present.
+#[tokio::test]
+async fn a_query_without_searchable_words_is_an_empty_success() {
+    let app = spawn_app().await;
+    for query in ["*", "  !!! ", "%%"] {
+        let body = app.tool("search_catalog", json!({ "catalog": { "query": query } })).await;
+        assert_eq!(body["products"], json!([]), "{query}: {body}");
+        assert_eq!(body["ucp"]["status"], "success", "{query}: {body}");
+        assert!(body.get("messages").is_none(), "{query}: {body}");
+        assert_eq!(body["pagination"]["has_next_page"], false);
+        schema::search_response(&body);
+    }
+    // With filters, the words that are not there leave a browse by the filters.
+    let body = app
+        .tool("search_catalog", json!({ "catalog": { "query": "*", "filters": { "categories": ["Home & Garden"] } } }))
+        .await;
+    assert_eq!(ids(&body), vec!["mug"], "{body}");
 }
 
 // Checklist 91: categories OR within, AND with price; price in minor units.

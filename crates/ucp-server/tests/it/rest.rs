@@ -122,6 +122,24 @@ async fn every_route_answers_with_the_bindings_statuses() {
     schema::error_response(&nothing);
 }
 
+// transport-rest.md: 201 only when a resource was made. A cart that already has an open
+// checkout gets that checkout back from create_checkout, with 200 (checklist 118).
+#[tokio::test]
+async fn create_checkout_for_a_cart_with_a_checkout_answers_200() {
+    let app = spawn_app().await;
+    let (status, cart) =
+        rest(&app, "POST", "/carts", Some(json!({ "line_items": [{ "item": { "id": "mug-1" }, "quantity": 1 }] })))
+            .await;
+    assert_eq!(status, 201, "{cart}");
+    let cart_id = cart["id"].as_str().unwrap();
+    let (status, first) = rest(&app, "POST", "/checkout-sessions", Some(json!({ "cart_id": cart_id }))).await;
+    assert_eq!(status, 201, "{first}");
+    let (status, again) = rest(&app, "POST", "/checkout-sessions", Some(json!({ "cart_id": cart_id }))).await;
+    assert_eq!(status, 200, "the existing checkout, not a new one: {again}");
+    assert_eq!(again["id"], first["id"]);
+    schema::assert_valid("shopping/checkout.json", &again);
+}
+
 // Checklist 57, 58, 59, 60 and the bad-input list.
 #[tokio::test]
 async fn bad_requests_get_protocol_errors_that_name_the_problem() {
