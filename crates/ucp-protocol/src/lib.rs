@@ -1,0 +1,7 @@
+//! The Universal Commerce Protocol on the wire, for both sides of a connection: the request
+//! and response types of every operation with their conversions to and from domain types, the
+//! `ucp` envelope, messages and error responses, the business and platform profiles, the
+//! negotiation algorithm, and the operation registry.
+//!
+//! This crate knows serde and the domain, nothing else: no HTTP framework, no runtime, no
+//! storage. A server renders its answers with it; a client (`ucpd check`) reads them with it.
