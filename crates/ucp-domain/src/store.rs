@@ -100,13 +100,13 @@ pub trait CatalogStore: Send + Sync + std::fmt::Debug {
     }
 }
 
-/// An order as stored: its document is the UCP order body without the `ucp` envelope.
+/// An order as stored, with the platform it belongs to.
 #[derive(Debug, Clone)]
 pub struct StoredOrder {
     pub id: String,
     pub checkout_id: String,
     pub platform: String,
-    pub document: String,
+    pub order: crate::order::Order,
     pub created_at: i64,
 }
 

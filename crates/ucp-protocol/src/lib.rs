@@ -5,3 +5,5 @@
 //!
 //! This crate knows serde and the domain, nothing else: no HTTP framework, no runtime, no
 //! storage. A server renders its answers with it; a client (`ucpd check`) reads them with it.
+
+pub mod resources;

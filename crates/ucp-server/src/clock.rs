@@ -20,3 +20,9 @@ impl Clock {
         self.offset_secs.fetch_add(seconds, Ordering::SeqCst);
     }
 }
+
+impl ucp_domain::commerce::Clock for Clock {
+    fn now(&self) -> i64 {
+        Clock::now(self)
+    }
+}

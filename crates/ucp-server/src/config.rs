@@ -474,7 +474,7 @@ impl Settings {
             return Err(ConfigError("catalog.max_lookup_ids must be at least 10".into()));
         }
         for (code, rate) in &self.catalog.exchange_rates {
-            if !ucp_domain::money::is_currency_code(code) || crate::catalog::Rate::parse(rate).is_none() {
+            if !ucp_domain::money::is_currency_code(code) || ucp_domain::commerce::Rate::parse(rate).is_none() {
                 return Err(ConfigError(format!(
                     "catalog.exchange_rates: {code} = {rate:?} is not a currency and a positive decimal rate"
                 )));

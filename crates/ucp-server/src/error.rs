@@ -132,3 +132,19 @@ impl From<ucp_domain::store::StoreError> for ApiError {
         }
     }
 }
+
+impl From<ucp_domain::Error> for ApiError {
+    /// The core's error classes onto our kinds; no wildcard arm.
+    fn from(error: ucp_domain::Error) -> Self {
+        use ucp_domain::commerce::ErrorCode;
+        match error.code() {
+            ErrorCode::InvalidInput => ApiError::invalid_params(error.to_string()),
+            ErrorCode::RequestTooLarge => ApiError::new(ErrorKind::RequestTooLarge, error.to_string()),
+            ErrorCode::Unavailable => match error {
+                ucp_domain::Error::Store(store) => ApiError::from(store),
+                other => ApiError::new(ErrorKind::Unavailable, other.to_string()),
+            },
+            ErrorCode::Internal => ApiError::internal(error),
+        }
+    }
+}

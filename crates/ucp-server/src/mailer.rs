@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use ucp_domain::checkout::Session;
+use ucp_domain::order::Order;
 
 #[derive(Debug, Clone)]
 pub struct Mailer {
@@ -41,5 +42,11 @@ impl Mailer {
             Ok(()) => tracing::info!(order = order_id, "order confirmation queued"),
             Err(error) => tracing::error!(order = order_id, %error, "writing the order confirmation failed"),
         }
+    }
+}
+
+impl ucp_domain::commerce::Notifier for Mailer {
+    fn order_placed(&self, checkout: &Session, order: &Order) {
+        self.order_confirmation(checkout, &order.id, &order.permalink_url);
     }
 }

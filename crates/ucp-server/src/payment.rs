@@ -5,99 +5,36 @@
 //! idempotency key on every try, so a retry never charges twice). Raw credentials never
 //! leave this module: they are neither stored nor logged.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
+pub use ucp_domain::payment::{
+    Charge, CheckoutContext, Handler, PaymentOutcome as Outcome, PaymentProcessor, ProcessorUnavailable,
+    SANDBOX_HANDLER, SANDBOX_ID, TOKEN_3DS, TOKEN_DECLINE, TOKEN_SUCCESS,
+};
 
 use crate::config::{HttpProcessorSettings, Settings};
 
-/// The sandbox handler's name and instance id.
-pub const SANDBOX_HANDLER: &str = "dev.ucpd.sandbox";
-pub const SANDBOX_ID: &str = "sandbox";
-pub const TOKEN_SUCCESS: &str = "tok_sandbox_success";
-pub const TOKEN_DECLINE: &str = "tok_sandbox_decline";
-pub const TOKEN_3DS: &str = "tok_sandbox_3ds";
-
-/// What a processor is asked to do.
-#[derive(Debug, Clone)]
-pub struct Charge {
-    pub checkout_id: String,
-    pub amount: i64,
-    pub currency: String,
-    pub token: String,
-    /// Same value on every retry of one complete.
-    pub idempotency_key: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
-    Approved {
-        reference: String,
-    },
-    Declined {
-        reason: String,
-    },
-    /// The buyer must authenticate (3-D Secure); `reference` names the pending challenge.
-    RequiresAction {
-        reference: String,
-    },
-}
-
-#[derive(Debug, thiserror::Error)]
-#[error("payment processor unavailable: {0}")]
-pub struct ProcessorUnavailable(pub String);
-
-#[async_trait]
-pub trait PaymentProcessor: Send + Sync + std::fmt::Debug {
-    /// Authorizes and captures `charge`.
-    async fn charge(&self, charge: &Charge) -> Result<Outcome, ProcessorUnavailable>;
-    /// Completes a charge that needed buyer authentication, once the buyer passed it.
-    async fn confirm(&self, reference: &str, charge: &Charge) -> Result<Outcome, ProcessorUnavailable>;
-    /// Gives back an approved charge that could not become an order (stock ran out).
-    async fn refund(&self, reference: &str) -> Result<(), ProcessorUnavailable>;
-}
-
-/// One advertised handler instance and the processor behind it.
-#[derive(Debug, Clone)]
-pub struct Handler {
-    pub name: String,
-    pub id: String,
-    pub instrument_types: Vec<String>,
-    pub config: Value,
-    pub processor: Arc<dyn PaymentProcessor>,
-    /// Checkout currencies it takes (empty: any).
-    pub currencies: Vec<String>,
-    /// Shipping countries it serves (empty: any).
-    pub countries: Vec<String>,
-}
-
-/// What decides which handlers a checkout offers.
-#[derive(Debug, Clone, Copy)]
-pub struct CheckoutContext<'a> {
-    pub currency: &'a str,
-    /// The selected shipping country, or the context's, if known.
-    pub country: Option<&'a str>,
-    /// Handler names the platform declares; empty means it declares none (no restriction).
-    pub platform_handlers: &'a [String],
-}
-
-/// The handlers configured for this business.
+/// The configured handlers (the domain's, which complete charges through) and how each is
+/// advertised (its `config` object in profiles and checkouts).
 #[derive(Debug, Clone, Default)]
 pub struct Handlers {
-    pub handlers: Vec<Handler>,
+    pub domain: Arc<ucp_domain::payment::Handlers>,
+    configs: HashMap<String, Value>,
 }
 
 impl Handlers {
     pub fn from_settings(settings: &Settings) -> Result<Handlers, String> {
         let mut handlers = Vec::new();
+        let mut configs = HashMap::new();
         if settings.payments.sandbox.unwrap_or(settings.demo) {
-            handlers.push(Handler {
-                name: SANDBOX_HANDLER.into(),
-                id: SANDBOX_ID.into(),
-                instrument_types: vec!["card".into()],
-                config: json!({
+            handlers.push(ucp_domain::payment::sandbox_handler());
+            configs.insert(
+                SANDBOX_ID.to_owned(),
+                json!({
                     "environment": "sandbox",
                     "description": "Test payments: no money moves. Send a token credential {\"type\": \"token\", \"token\": …} with one of these tokens.",
                     "test_tokens": {
@@ -106,10 +43,7 @@ impl Handlers {
                         TOKEN_3DS: "needs 3-D Secure: complete answers requires_escalation with a continue_url where the buyer approves",
                     }
                 }),
-                processor: Arc::new(Sandbox),
-                currencies: Vec::new(),
-                countries: Vec::new(),
-            });
+            );
         }
         for http in &settings.payments.http {
             let processor = HttpProcessor::new(http)?;
@@ -121,51 +55,37 @@ impl Handlers {
                 } else {
                     http.instrument_types.clone()
                 },
-                config: json!({}),
                 processor: Arc::new(processor),
                 currencies: http.currencies.iter().map(|code| code.to_uppercase()).collect(),
                 countries: http.countries.iter().map(|code| code.to_uppercase()).collect(),
             });
+            configs.insert(http.id.clone(), json!({}));
         }
-        Ok(Handlers { handlers })
+        Ok(Handlers { domain: Arc::new(ucp_domain::payment::Handlers { handlers }), configs })
     }
 
     pub fn by_id(&self, id: &str) -> Option<&Handler> {
-        self.handlers.iter().find(|handler| handler.id == id)
+        self.domain.by_id(id)
     }
 
     /// `payment_handlers` as advertised in the profile: every configured handler.
     pub fn advertised(&self) -> Value {
-        Handlers::render(self.handlers.iter())
+        self.render(self.domain.handlers.iter())
     }
 
-    /// The handlers a checkout offers (checklist 25, 139): those the platform can use (when it
-    /// declares any), that take the checkout's currency and serve its shipping country.
-    pub fn for_checkout<'a>(&'a self, context: CheckoutContext<'a>) -> impl Iterator<Item = &'a Handler> + 'a {
-        self.handlers.iter().filter(move |handler| {
-            (context.platform_handlers.is_empty() || context.platform_handlers.contains(&handler.name))
-                && (handler.currencies.is_empty() || handler.currencies.iter().any(|code| code == context.currency))
-                && match (context.country, handler.countries.is_empty()) {
-                    (_, true) => true,
-                    (Some(country), false) => handler.countries.iter().any(|code| code.eq_ignore_ascii_case(country)),
-                    (None, false) => true,
-                }
-        })
+    /// `payment_handlers` of a checkout: the handlers it offers, by id.
+    pub fn advertised_ids(&self, ids: &[String]) -> Value {
+        self.render(self.domain.handlers.iter().filter(|handler| ids.contains(&handler.id)))
     }
 
-    /// `payment_handlers` of a checkout response.
-    pub fn advertised_for(&self, context: CheckoutContext<'_>) -> Value {
-        Handlers::render(self.for_checkout(context))
-    }
-
-    fn render<'a>(handlers: impl Iterator<Item = &'a Handler>) -> Value {
+    fn render<'a>(&self, handlers: impl Iterator<Item = &'a Handler>) -> Value {
         let mut map = serde_json::Map::new();
         for handler in handlers {
             let entry = json!({
                 "id": handler.id,
                 "version": crate::discovery::PROTOCOL_VERSION,
                 "available_instruments": handler.instrument_types.iter().map(|kind| json!({ "type": kind })).collect::<Vec<_>>(),
-                "config": handler.config,
+                "config": self.configs.get(&handler.id).cloned().unwrap_or_else(|| json!({})),
             });
             match map.get_mut(&handler.name).and_then(Value::as_array_mut) {
                 Some(entries) => entries.push(entry),
@@ -175,33 +95,6 @@ impl Handlers {
             }
         }
         Value::Object(map)
-    }
-}
-
-/// Deterministic test processor: the token decides.
-#[derive(Debug)]
-pub struct Sandbox;
-
-#[async_trait]
-impl PaymentProcessor for Sandbox {
-    async fn charge(&self, charge: &Charge) -> Result<Outcome, ProcessorUnavailable> {
-        let reference = format!("sbx_{}", &uuid::Uuid::new_v4().simple().to_string()[..16]);
-        Ok(match charge.token.as_str() {
-            TOKEN_SUCCESS => Outcome::Approved { reference },
-            TOKEN_3DS => Outcome::RequiresAction { reference },
-            TOKEN_DECLINE => Outcome::Declined { reason: "The card was declined (sandbox).".into() },
-            _ => Outcome::Declined {
-                reason: format!("Unknown sandbox token; use {TOKEN_SUCCESS}, {TOKEN_DECLINE} or {TOKEN_3DS}."),
-            },
-        })
-    }
-
-    async fn confirm(&self, reference: &str, _charge: &Charge) -> Result<Outcome, ProcessorUnavailable> {
-        Ok(Outcome::Approved { reference: reference.to_owned() })
-    }
-
-    async fn refund(&self, _reference: &str) -> Result<(), ProcessorUnavailable> {
-        Ok(())
     }
 }
 

@@ -91,21 +91,39 @@ impl Application {
         let in_flight = Arc::new(tokio::sync::Semaphore::new(settings.http.max_concurrent_requests.max(1)));
         let pricing_rules = Arc::new(crate::commerce::pricing_rules(&settings));
         let mailer = crate::mailer::Mailer::new(data_dir.join("outbox"), &settings.business_name);
-        let state = AppState {
+        let clock = crate::clock::Clock::default();
+        let cursors = CursorCodec::new(cursor_secret);
+        let core = core_of(
+            &settings,
+            &base_url,
+            CorePorts {
+                catalog: &catalog,
+                commerce: &commerce,
+                clock: &clock,
+                payments: &payments,
+                rules: &pricing_rules,
+                mailer: &mailer,
+                cursors: &cursors,
+            },
+        )?;
+        let mut state = AppState {
+            core,
+            links: Arc::default(),
             in_flight,
             commerce,
             pricing_rules,
             payments: Arc::new(payments),
             mailer,
-            clock: crate::clock::Clock::default(),
+            clock,
             settings: Arc::new(settings),
             profile: Arc::new(profile),
             catalog,
             platforms,
-            cursors: CursorCodec::new(cursor_secret),
+            cursors,
             allowed: Arc::new(allowed),
             tools_list_result: Arc::new(serde_json::json!({ "tools": tools }).to_string()),
         };
+        state.links = Arc::new(crate::purchase::links(&state));
         let router = router(state.clone());
         Ok(Application { listener, router, state })
     }
@@ -160,6 +178,46 @@ impl Application {
         sweeper.abort();
         served
     }
+}
+
+/// What the commerce core is built from (borrowed while the state is put together).
+struct CorePorts<'a> {
+    catalog: &'a Arc<dyn CatalogStore>,
+    commerce: &'a Arc<dyn ucp_domain::store::CommerceStore>,
+    clock: &'a crate::clock::Clock,
+    payments: &'a crate::payment::Handlers,
+    rules: &'a Arc<ucp_domain::checkout::PricingRules>,
+    mailer: &'a crate::mailer::Mailer,
+    cursors: &'a CursorCodec,
+}
+
+fn core_of(settings: &Settings, base_url: &str, ports: CorePorts<'_>) -> Result<ucp_domain::Commerce, StartError> {
+    let mut exchange_rates = std::collections::BTreeMap::new();
+    for (code, rate) in &settings.catalog.exchange_rates {
+        let rate = ucp_domain::commerce::Rate::parse(rate)
+            .ok_or_else(|| StartError::Config(format!("catalog.exchange_rates.{code}: {rate:?} is not a rate")))?;
+        exchange_rates.insert(code.to_uppercase(), rate);
+    }
+    let core_settings = ucp_domain::commerce::CommerceSettings {
+        currency: settings.catalog.currency.clone(),
+        exchange_rates,
+        default_page_size: settings.catalog.default_page_size,
+        max_page_size: settings.catalog.max_page_size,
+        max_lookup_ids: settings.catalog.max_lookup_ids,
+        cart_ttl_secs: settings.checkout.cart_ttl_secs,
+        checkout_ttl_secs: settings.checkout.checkout_ttl_secs,
+        base_url: base_url.to_owned(),
+    };
+    let ports = ucp_domain::commerce::Ports {
+        catalog: Arc::clone(ports.catalog),
+        store: Arc::clone(ports.commerce),
+        clock: Arc::new(ports.clock.clone()),
+        payments: Arc::clone(&ports.payments.domain),
+        rules: Arc::clone(ports.rules),
+        notifier: Arc::new(ports.mailer.clone()),
+        cursors: Arc::new(ports.cursors.clone()),
+    };
+    Ok(ucp_domain::Commerce::new(ports, core_settings))
 }
 
 /// The HTTP routes and the middleware in front of them.

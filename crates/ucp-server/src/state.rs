@@ -13,6 +13,10 @@ use crate::platform::PlatformResolver;
 
 #[derive(Debug, Clone)]
 pub struct AppState {
+    /// The commerce core every operation calls.
+    pub core: ucp_domain::Commerce,
+    /// The legal links every checkout carries.
+    pub links: Arc<ucp_protocol::resources::Links>,
     pub settings: Arc<Settings>,
     pub profile: Arc<BusinessProfile>,
     pub catalog: Arc<dyn CatalogStore>,

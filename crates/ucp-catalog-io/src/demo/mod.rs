@@ -19,7 +19,7 @@ use std::io::{self, Write};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use ucp_domain::catalog::{
-    Barcode, Category, Description, Media, PriceRange, Product, Rating, SelectedOption, Variant, to_import_document,
+    Barcode, Category, Description, Media, PriceRange, Product, Rating, SelectedOption, Variant,
 };
 use ucp_domain::money::{Price, currency_exponent, is_currency_code};
 
@@ -77,7 +77,7 @@ pub fn product_at(options: &DemoOptions, index: u64) -> Product {
 }
 
 /// Writes the catalog as JSON lines (our import format, see
-/// [`ucp_domain::catalog::to_import_document`]) and returns the number of products written.
+/// [`crate::to_import_document`]) and returns the number of products written.
 /// `progress` is called after every product with the count so far. The writer is not
 /// buffered here: pass a `BufWriter` for files.
 pub fn write_json_lines(
@@ -93,7 +93,7 @@ pub fn write_json_lines(
     }
     let mut written = 0;
     for product in generate(options) {
-        serde_json::to_writer(&mut writer, &to_import_document(&product))?;
+        serde_json::to_writer(&mut writer, &crate::to_import_document(&product))?;
         writer.write_all(b"\n")?;
         written += 1;
         progress(written);
@@ -201,7 +201,7 @@ impl Generator {
             }
         });
 
-        let mut metadata = serde_json::Map::new();
+        let mut metadata = ucp_domain::json::JsonMap::new();
         metadata.insert("brand".to_owned(), brand.name.into());
         metadata.insert("department".to_owned(), department.name.into());
 

@@ -17,7 +17,7 @@ fn catalog(products: u64) -> Vec<Product> {
 }
 
 fn json(products: &[Product]) -> Vec<String> {
-    products.iter().map(|product| to_import_document(product).to_string()).collect()
+    products.iter().map(|product| crate::to_import_document(product).to_string()).collect()
 }
 
 #[test]

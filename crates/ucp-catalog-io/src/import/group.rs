@@ -2,8 +2,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use serde_json::{Map, Value};
 use ucp_domain::catalog::{Category, Description, InvalidProduct, PriceRange, Product};
+use ucp_domain::json::Json;
 use ucp_domain::money::Price;
 
 use super::row::{Attr, RawItem, Row, image, parse_row};
@@ -206,14 +206,14 @@ fn build_product(id: String, rows: Vec<Row>) -> Product {
             }
         }
     }
-    let mut metadata = Map::new();
+    let mut metadata = ucp_domain::json::JsonMap::new();
     let mut tags = Vec::new();
     if let Some(brand) = &brand {
-        metadata.insert("brand".to_owned(), Value::from(brand.as_str()));
+        metadata.insert("brand".to_owned(), Json::from(brand.as_str()));
         tags.push(brand.clone());
     }
     if let Some(condition) = condition {
-        metadata.insert("condition".to_owned(), Value::from(condition));
+        metadata.insert("condition".to_owned(), Json::from(condition));
     }
     let currency = rows[0].variant.price.currency.clone();
     let several = rows.len() > 1;

@@ -5,7 +5,7 @@ use std::io::BufRead;
 
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use ucp_domain::catalog::{
     Availability, Barcode, Category, Description, Media, PriceRange, Product, ProductOption, Rating, SelectedOption,
     Seller, Variant,
@@ -174,7 +174,7 @@ fn product_fields() -> [(&'static str, Probe); 14] {
         ("variants", variants),
         ("rating", whole::<Option<Rating>>),
         ("tags", each::<String>),
-        ("metadata", whole::<Option<Map<String, Value>>>),
+        ("metadata", whole::<Option<ucp_domain::json::JsonMap>>),
     ]
 }
 
@@ -190,13 +190,13 @@ fn variant_fields() -> [(&'static str, Probe); 19] {
         ("categories", each::<Category>),
         ("price", whole::<Price>),
         ("list_price", whole::<Option<Price>>),
-        ("unit_price", whole::<Option<Value>>),
+        ("unit_price", whole::<Option<ucp_domain::json::Json>>),
         ("availability", whole::<Option<Availability>>),
         ("options", each::<SelectedOption>),
         ("media", each::<Media>),
         ("rating", whole::<Option<Rating>>),
         ("tags", each::<String>),
-        ("metadata", whole::<Option<Map<String, Value>>>),
+        ("metadata", whole::<Option<ucp_domain::json::JsonMap>>),
         ("seller", whole::<Option<Seller>>),
         ("inventory_quantity", whole::<Option<i64>>),
     ]
@@ -204,7 +204,7 @@ fn variant_fields() -> [(&'static str, Probe); 19] {
 
 #[cfg(test)]
 mod tests {
-    use ucp_domain::catalog::to_import_document;
+    use crate::to_import_document;
 
     use super::super::{FeedFormat, ImportOptions, read_feed};
     use super::*;

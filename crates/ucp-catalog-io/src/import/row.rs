@@ -1,7 +1,6 @@
 //! One Merchant Center row or XML item: the attributes we read, their values checked and
 //! turned into a variant plus the product-level attributes the row carries.
 
-use serde_json::{Map, Value};
 use ucp_domain::catalog::{Availability, Barcode, Category, Description, Media, SelectedOption, Variant};
 use ucp_domain::money::{Price, is_currency_code, parse_decimal_amount};
 
@@ -226,7 +225,10 @@ pub(super) fn parse_row(raw: &mut RawItem, options: &ImportOptions) -> Result<Ro
     let mut variant_metadata = None;
     if let Some(text) = raw.take(Attr::ShippingWeight) {
         let grams = parse_weight_grams(&text).map_err(|reason| skip(Attr::ShippingWeight, reason))?;
-        variant_metadata = Some(Map::from_iter([("shipping_weight_grams".to_owned(), Value::from(grams))]));
+        variant_metadata = Some(ucp_domain::json::JsonMap::from_iter([(
+            "shipping_weight_grams".to_owned(),
+            ucp_domain::json::Json::from(grams),
+        )]));
     }
 
     let options =

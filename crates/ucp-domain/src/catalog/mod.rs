@@ -44,7 +44,7 @@ pub struct Product {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
+    pub metadata: Option<crate::json::JsonMap>,
 }
 
 /// One purchasable item: `line_items[].item.id` in carts and checkouts.
@@ -67,7 +67,7 @@ pub struct Variant {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub list_price: Option<Price>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub unit_price: Option<serde_json::Value>,
+    pub unit_price: Option<crate::json::Json>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub availability: Option<Availability>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -79,7 +79,7 @@ pub struct Variant {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
+    pub metadata: Option<crate::json::JsonMap>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seller: Option<Seller>,
     /// Units on hand; `None` means stock is not tracked (always available).
@@ -406,20 +406,6 @@ pub fn category_key(wanted: &str) -> String {
 /// Whether category `value` is `wanted` or lies below it (case-insensitive).
 pub fn category_matches(value: &str, wanted: &str) -> bool {
     category_paths(value).contains(&category_key(wanted))
-}
-
-/// The product as a JSON line of our import format: the UCP document plus each variant's
-/// `inventory_quantity`, which the wire form leaves out.
-pub fn to_import_document(product: &Product) -> serde_json::Value {
-    let mut document = serde_json::to_value(product).unwrap_or(serde_json::Value::Null);
-    if let Some(variants) = document.get_mut("variants").and_then(serde_json::Value::as_array_mut) {
-        for (json, variant) in variants.iter_mut().zip(&product.variants) {
-            if let (Some(object), Some(quantity)) = (json.as_object_mut(), variant.inventory_quantity) {
-                object.insert("inventory_quantity".into(), quantity.into());
-            }
-        }
-    }
-    document
 }
 
 /// Option axes in first-seen order, from the variants' own selections.

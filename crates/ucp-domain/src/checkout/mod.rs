@@ -1,12 +1,14 @@
 //! Carts and checkouts: the stored session (`model`), the merchant's rules (`rules`) and the
 //! pricing engine that turns both into line totals, totals, messages and a status (`pricing`).
 
+mod interned;
 mod model;
 mod pricing;
 mod rules;
 
 pub use model::{
-    Address, Buyer, Context, FulfillmentChoice, Line, LineRequest, PendingAuthentication, Session, SessionKind, Status,
+    Address, Buyer, Context, FulfillmentChoice, Line, LineRequest, Locked, NotClaimed, PendingAuthentication, Session,
+    SessionKind, Status,
 };
 pub use pricing::{
     AppliedDiscount, CatalogItem, Priced, PricedDestination, PricedFulfillment, PricedGroup, PricedLine, PricedOption,

@@ -140,7 +140,7 @@ pub struct Session {
     /// The platform profile URL that created the session (orders are visible to it).
     pub platform: String,
     #[serde(default)]
-    pub attribution: Option<serde_json::Map<String, serde_json::Value>>,
+    pub attribution: Option<crate::json::JsonMap>,
     pub created_at: i64,
     pub expires_at: i64,
     #[serde(default)]
@@ -150,11 +150,14 @@ pub struct Session {
     /// Messages that outlive one call (a declined payment), cleared by the next update.
     #[serde(default)]
     pub sticky_messages: Vec<super::Message>,
-    /// A completed checkout's body as it was at completion (without its `ucp` envelope):
-    /// a completed checkout is immutable, so later reads show exactly what was bought and
-    /// charged, not a re-pricing against today's stock and discount counts.
+    /// A completed checkout's pricing as it was at completion: a completed checkout is
+    /// immutable, so later reads show exactly what was bought and charged, not a re-pricing
+    /// against today's stock and discount counts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub final_body: Option<serde_json::Value>,
+    pub final_pricing: Option<Box<super::Priced>>,
+    /// When the checkout was completed (the time its final pricing is shown at).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed_at: Option<i64>,
     /// Optimistic concurrency: the number of stored writes so far. A store writes a session
     /// only if its stored version still equals this one (then stores `version + 1`), so a
     /// writer working from a stale read cannot undo a concurrent change (a completion).
@@ -184,7 +187,8 @@ impl Session {
             order_id: None,
             pending_authentication: None,
             sticky_messages: Vec::new(),
-            final_body: None,
+            final_pricing: None,
+            completed_at: None,
             version: 0,
         }
     }
@@ -213,7 +217,114 @@ impl Session {
     pub fn is_expired(&self, now: i64) -> bool {
         now >= self.expires_at
     }
+
+    /// Why this session cannot change now: completed, canceled, or being completed.
+    pub fn locked(&self) -> Option<Locked> {
+        match self.status {
+            Status::Completed => Some(Locked::Completed),
+            Status::Canceled => Some(Locked::Canceled),
+            Status::CompleteInProgress => Some(Locked::CompleteInProgress),
+            Status::Incomplete | Status::RequiresEscalation | Status::ReadyForComplete => None,
+        }
+    }
+
+    /// Takes the recomputed status of an open session (pricing decides it); a locked session
+    /// keeps its own.
+    pub fn reprice(&mut self, status: Status) -> Result<(), Locked> {
+        if let Some(locked) = self.locked() {
+            return Err(locked);
+        }
+        self.status = status;
+        Ok(())
+    }
+
+    /// Claims an open checkout for completion: until the outcome is stored it is
+    /// `complete_in_progress`, which updates, cancels and other completes refuse.
+    pub fn claim(&mut self) -> Result<(), Locked> {
+        if let Some(locked) = self.locked() {
+            return Err(locked);
+        }
+        self.status = Status::CompleteInProgress;
+        Ok(())
+    }
+
+    /// Gives a claimed checkout back when its complete ended without an order. Returns
+    /// whether anything changed.
+    pub fn release(&mut self) -> bool {
+        if self.status != Status::CompleteInProgress {
+            return false;
+        }
+        self.status = Status::Incomplete;
+        true
+    }
+
+    /// Cancels an open session.
+    pub fn cancel(&mut self) -> Result<(), Locked> {
+        if let Some(locked) = self.locked() {
+            return Err(locked);
+        }
+        self.status = Status::Canceled;
+        Ok(())
+    }
+
+    /// Records a declined or refused payment: the reason stays on the checkout until the
+    /// next update, and a claim is given back.
+    pub fn fail_payment(&mut self, message: super::Message) {
+        self.sticky_messages = vec![message];
+        self.pending_authentication = None;
+        self.release();
+    }
+
+    /// The processor wants the buyer to authenticate: the checkout waits for our page.
+    pub fn await_authentication(&mut self, pending: PendingAuthentication) {
+        self.pending_authentication = Some(pending);
+        self.release();
+    }
+
+    /// Marks a pending 3-D Secure challenge as passed (the handoff page's approve button).
+    /// Returns whether there was one to approve.
+    pub fn approve_challenge(&mut self) -> bool {
+        match &mut self.pending_authentication {
+            Some(pending) if !pending.approved => {
+                pending.approved = true;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Completes a claimed checkout with its order, freezing the pricing it was charged at.
+    pub fn complete(&mut self, order_id: String, mut pricing: super::Priced, now: i64) -> Result<(), NotClaimed> {
+        if self.status != Status::CompleteInProgress {
+            return Err(NotClaimed(self.status));
+        }
+        self.status = Status::Completed;
+        self.order_id = Some(order_id);
+        self.pending_authentication = None;
+        self.sticky_messages.clear();
+        pricing.status = Status::Completed;
+        pricing.messages.clear();
+        self.final_pricing = Some(Box::new(pricing));
+        self.completed_at = Some(now);
+        Ok(())
+    }
 }
+
+/// Why a session refuses a change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Locked {
+    #[error("is completed")]
+    Completed,
+    #[error("is canceled")]
+    Canceled,
+    #[error("is being completed")]
+    CompleteInProgress,
+}
+
+/// `complete` on a checkout that was not claimed first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("a checkout must be claimed before it completes (it is {0:?})")]
+pub struct NotClaimed(pub Status);
 
 /// A line as a request names it.
 #[derive(Debug, Clone, PartialEq, Eq)]

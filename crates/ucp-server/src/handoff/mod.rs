@@ -16,14 +16,11 @@ use axum::extract::{Form, Path, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use serde_json::{Value, json};
-use ucp_domain::checkout::{Session, SessionKind, Status};
+use ucp_domain::checkout::{Address, Buyer, FulfillmentChoice, Session, SessionKind, Status};
+use ucp_domain::commerce::{Answer, Caller, CheckoutInput, Instrument, LineInput, Payment, SessionView};
 
-use crate::discovery::PROTOCOL_VERSION;
 use crate::error::{ApiError, ErrorKind};
 use crate::payment::{SANDBOX_ID, TOKEN_SUCCESS};
-use crate::purchase::{self, Call, CheckoutRequest};
-use crate::response::Envelope;
 use crate::state::AppState;
 
 use views::{CheckoutForm, CheckoutView, Notice};
@@ -107,46 +104,18 @@ fn respond(state: &AppState, result: Result<Response, ApiError>) -> Response {
     result.unwrap_or_else(|error| failure(state, &error))
 }
 
-/// Acting for the platform that owns the session, with everything the pages use negotiated.
-fn call<'a>(state: &'a AppState, envelope: &'a Envelope, platform: &'a str) -> Call<'a> {
-    Call {
-        state,
-        envelope,
-        platform,
-        fulfillment: true,
-        discounts: true,
-        cart_negotiated: true,
-        idempotency_key: None,
-        // The buyer is on our own page: every handler of the checkout is usable here.
-        platform_handlers: &[],
-    }
-}
-
-fn envelope() -> Envelope {
-    Envelope { version: PROTOCOL_VERSION.into(), capabilities: Vec::new() }
-}
-
 /// A live session of `kind` (expired ones, and canceled carts, are gone for the buyer too).
 async fn load(state: &AppState, id: &str, kind: SessionKind) -> Result<Option<Session>, ApiError> {
-    let session = state.commerce.session(id).await?;
-    Ok(session.filter(|session| {
-        session.kind == kind
-            && !session.is_expired(state.clock.now())
-            && !(kind == SessionKind::Cart && session.status == Status::Canceled)
-    }))
+    Ok(state.core.session(id, kind).await?)
 }
 
-/// A UCP body as JSON (the purchase operations answer serialized bodies).
-fn parse(body: &str) -> Result<Value, ApiError> {
-    serde_json::from_str(body).map_err(ApiError::internal)
+fn notices_of(view: &SessionView) -> Vec<Notice> {
+    view.messages().map(Notice::from).collect()
 }
 
-fn is_error_response(body: &Value) -> bool {
-    body["ucp"]["status"] == "error"
-}
-
-fn notices_of(body: &Value) -> Vec<Notice> {
-    body["messages"].as_array().map(Vec::as_slice).unwrap_or_default().iter().filter_map(Notice::from_json).collect()
+/// An operation's outcome for the pages: the view, or `None` when the session is gone.
+fn resource(answer: Answer<SessionView>) -> Option<SessionView> {
+    answer.resource()
 }
 
 // ---- checkout ------------------------------------------------------------------------------
@@ -172,16 +141,16 @@ async fn render_checkout(state: &AppState, id: &str, options: RenderOptions) -> 
     let Some(session) = load(state, id, SessionKind::Checkout).await? else {
         return Ok(not_found(state, "Checkout"));
     };
-    let envelope = envelope();
-    let call = call(state, &envelope, &session.platform);
-    let priced = purchase::price_session(&call, &session).await?;
-    let form = options.form.unwrap_or_else(|| CheckoutForm::from_session(&session, &priced));
+    let platform = session.platform.clone();
+    let shown = state.core.present(&Caller::buyer_page(&platform), session).await?;
+    let (session, priced) = (&shown.session, &shown.priced);
+    let form = options.form.unwrap_or_else(|| CheckoutForm::from_session(session, priced));
     let mut notices = options.notices.unwrap_or_else(|| priced.messages.iter().map(Notice::from).collect());
     notices.extend(options.extra);
     let view = CheckoutView {
         business: business(state),
-        session: &session,
-        priced: &priced,
+        session,
+        priced,
         notices,
         form: &form,
         sandbox: state.payments.by_id(SANDBOX_ID).is_some(),
@@ -227,24 +196,20 @@ async fn submit(
         );
         return render_checkout(state, id, rejected(form, notice)).await;
     }
-    let request = match serde_json::from_value::<CheckoutRequest>(update_request(&session, &form)) {
-        Ok(request) => request,
-        Err(error) => return Err(ApiError::internal(format!("handoff update request: {error}"))),
-    };
-    let envelope = envelope();
-    let call = call(state, &envelope, &session.platform);
-    let body = match purchase::update_checkout(&call, id, request).await {
-        Ok(body) => parse(&body)?,
+    let input = update_input(&session, &form);
+    let caller = Caller::buyer_page(&session.platform);
+    let view = match state.core.update_checkout(&caller, id, input).await.map_err(ApiError::from) {
+        Ok(answer) => resource(answer),
         Err(error) if error.kind == ErrorKind::InvalidParams => {
             let notice = Notice::error("invalid_input", format!("{}; nothing was saved.", error.message));
             return render_checkout(state, id, rejected(form, notice)).await;
         }
         Err(error) => return Err(error),
     };
-    if is_error_response(&body) {
+    let Some(view) = view else {
         return Ok(not_found(state, "Checkout"));
-    }
-    let notices = notices_of(&body);
+    };
+    let notices = notices_of(&view);
     // Anything the buyer must fix: show it now, on the page they just sent (422), so it is
     // announced; otherwise post/redirect/get.
     if notices.iter().any(|notice| notice.error && notice.code != "payment_unavailable") {
@@ -268,53 +233,50 @@ fn rejected(form: CheckoutForm, notice: Notice) -> RenderOptions {
     }
 }
 
-/// An `update_checkout` request from the form: the lines, context and attribution stay as
-/// stored; buyer, fulfillment and discounts are replaced by what the buyer sent.
-fn update_request(session: &Session, form: &CheckoutForm) -> Value {
+/// An `update_checkout` from the form: the lines, context and attribution stay as stored;
+/// buyer, fulfillment and discounts are replaced by what the buyer sent.
+fn update_input(session: &Session, form: &CheckoutForm) -> CheckoutInput {
     let non_empty = |value: &str| (!value.is_empty()).then(|| value.to_owned());
-    let lines: Vec<Value> = session
+    let lines = session
         .lines
         .iter()
-        .map(|line| json!({ "id": line.id, "item": { "id": line.item_id }, "quantity": line.quantity }))
+        .map(|line| LineInput { id: Some(line.id.clone()), item_id: line.item_id.clone(), quantity: line.quantity })
         .collect();
-    let mut request = json!({
-        "line_items": lines,
-        "buyer": {
-            "email": non_empty(&form.email),
-            "first_name": non_empty(&form.first_name),
-            "last_name": non_empty(&form.last_name),
-            "phone_number": non_empty(&form.phone),
-        },
-        "discounts": { "codes": form.codes() },
-    });
-    if let Some(context) = &session.context {
-        request["context"] = serde_json::to_value(context).unwrap_or_default();
-    }
-    if let Some(attribution) = &session.attribution {
-        request["attribution"] = Value::Object(attribution.clone());
-    }
-    if form.has_address() || !form.shipping_option.is_empty() {
-        let destinations = if form.has_address() {
-            vec![json!({
-                "first_name": non_empty(&form.first_name),
-                "last_name": non_empty(&form.last_name),
-                "street_address": non_empty(&form.street),
-                "extended_address": non_empty(&form.street2),
-                "address_locality": non_empty(&form.city),
-                "address_region": non_empty(&form.region),
-                "postal_code": non_empty(&form.postal_code),
-                "address_country": non_empty(&form.country),
-            })]
+    let buyer = Buyer {
+        email: non_empty(&form.email),
+        first_name: non_empty(&form.first_name),
+        last_name: non_empty(&form.last_name),
+        phone_number: non_empty(&form.phone),
+    };
+    let fulfillment = (form.has_address() || !form.shipping_option.is_empty()).then(|| FulfillmentChoice {
+        destinations: if form.has_address() {
+            vec![Address {
+                first_name: non_empty(&form.first_name),
+                last_name: non_empty(&form.last_name),
+                street_address: non_empty(&form.street),
+                extended_address: non_empty(&form.street2),
+                address_locality: non_empty(&form.city),
+                address_region: non_empty(&form.region),
+                postal_code: non_empty(&form.postal_code),
+                address_country: non_empty(&form.country),
+                ..Address::default()
+            }]
         } else {
             Vec::new()
-        };
-        let mut method = json!({ "type": "shipping", "destinations": destinations });
-        if !form.shipping_option.is_empty() {
-            method["groups"] = json!([{ "selected_option_id": form.shipping_option }]);
-        }
-        request["fulfillment"] = json!({ "methods": [method] });
+        },
+        selected_destination_id: None,
+        selected_option_id: non_empty(&form.shipping_option),
+    });
+    CheckoutInput {
+        lines: Some(lines),
+        buyer: Some(buyer),
+        context: session.context.clone(),
+        fulfillment,
+        discount_codes: Some(form.codes()),
+        cart_id: None,
+        attribution: session.attribution.clone(),
+        payment: None,
     }
-    request
 }
 
 async fn approve_3ds(State(state): State<AppState>, Path(id): Path<String>) -> Response {
@@ -334,18 +296,13 @@ async fn approve(state: &AppState, id: &str) -> Result<Response, ApiError> {
         // Approved before, but the order was not placed (the processor was down): retry.
         Some(pending) if pending.approved => {}
         Some(_) => {
-            purchase::approve_challenge(&mut session);
-            match state.commerce.update_session(&session).await {
-                Ok(()) => {}
+            if !state.core.approve_challenge(&mut session).await? {
                 // Another request changed the checkout meanwhile: show the buyer its current state.
-                Err(ucp_domain::store::StoreError::Conflict { .. } | ucp_domain::store::StoreError::NotFound) => {
-                    return Ok(see_other(&path_of("checkout", id)));
-                }
-                Err(error) => return Err(error.into()),
+                return Ok(see_other(&path_of("checkout", id)));
             }
         }
     }
-    complete(state, &session, CheckoutRequest::default()).await
+    complete(state, &session, CheckoutInput::default()).await
 }
 
 async fn place_order(State(state): State<AppState>, Path(id): Path<String>) -> Response {
@@ -368,14 +325,14 @@ async fn place(state: &AppState, id: &str) -> Result<Response, ApiError> {
         let options = RenderOptions { extra: vec![notice], status: Some(StatusCode::CONFLICT), ..Default::default() };
         return render_checkout(state, id, options).await;
     }
-    let payment = json!({ "payment": { "instruments": [{
-        "id": "pi_1",
-        "handler_id": SANDBOX_ID,
-        "type": "card",
-        "credential": { "type": "token", "token": TOKEN_SUCCESS },
-    }] } });
-    let request = serde_json::from_value::<CheckoutRequest>(payment).map_err(ApiError::internal)?;
-    complete(state, &session, request).await
+    let payment = Payment {
+        instruments: vec![Instrument {
+            handler_id: SANDBOX_ID.into(),
+            kind: "card".into(),
+            token: Some(TOKEN_SUCCESS.into()),
+        }],
+    };
+    complete(state, &session, CheckoutInput { payment: Some(payment), ..CheckoutInput::default() }).await
 }
 
 /// Where a completed or canceled checkout sends the buyer instead.
@@ -388,11 +345,10 @@ fn settled(session: &Session) -> Option<Response> {
 }
 
 /// `complete_checkout` as the session's platform; to the order page when it was placed.
-async fn complete(state: &AppState, session: &Session, request: CheckoutRequest) -> Result<Response, ApiError> {
-    let envelope = envelope();
-    let call = call(state, &envelope, &session.platform);
-    let body = match purchase::complete_checkout(&call, &session.id, request).await {
-        Ok(body) => parse(&body)?,
+async fn complete(state: &AppState, session: &Session, input: CheckoutInput) -> Result<Response, ApiError> {
+    let caller = Caller::buyer_page(&session.platform);
+    let view = match state.core.complete_checkout(&caller, &session.id, input).await.map_err(ApiError::from) {
+        Ok(answer) => resource(answer),
         Err(error) if error.kind == ErrorKind::InvalidParams => {
             let notice = Notice::error("invalid_input", error.message);
             let options =
@@ -401,17 +357,17 @@ async fn complete(state: &AppState, session: &Session, request: CheckoutRequest)
         }
         Err(error) => return Err(error),
     };
-    if is_error_response(&body) {
+    let Some(view) = view else {
         return Ok(not_found(state, "Checkout"));
-    }
-    if body["status"] == "completed"
-        && let Some(order_id) = body["order"]["id"].as_str()
+    };
+    if view.session.status == Status::Completed
+        && let Some(order_id) = &view.session.order_id
     {
         return Ok(see_other(&path_of("orders", order_id)));
     }
     // Not placed (declined, not ready, sold out): the page with the answer's messages.
     let options =
-        RenderOptions { notices: Some(notices_of(&body)), status: Some(StatusCode::CONFLICT), ..Default::default() };
+        RenderOptions { notices: Some(notices_of(&view)), status: Some(StatusCode::CONFLICT), ..Default::default() };
     render_checkout(state, &session.id, options).await
 }
 
@@ -431,11 +387,10 @@ async fn render_cart(
     let Some(session) = load(state, id, SessionKind::Cart).await? else {
         return Ok(not_found(state, "Cart"));
     };
-    let envelope = envelope();
-    let call = call(state, &envelope, &session.platform);
-    let priced = purchase::price_session(&call, &session).await?;
-    let notices = notices.unwrap_or_else(|| priced.messages.iter().map(Notice::from).collect());
-    Ok(html(status, views::cart_page(business(state), &session, &priced, &notices)))
+    let platform = session.platform.clone();
+    let shown = state.core.present(&Caller::buyer_page(&platform), session).await?;
+    let notices = notices.unwrap_or_else(|| shown.priced.messages.iter().map(Notice::from).collect());
+    Ok(html(status, views::cart_page(business(state), &shown.session, &shown.priced, &notices)))
 }
 
 async fn cart_checkout(State(state): State<AppState>, Path(id): Path<String>) -> Response {
@@ -447,21 +402,22 @@ async fn checkout_from_cart(state: &AppState, id: &str) -> Result<Response, ApiE
     let Some(cart) = load(state, id, SessionKind::Cart).await? else {
         return Ok(not_found(state, "Cart"));
     };
-    let request =
-        serde_json::from_value::<CheckoutRequest>(json!({ "cart_id": cart.id })).map_err(ApiError::internal)?;
-    let envelope = envelope();
-    let call = call(state, &envelope, &cart.platform);
-    let body = match purchase::create_checkout(&call, request).await {
-        Ok((body, _)) => parse(&body)?,
+    let input = CheckoutInput { cart_id: Some(cart.id.clone()), ..CheckoutInput::default() };
+    let caller = Caller::buyer_page(&cart.platform);
+    let answer = match state.core.create_checkout(&caller, input).await.map_err(ApiError::from) {
+        Ok(answer) => answer,
         Err(error) if error.kind == ErrorKind::InvalidParams => {
             let notices = vec![Notice::error("invalid_input", error.message)];
             return render_cart(state, id, Some(notices), StatusCode::CONFLICT).await;
         }
         Err(error) => return Err(error),
     };
-    match body["id"].as_str() {
-        Some(checkout_id) if !is_error_response(&body) => Ok(see_other(&path_of("checkout", checkout_id))),
-        _ => render_cart(state, id, Some(notices_of(&body)), StatusCode::CONFLICT).await,
+    match answer {
+        Answer::Resource(view) => Ok(see_other(&path_of("checkout", &view.session.id))),
+        Answer::Refused(refusal) => {
+            let notices = vec![Notice::error(refusal.code.as_str(), refusal.content)];
+            render_cart(state, id, Some(notices), StatusCode::CONFLICT).await
+        }
     }
 }
 
@@ -473,10 +429,10 @@ async fn order_page(State(state): State<AppState>, Path(id): Path<String>) -> Re
 }
 
 async fn render_order(state: &AppState, id: &str) -> Result<Response, ApiError> {
-    let Some(order) = state.commerce.order(id).await? else {
+    let Some(order) = state.core.order(id).await? else {
         return Ok(not_found(state, "Order"));
     };
-    let document = parse(&order.document)?;
+    let document = serde_json::to_value(&order.order).map_err(ApiError::internal)?;
     Ok(html(StatusCode::OK, views::order_page(business(state), &document, order.created_at)))
 }
 

@@ -120,16 +120,6 @@ impl Notice {
     pub(super) fn error(code: &str, content: impl Into<String>) -> Notice {
         Notice { error: true, code: code.into(), content: content.into(), path: None }
     }
-
-    /// From a message of a UCP body.
-    pub(super) fn from_json(message: &Value) -> Option<Notice> {
-        Some(Notice {
-            error: message["type"] == "error",
-            code: message["code"].as_str().unwrap_or_default().to_owned(),
-            content: message["content"].as_str()?.to_owned(),
-            path: message["path"].as_str().map(str::to_owned),
-        })
-    }
 }
 
 impl From<&Message> for Notice {

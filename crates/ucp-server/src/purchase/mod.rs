@@ -1,45 +1,27 @@
-//! The purchase: carts, checkouts and orders (cart.md, checkout.md, order.md). Requests are
-//! parsed here, priced by the domain's engine, stored through `CommerceStore`, and rendered
-//! as UCP bodies. Transport-neutral, like `catalog`.
+//! The purchase on the wire: carts, checkouts and orders (cart.md, checkout.md, order.md).
+//! Each operation checks its request body, turns it into the core's input, calls
+//! [`ucp_domain::Commerce`] and renders the answer as a UCP body. No business rule lives here.
 
-mod cart;
-mod checkout;
-mod order;
-mod render;
 mod requests;
 
-use std::collections::HashMap;
-
+use serde::Serialize;
 use serde_json::Value;
-use ucp_domain::checkout::{
-    LineRequest, Message, PendingAuthentication, Priced, PricingInput, Session, SessionKind, Severity, Status, price,
+use ucp_domain::commerce::{
+    Answer, Caller, CartInput, CheckoutInput, Instrument, LineInput, OrderView, Payment, SessionView,
 };
-use ucp_domain::store::{PlaceOrder, PlaceOrderError, StoreError, StoredOrder};
+use ucp_domain::json::JsonMap;
+use ucp_protocol::resources::{ErrorBody, Links, OrderBody, SessionBody};
 
-pub use cart::{cancel_cart, create_cart, get_cart, update_cart};
-pub use checkout::{cancel_checkout, complete_checkout, create_checkout, get_checkout, update_checkout};
-pub use order::get_order;
 pub use requests::{CartRequest, CheckoutRequest};
 
-use checkout::refuse_change;
-
-use crate::commerce::catalog_items;
 use crate::error::ApiError;
-use crate::payment::{Charge, Outcome};
-use crate::response::{Envelope, error_response};
+use crate::response::Envelope;
 use crate::state::AppState;
 
 /// Most lines a cart or checkout may hold.
 pub const MAX_LINES: usize = 100;
 /// Largest quantity of one line.
 pub const MAX_QUANTITY: i64 = 10_000;
-/// How often a write that lost a race with a concurrent change is retried from a fresh read.
-const ATTEMPTS: usize = 3;
-
-/// A write kept losing races with concurrent changes.
-fn busy() -> ApiError {
-    ApiError::new(crate::error::ErrorKind::Unavailable, "the session is changing concurrently; retry shortly")
-}
 
 /// Who is calling and what was negotiated, for one operation.
 #[derive(Debug)]
@@ -56,212 +38,164 @@ pub struct Call<'a> {
     pub platform_handlers: &'a [String],
 }
 
-impl<'a> Call<'a> {
-    /// What decides the payment handlers this checkout offers.
-    pub(crate) fn payment_context<'s>(&'s self, session: &'s Session) -> crate::payment::CheckoutContext<'s> {
-        let selected_country = session.fulfillment.as_ref().and_then(|choice| {
-            let destination = match &choice.selected_destination_id {
-                Some(id) => choice.destinations.iter().enumerate().find(|(index, address)| {
-                    address.id.as_deref() == Some(id.as_str()) || format!("dest_{}", index + 1) == *id
-                }),
-                None if choice.destinations.len() == 1 => choice.destinations.first().map(|address| (0, address)),
-                None => None,
-            };
-            destination.and_then(|(_, address)| address.address_country.as_deref())
-        });
-        let country = selected_country
-            .or_else(|| session.context.as_ref().and_then(|context| context.address_country.as_deref()));
-        crate::payment::CheckoutContext {
-            currency: &session.currency,
-            country,
-            platform_handlers: self.platform_handlers,
+impl Call<'_> {
+    fn caller(&self) -> Caller<'_> {
+        Caller {
+            platform: self.platform,
+            fulfillment: self.fulfillment,
+            discounts: self.discounts,
+            cart: self.cart_negotiated,
+            idempotency_key: self.idempotency_key,
+            payment_handlers: self.platform_handlers,
         }
     }
 
-    /// The handler `id` if this checkout offers it.
-    pub(crate) fn handler(&self, session: &Session, id: &str) -> Option<&'a crate::payment::Handler> {
-        let state: &'a AppState = self.state;
-        let handler = state.payments.by_id(id)?;
-        let offered = state.payments.for_checkout(self.payment_context(session)).any(|offered| offered.id == id);
-        offered.then_some(handler)
-    }
-
-    pub(crate) fn now(&self) -> i64 {
-        self.state.clock.now()
-    }
-
-    fn not_found(&self, what: &str) -> Result<String, ApiError> {
-        let body = error_response(
-            &self.envelope.version,
-            "not_found",
-            &format!("{what} not found or has expired."),
-            Some(&self.state.profile.base_url),
-        );
-        serde_json::to_string(&body).map_err(ApiError::internal)
-    }
-
-    /// A live session of `kind` owned by this platform.
-    async fn load(&self, id: &str, kind: SessionKind) -> Result<Option<Session>, ApiError> {
-        let session = self.state.commerce.session(id).await?;
-        Ok(session.filter(|session| {
-            session.kind == kind && session.platform == self.platform && !session.is_expired(self.now())
-        }))
-    }
-
-    async fn price(&self, session: &Session) -> Result<Priced, ApiError> {
-        let item_ids: Vec<String> = session.lines.iter().map(|line| line.item_id.clone()).collect();
-        let (items, _) = catalog_items(self.state, &item_ids).await?;
-        let codes: Vec<String> = session.discount_codes.iter().map(|code| code.trim().to_uppercase()).collect();
-        let uses = if codes.is_empty() { HashMap::new() } else { self.state.commerce.discount_uses(&codes).await? };
-        let input = PricingInput {
-            session,
-            items: &items,
-            rules: &self.state.pricing_rules,
-            discount_uses: &uses,
-            fulfillment_enabled: self.fulfillment,
-            discounts_enabled: self.discounts,
-            payment_available: self.state.payments.for_checkout(self.payment_context(session)).next().is_some(),
-            now: self.now(),
-        };
-        Ok(price(&input))
-    }
-
-    /// Resolves requested lines to catalog variants; unknown items become messages.
-    async fn resolve_lines(
-        &self,
-        requested: Vec<requests::LineItemRequest>,
-    ) -> Result<(Vec<LineRequest>, Vec<Message>, bool), ApiError> {
-        let ids: Vec<String> = requested.iter().map(|line| line.item.id.clone()).collect();
-        let (items, canonical) = catalog_items(self.state, &ids).await?;
-        let mut lines = Vec::with_capacity(requested.len());
-        let mut messages = Vec::new();
-        let mut any_in_stock = false;
-        for line in requested {
-            match canonical.get(&line.item.id) {
-                Some(variant_id) => {
-                    if items.get(variant_id).is_some_and(|item| item.available_quantity != Some(0)) {
-                        any_in_stock = true;
-                    }
-                    lines.push(LineRequest { id: line.id, item_id: variant_id.clone(), quantity: line.quantity });
-                }
-                None => messages.push(Message::error(
-                    "item_unavailable",
-                    Severity::Recoverable,
-                    format!("Item {} is not sold here; it was not added.", line.item.id),
-                    None,
-                )),
+    /// A session answer as a UCP body, and whether it created the session.
+    fn session(&self, answer: Answer<SessionView>) -> Result<(String, bool), ApiError> {
+        match answer {
+            Answer::Resource(view) => {
+                let created = view.created;
+                render_session(self.state, self.envelope, &view).map(|body| (body, created))
+            }
+            Answer::Refused(refusal) => {
+                let body = ErrorBody::refusal(&self.envelope.version, &refusal, Some(&self.state.profile.base_url));
+                to_json(&body).map(|body| (body, false))
             }
         }
-        Ok((lines, messages, any_in_stock))
     }
+}
 
-    fn new_session(&self, kind: SessionKind) -> Session {
-        let now = self.now();
-        let ttl = match kind {
-            SessionKind::Cart => self.state.settings.checkout.cart_ttl_secs,
-            SessionKind::Checkout => self.state.settings.checkout.checkout_ttl_secs,
-        };
-        let prefix = match kind {
-            SessionKind::Cart => "cart",
-            SessionKind::Checkout => "chk",
-        };
-        Session::new(
-            format!("{prefix}_{}", uuid::Uuid::new_v4().simple()),
-            kind,
-            self.state.settings.catalog.currency.clone(),
-            self.platform.to_owned(),
-            now,
-            ttl,
-        )
+fn to_json<T: Serialize>(body: &T) -> Result<String, ApiError> {
+    serde_json::to_string(body).map_err(ApiError::internal)
+}
+
+/// The checkout's legal links: configured ones, and pages we serve for the well-known types.
+pub fn links(state: &AppState) -> Links {
+    let base = &state.profile.base_url;
+    let configured = &state.settings.checkout.links;
+    let mut links = Vec::new();
+    for (kind, slug) in [
+        ("privacy_policy", "privacy"),
+        ("terms_of_service", "terms"),
+        ("refund_policy", "refunds"),
+        ("shipping_policy", "shipping"),
+    ] {
+        let url = configured.get(kind).cloned().unwrap_or_else(|| format!("{base}/policies/{slug}"));
+        links.push((kind.to_owned(), url));
     }
-
-    /// Stores a changed session read earlier. `Ok(false)`: another request changed or
-    /// finished it since (optimistic concurrency, see `Session::version`); nothing was written.
-    async fn save(&self, session: &mut Session) -> Result<bool, ApiError> {
-        match self.state.commerce.update_session(session).await {
-            Ok(()) => {
-                session.version += 1;
-                Ok(true)
-            }
-            Err(StoreError::Conflict { .. } | StoreError::NotFound) => Ok(false),
-            Err(error) => Err(error.into()),
+    for (kind, url) in configured {
+        if !matches!(kind.as_str(), "privacy_policy" | "terms_of_service" | "refund_policy" | "shipping_policy") {
+            links.push((kind.clone(), url.clone()));
         }
     }
+    Links(links)
+}
 
-    /// The checkout as it is now, with the refusal its state implies for `verb`.
-    async fn current(&self, id: &str, verb: &str) -> Result<String, ApiError> {
-        let Some(current) = self.load(id, SessionKind::Checkout).await? else {
-            return self.not_found("Checkout");
-        };
-        let priced = self.price(&current).await?;
-        self.render(&current, &priced, refuse_change(&current, verb).into_iter().collect())
+/// A cart or checkout view as its UCP body (checkouts carry the payment handlers they offer).
+pub fn render_session(state: &AppState, envelope: &Envelope, view: &SessionView) -> Result<String, ApiError> {
+    let mut ucp = envelope.ucp();
+    if view.session.kind == ucp_domain::checkout::SessionKind::Checkout {
+        ucp["payment_handlers"] = state.payments.advertised_ids(&view.payment_handlers);
     }
+    let links = &state.links;
+    to_json(&SessionBody::new(ucp, view, &state.profile.base_url, links))
+}
 
-    fn render(&self, session: &Session, priced: &Priced, extra: Vec<Message>) -> Result<String, ApiError> {
-        if session.status == Status::Completed
-            && let Some(Value::Object(frozen)) = &session.final_body
-        {
-            let mut body = frozen.clone();
-            let mut ucp = self.envelope.ucp();
-            ucp["payment_handlers"] = self.state.payments.advertised_for(self.payment_context(session));
-            body.insert("ucp".into(), ucp);
-            if !extra.is_empty() {
-                let mut messages = body.get("messages").and_then(Value::as_array).cloned().unwrap_or_default();
-                messages.extend(extra.iter().map(render::message));
-                body.insert("messages".into(), messages.into());
-            }
-            return serde_json::to_string(&body).map_err(ApiError::internal);
+fn lines_of(lines: Vec<requests::LineItemRequest>) -> Vec<LineInput> {
+    lines.into_iter().map(|line| LineInput { id: line.id, item_id: line.item.id, quantity: line.quantity }).collect()
+}
+
+fn attribution_of(attribution: Option<serde_json::Map<String, Value>>) -> Result<Option<JsonMap>, ApiError> {
+    attribution.map(|map| serde_json::from_value(Value::Object(map)).map_err(ApiError::internal)).transpose()
+}
+
+fn cart_input(request: CartRequest) -> Result<CartInput, ApiError> {
+    Ok(CartInput {
+        lines: lines_of(request.line_items),
+        buyer: request.buyer,
+        context: request.context,
+        discount_codes: request.discounts.map(|discounts| discounts.codes),
+        attribution: attribution_of(request.attribution)?,
+    })
+}
+
+fn checkout_input(request: CheckoutRequest) -> Result<CheckoutInput, ApiError> {
+    Ok(CheckoutInput {
+        lines: request.line_items.map(lines_of),
+        buyer: request.buyer,
+        context: request.context,
+        fulfillment: request.fulfillment.and_then(|fulfillment| fulfillment.into_choice()),
+        discount_codes: request.discounts.map(|discounts| discounts.codes),
+        cart_id: request.cart_id,
+        attribution: attribution_of(request.attribution)?,
+        payment: request.payment.map(|payment| Payment {
+            instruments: payment
+                .instruments
+                .into_iter()
+                .map(|instrument| Instrument {
+                    handler_id: instrument.handler_id,
+                    kind: instrument.kind,
+                    token: instrument.credential.and_then(|credential| credential.token),
+                })
+                .collect(),
+        }),
+    })
+}
+
+/// The body, and whether a cart was created (REST answers 201 only then).
+pub async fn create_cart(call: &Call<'_>, request: CartRequest) -> Result<(String, bool), ApiError> {
+    request.validate("cart", None)?;
+    let answer = call.state.core.create_cart(&call.caller(), cart_input(request)?).await?;
+    call.session(answer)
+}
+
+pub async fn get_cart(call: &Call<'_>, id: &str) -> Result<String, ApiError> {
+    call.session(call.state.core.get_cart(&call.caller(), id).await?).map(|(body, _)| body)
+}
+
+pub async fn update_cart(call: &Call<'_>, id: &str, request: CartRequest) -> Result<String, ApiError> {
+    request.validate("cart", Some(id))?;
+    let answer = call.state.core.update_cart(&call.caller(), id, cart_input(request)?).await?;
+    call.session(answer).map(|(body, _)| body)
+}
+
+pub async fn cancel_cart(call: &Call<'_>, id: &str) -> Result<String, ApiError> {
+    call.session(call.state.core.cancel_cart(&call.caller(), id).await?).map(|(body, _)| body)
+}
+
+/// The body, and whether a checkout was created (REST answers 201 only then): a cart that
+/// already has an open checkout gets that one back (checklist 118; transport-rest.md 200).
+pub async fn create_checkout(call: &Call<'_>, request: CheckoutRequest) -> Result<(String, bool), ApiError> {
+    request.validate("checkout", None)?;
+    let answer = call.state.core.create_checkout(&call.caller(), checkout_input(request)?).await?;
+    call.session(answer)
+}
+
+pub async fn get_checkout(call: &Call<'_>, id: &str) -> Result<String, ApiError> {
+    call.session(call.state.core.get_checkout(&call.caller(), id).await?).map(|(body, _)| body)
+}
+
+pub async fn update_checkout(call: &Call<'_>, id: &str, request: CheckoutRequest) -> Result<String, ApiError> {
+    request.validate("checkout", Some(id))?;
+    let answer = call.state.core.update_checkout(&call.caller(), id, checkout_input(request)?).await?;
+    call.session(answer).map(|(body, _)| body)
+}
+
+pub async fn cancel_checkout(call: &Call<'_>, id: &str) -> Result<String, ApiError> {
+    call.session(call.state.core.cancel_checkout(&call.caller(), id).await?).map(|(body, _)| body)
+}
+
+pub async fn complete_checkout(call: &Call<'_>, id: &str, request: CheckoutRequest) -> Result<String, ApiError> {
+    request.validate("checkout", Some(id))?;
+    let answer = call.state.core.complete_checkout(&call.caller(), id, checkout_input(request)?).await?;
+    call.session(answer).map(|(body, _)| body)
+}
+
+pub async fn get_order(call: &Call<'_>, id: &str) -> Result<String, ApiError> {
+    match call.state.core.get_order(&call.caller(), id).await? {
+        Answer::Resource(OrderView { order, .. }) => to_json(&OrderBody { ucp: call.envelope.ucp(), order: &order }),
+        Answer::Refused(refusal) => {
+            to_json(&ErrorBody::refusal(&call.envelope.version, &refusal, Some(&call.state.profile.base_url)))
         }
-        let body = render::session(self, session, priced, extra);
-        serde_json::to_string(&body).map_err(ApiError::internal)
     }
-
-    /// The error response for a create that cannot make a session.
-    fn nothing_to_sell(&self, any_known: bool) -> Result<String, ApiError> {
-        let (code, content) = if any_known {
-            ("out_of_stock", "None of the requested items is in stock; nothing was created.")
-        } else {
-            ("item_unavailable", "None of the requested items is sold here; nothing was created.")
-        };
-        let body = error_response(&self.envelope.version, code, content, Some(&self.state.profile.base_url));
-        serde_json::to_string(&body).map_err(ApiError::internal)
-    }
-}
-
-/// Applies the fields of a create/update request to a session (full replacement).
-fn apply_common(
-    call: &Call<'_>,
-    session: &mut Session,
-    buyer: Option<ucp_domain::checkout::Buyer>,
-    context: Option<ucp_domain::checkout::Context>,
-    codes: Option<Vec<String>>,
-    attribution: Option<serde_json::Map<String, Value>>,
-) {
-    session.buyer = buyer;
-    session.context = context;
-    session.attribution = attribution;
-    if call.discounts {
-        session.discount_codes = codes.unwrap_or_default();
-    }
-}
-
-/// Session-free helper for the handoff page: the body a buyer's browser sees.
-pub fn session_json(call: &Call<'_>, session: &Session, priced: &Priced) -> Value {
-    render::session(call, session, priced, Vec::new())
-}
-
-/// Marks a pending 3-D Secure challenge as passed (the handoff page's approve button).
-pub fn approve_challenge(session: &mut Session) -> bool {
-    match &mut session.pending_authentication {
-        Some(pending) if !pending.approved => {
-            pending.approved = true;
-            true
-        }
-        _ => false,
-    }
-}
-
-/// The priced view of a stored session, for the handoff pages (they render it as HTML).
-pub async fn price_session(call: &Call<'_>, session: &Session) -> Result<Priced, ApiError> {
-    call.price(session).await
 }

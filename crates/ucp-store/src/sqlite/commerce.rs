@@ -136,6 +136,8 @@ impl CommerceStore for SqliteStore {
         let mut stored = order.checkout.clone();
         stored.version = expected + 1;
         let doc = encode(&stored)?;
+        let order_doc = serde_json::to_string(&order.order.order)
+            .map_err(|error| StoreError::Backend(format!("encoding order: {error}")))?;
         self.write(move |connection| {
             let transaction =
                 connection.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(backend)?;
@@ -185,7 +187,7 @@ impl CommerceStore for SqliteStore {
                         order.order.id,
                         order.order.checkout_id,
                         order.order.platform,
-                        order.order.document,
+                        order_doc,
                         order.order.created_at
                     ],
                 )
@@ -208,18 +210,16 @@ impl CommerceStore for SqliteStore {
             let mut statement = connection
                 .prepare_cached("SELECT id, checkout_id, platform, doc, created_at FROM orders WHERE id = ?1")
                 .map_err(backend)?;
-            statement
+            let row = statement
                 .query_row([&id], |row| {
-                    Ok(StoredOrder {
-                        id: row.get(0)?,
-                        checkout_id: row.get(1)?,
-                        platform: row.get(2)?,
-                        document: row.get(3)?,
-                        created_at: row.get(4)?,
-                    })
+                    Ok((row.get::<_, String>(0)?, row.get(1)?, row.get(2)?, row.get::<_, String>(3)?, row.get(4)?))
                 })
                 .optional()
-                .map_err(backend)
+                .map_err(backend)?;
+            let Some((id, checkout_id, platform, doc, created_at)) = row else { return Ok(None) };
+            let order = serde_json::from_str(&doc)
+                .map_err(|error| StoreError::Backend(format!("order {id} does not decode: {error}")))?;
+            Ok(Some(StoredOrder { id, checkout_id, platform, order, created_at }))
         })
         .await
     }

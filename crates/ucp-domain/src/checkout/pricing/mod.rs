@@ -36,14 +36,15 @@ pub struct PricingInput<'a> {
     pub now: i64,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Deserialize: `interned`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Total {
     pub kind: &'static str,
     pub amount: i64,
     pub display_text: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PricedLine {
     pub id: String,
     pub item_id: String,
@@ -54,7 +55,7 @@ pub struct PricedLine {
     pub totals: Vec<Total>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PricedOption {
     pub id: String,
     pub title: String,
@@ -65,7 +66,7 @@ pub struct PricedOption {
     pub max_days: u32,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PricedGroup {
     pub id: String,
     pub line_item_ids: Vec<String>,
@@ -73,13 +74,13 @@ pub struct PricedGroup {
     pub selected_option_id: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PricedDestination {
     pub id: String,
     pub address: Address,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PricedFulfillment {
     pub method_id: String,
     pub line_item_ids: Vec<String>,
@@ -88,7 +89,8 @@ pub struct PricedFulfillment {
     pub group: Option<PricedGroup>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Deserialize: `interned`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct AppliedDiscount {
     pub code: Option<String>,
     pub title: String,
@@ -100,7 +102,7 @@ pub struct AppliedDiscount {
     pub allocations: Vec<(String, i64)>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Priced {
     pub lines: Vec<PricedLine>,
     pub totals: Vec<Total>,

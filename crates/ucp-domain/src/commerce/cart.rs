@@ -1,0 +1,95 @@
+//! Cart operations (cart.md): create, get, update (full replacement), cancel.
+
+use crate::checkout::{SessionKind, Status};
+
+use super::checkout::CartInput;
+use super::session::Attempt;
+use super::{Answer, Caller, Commerce, Error, Refusal, RefusalCode, SessionView};
+
+impl Commerce {
+    pub async fn create_cart(&self, caller: &Caller<'_>, input: CartInput) -> Result<Answer<SessionView>, Error> {
+        let (lines, messages, any_in_stock) = self.resolve_lines(input.lines).await?;
+        if lines.is_empty() || !any_in_stock {
+            return Ok(Answer::Refused(nothing_to_sell(!lines.is_empty())));
+        }
+        let mut session = self.new_session(caller, SessionKind::Cart);
+        session.replace_lines(lines);
+        session.buyer = input.buyer;
+        session.context = input.context;
+        session.attribution = input.attribution;
+        if caller.discounts {
+            session.discount_codes = input.discount_codes.unwrap_or_default();
+        }
+        self.ports.store.insert_session(&session).await?;
+        let mut view = self.view(caller, session, messages).await?;
+        view.created = true;
+        Ok(Answer::Resource(view))
+    }
+
+    pub async fn get_cart(&self, caller: &Caller<'_>, id: &str) -> Result<Answer<SessionView>, Error> {
+        let Some(session) = self.live_cart(caller, id).await? else {
+            return Ok(Answer::Refused(Refusal::not_found("Cart")));
+        };
+        Ok(Answer::Resource(self.view(caller, session, Vec::new()).await?))
+    }
+
+    pub async fn update_cart(
+        &self,
+        caller: &Caller<'_>,
+        id: &str,
+        input: CartInput,
+    ) -> Result<Answer<SessionView>, Error> {
+        self.retrying(|| async {
+            let Some(mut session) = self.live_cart(caller, id).await? else {
+                return Ok(Attempt::Done(Answer::Refused(Refusal::not_found("Cart"))));
+            };
+            let (lines, messages, _) = self.resolve_lines(input.lines.clone()).await?;
+            session.replace_lines(lines);
+            session.buyer = input.buyer.clone();
+            session.context = input.context.clone();
+            session.attribution = input.attribution.clone();
+            if caller.discounts {
+                session.discount_codes = input.discount_codes.clone().unwrap_or_default();
+            }
+            if !self.save(&mut session).await? {
+                return Ok(Attempt::Raced);
+            }
+            Ok(Attempt::Done(Answer::Resource(self.view(caller, session, messages).await?)))
+        })
+        .await
+    }
+
+    /// Cancels a cart; the answer is its last state before the cancel.
+    pub async fn cancel_cart(&self, caller: &Caller<'_>, id: &str) -> Result<Answer<SessionView>, Error> {
+        self.retrying(|| async {
+            let Some(mut session) = self.live_cart(caller, id).await? else {
+                return Ok(Attempt::Done(Answer::Refused(Refusal::not_found("Cart"))));
+            };
+            let last = self.view(caller, session.clone(), Vec::new()).await?;
+            if session.cancel().is_err() || !self.save(&mut session).await? {
+                return Ok(Attempt::Raced);
+            }
+            Ok(Attempt::Done(Answer::Resource(last)))
+        })
+        .await
+    }
+
+    async fn live_cart(&self, caller: &Caller<'_>, id: &str) -> Result<Option<crate::checkout::Session>, Error> {
+        Ok(self.load(caller, id, SessionKind::Cart).await?.filter(|session| session.status != Status::Canceled))
+    }
+}
+
+/// The refusal for a create that cannot make a session.
+pub(super) fn nothing_to_sell(any_known: bool) -> Refusal {
+    if any_known {
+        Refusal {
+            code: RefusalCode::OutOfStock,
+            content: "None of the requested items is in stock; nothing was created.".into(),
+        }
+    } else {
+        Refusal {
+            code: RefusalCode::ItemUnavailable,
+            content: "None of the requested items is sold here; nothing was created.".into(),
+        }
+    }
+}

@@ -1,0 +1,371 @@
+//! The catalog capability: `search_catalog`, `lookup_catalog` and `get_product`.
+
+use std::collections::HashSet;
+
+use crate::catalog::{
+    DetailRequest, LookupMatch, Product, SelectedOption, Variant, assemble_lookup, category_matches, detail,
+};
+use crate::checkout::Message;
+use crate::store::{SearchPosition, SearchQuery};
+
+use super::presentment::Presentment;
+use super::{Answer, Commerce, Error, Refusal, RefusalCode};
+
+/// Longest free-text query accepted, in characters.
+const MAX_QUERY_CHARS: usize = 1000;
+/// Most search terms used; the rest of a very long query is ignored.
+const MAX_TERMS: usize = 16;
+/// Search results carry at most this many variants per product; get_product has them all.
+pub const SEARCH_RESULT_VARIANTS: usize = 5;
+
+/// Category and price filters as the platform sent them (prices in presentment minor units).
+#[derive(Debug, Clone, Default)]
+pub struct CatalogFilters {
+    pub categories: Vec<String>,
+    pub price_min: Option<u64>,
+    pub price_max: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct SearchRequest {
+    pub query: Option<String>,
+    /// The presentment currency the platform asks for.
+    pub currency: Option<String>,
+    pub filters: CatalogFilters,
+    pub cursor: Option<String>,
+    pub limit: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct LookupRequest {
+    pub ids: Vec<String>,
+    pub currency: Option<String>,
+    pub filters: CatalogFilters,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ProductRequest {
+    pub id: String,
+    pub selected: Vec<SelectedOption>,
+    pub preferences: Vec<String>,
+    pub currency: Option<String>,
+    pub filters: CatalogFilters,
+}
+
+#[derive(Debug, Clone)]
+pub struct SearchResults {
+    pub products: Vec<Product>,
+    pub has_next_page: bool,
+    /// Set when more results follow.
+    pub cursor: Option<String>,
+    pub messages: Vec<Message>,
+}
+
+#[derive(Debug, Clone)]
+pub struct LookupResults {
+    /// Each product with, per variant, the request ids that resolved to it.
+    pub products: Vec<LookupMatch>,
+    pub messages: Vec<Message>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ProductView {
+    pub product: Product,
+    /// The effective option selection, when the product has option axes.
+    pub selected: Option<Vec<SelectedOption>>,
+    pub messages: Vec<Message>,
+}
+
+/// What a cursor is bound to: the normalized search it continues.
+#[derive(Debug, Clone, Copy)]
+pub struct SearchKey<'a> {
+    pub terms: &'a [String],
+    pub categories: &'a [String],
+    pub price_min: Option<i64>,
+    pub price_max: Option<i64>,
+    pub currency: &'a str,
+}
+
+/// Where a page ended, and how its terms were matched.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Cursor {
+    pub match_all_terms: bool,
+    pub position: SearchPosition,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CursorError {
+    #[error("catalog.pagination.cursor is not a cursor this server issued for this search")]
+    Invalid,
+    #[error(
+        "catalog.pagination.cursor belongs to a different search; send the same query and filters as the first page"
+    )]
+    OtherSearch,
+}
+
+/// Opaque, tamper-evident cursors (the server signs them with a secret of its own).
+pub trait Cursors: Send + Sync + std::fmt::Debug {
+    fn encode(&self, key: &SearchKey<'_>, cursor: Cursor) -> String;
+    fn decode(&self, text: &str, key: &SearchKey<'_>) -> Result<Cursor, CursorError>;
+}
+
+/// Price bounds in catalog minor units.
+struct VariantFilter {
+    price_min: Option<i64>,
+    price_max: Option<i64>,
+}
+
+impl VariantFilter {
+    fn new(filters: &CatalogFilters, presentment: &Presentment) -> Result<VariantFilter, Error> {
+        let price_min = filters.price_min.map(|min| presentment.to_base(min, true));
+        let price_max = filters.price_max.map(|max| presentment.to_base(max, false));
+        if let (Some(min), Some(max)) = (price_min, price_max)
+            && min > max
+        {
+            return Err(Error::invalid("filters.price.min is greater than filters.price.max"));
+        }
+        Ok(VariantFilter { price_min, price_max })
+    }
+
+    fn keeps(&self, variant: &Variant) -> bool {
+        self.price_min.is_none_or(|min| variant.price.amount >= min)
+            && self.price_max.is_none_or(|max| variant.price.amount <= max)
+    }
+
+    fn is_set(&self) -> bool {
+        self.price_min.is_some() || self.price_max.is_some()
+    }
+}
+
+fn categories_of(filters: &CatalogFilters) -> Vec<String> {
+    filters
+        .categories
+        .iter()
+        .map(|category| category.trim().to_owned())
+        .filter(|category| !category.is_empty())
+        .collect()
+}
+
+fn in_categories(product: &Product, categories: &[String]) -> bool {
+    if categories.is_empty() {
+        return true;
+    }
+    let mut all = product.categories.iter().chain(product.variants.iter().flat_map(|variant| &variant.categories));
+    all.any(|category| categories.iter().any(|wanted| category_matches(&category.value, wanted)))
+}
+
+impl Commerce {
+    pub async fn search_catalog(&self, request: SearchRequest) -> Result<SearchResults, Error> {
+        let settings = &self.settings;
+        let (presentment, currency_message) = Presentment::choose(settings, request.currency.as_deref());
+        let query_text = request.query.as_deref().map(str::trim);
+        if let Some(text) = query_text
+            && text.chars().count() > MAX_QUERY_CHARS
+        {
+            return Err(Error::invalid(format!("catalog.query is longer than {MAX_QUERY_CHARS} characters")));
+        }
+        let terms = query_text.map(terms_of).unwrap_or_default();
+        let categories = categories_of(&request.filters);
+        let variant_filter = VariantFilter::new(&request.filters, &presentment)?;
+        let has_filters = !categories.is_empty() || variant_filter.is_set();
+        if terms.is_empty() && !has_filters {
+            match query_text {
+                // Checklist 90: a search with neither query nor filters is invalid (and an
+                // empty query string is no query: our policy, catalog.md "Input presence").
+                None => return Err(Error::invalid("a search needs catalog.query or catalog.filters")),
+                Some("") => return Err(Error::invalid("catalog.query is empty; send search words or filters")),
+                // Checklist 89, 104: a query that matches nothing (`*`, punctuation) is an
+                // empty success, not an error.
+                Some(_) => {
+                    return Ok(SearchResults {
+                        products: Vec::new(),
+                        has_next_page: false,
+                        cursor: None,
+                        messages: Vec::new(),
+                    });
+                }
+            }
+        }
+        let limit = match request.limit {
+            Some(0) => return Err(Error::invalid("catalog.pagination.limit must be at least 1")),
+            Some(limit) => (limit.min(usize::MAX as u64) as usize).min(settings.max_page_size),
+            None => settings.default_page_size,
+        };
+        let key = SearchKey {
+            terms: &terms,
+            categories: &categories,
+            price_min: variant_filter.price_min,
+            price_max: variant_filter.price_max,
+            currency: &presentment.currency,
+        };
+        let (match_all_terms, after) = match request.cursor.as_deref() {
+            Some(text) => {
+                let cursor =
+                    self.ports.cursors.decode(text, &key).map_err(|error| Error::invalid(error.to_string()))?;
+                (cursor.match_all_terms, Some(cursor.position))
+            }
+            None => (true, None),
+        };
+        let mut query = SearchQuery {
+            terms: terms.clone(),
+            match_all_terms,
+            categories: categories.clone(),
+            price_min: variant_filter.price_min,
+            price_max: variant_filter.price_max,
+            limit,
+            after,
+        };
+        let mut page = self.ports.catalog.search(&query).await?;
+        // Every word first; when that finds nothing, any word, ranked by relevance.
+        if page.products.is_empty() && after.is_none() && query.terms.len() > 1 {
+            query.match_all_terms = false;
+            page = self.ports.catalog.search(&query).await?;
+        }
+        let mut products = page.products;
+        for product in &mut products {
+            trim_variants_for_search(product, &variant_filter);
+            presentment.apply(product);
+        }
+        let cursor = page.next.map(|position| {
+            self.ports.cursors.encode(&key, Cursor { match_all_terms: query.match_all_terms, position })
+        });
+        Ok(SearchResults {
+            products,
+            has_next_page: cursor.is_some(),
+            cursor,
+            messages: currency_message.into_iter().collect(),
+        })
+    }
+
+    pub async fn lookup_catalog(&self, request: LookupRequest) -> Result<LookupResults, Error> {
+        let max_ids = self.settings.max_lookup_ids;
+        if request.ids.is_empty() {
+            return Err(Error::invalid("catalog.ids must name at least one id"));
+        }
+        let mut seen = HashSet::with_capacity(request.ids.len());
+        let ids: Vec<String> = request.ids.into_iter().filter(|id| seen.insert(id.clone())).collect();
+        if ids.len() > max_ids {
+            return Err(Error::RequestTooLarge(format!(
+                "catalog.ids names {} distinct ids; at most {max_ids} are allowed per lookup",
+                ids.len()
+            )));
+        }
+        let (presentment, currency_message) = Presentment::choose(&self.settings, request.currency.as_deref());
+        let variant_filter = VariantFilter::new(&request.filters, &presentment)?;
+        let categories = categories_of(&request.filters);
+        let resolutions = self.ports.catalog.resolve(&ids).await?;
+        let mut product_ids: Vec<String> = Vec::new();
+        for resolution in &resolutions {
+            if !product_ids.contains(&resolution.product_id) {
+                product_ids.push(resolution.product_id.clone());
+            }
+        }
+        let products: Vec<Product> = self
+            .ports
+            .catalog
+            .products(&product_ids)
+            .await?
+            .into_iter()
+            .filter(|product| in_categories(product, &categories))
+            .collect();
+        let mut matches = assemble_lookup(&resolutions, products, &|variant| variant_filter.keeps(variant));
+        for found in &mut matches {
+            presentment.apply(&mut found.product);
+        }
+        let mut messages: Vec<Message> = ids
+            .iter()
+            .filter(|id| !resolutions.iter().any(|resolution| &resolution.input == *id))
+            .map(|id| Message::info("not_found", id.clone(), None))
+            .collect();
+        messages.extend(currency_message);
+        Ok(LookupResults { products: matches, messages })
+    }
+
+    pub async fn get_product(&self, request: ProductRequest) -> Result<Answer<ProductView>, Error> {
+        let (presentment, currency_message) = Presentment::choose(&self.settings, request.currency.as_deref());
+        let variant_filter = VariantFilter::new(&request.filters, &presentment)?;
+        let categories = categories_of(&request.filters);
+        let mut seen_names = Vec::new();
+        for selection in &request.selected {
+            if seen_names.contains(&&selection.name) {
+                return Err(Error::invalid(format!(
+                    "catalog.selected names option {:?} more than once",
+                    selection.name
+                )));
+            }
+            seen_names.push(&selection.name);
+        }
+        let not_found = |content: String| Ok(Answer::Refused(Refusal { code: RefusalCode::NotFound, content }));
+        let resolutions = self.ports.catalog.resolve(std::slice::from_ref(&request.id)).await?;
+        // A variant id (or SKU) names one variant; otherwise the id named the product.
+        let Some(resolution) = resolutions
+            .iter()
+            .find(|resolution| resolution.variant_id.is_some() && resolution.product_id != request.id)
+            .or_else(|| resolutions.first())
+        else {
+            return not_found(format!("Product {} was not found", request.id));
+        };
+        let Some(product) =
+            self.ports.catalog.products(std::slice::from_ref(&resolution.product_id)).await?.into_iter().next()
+        else {
+            return not_found(format!("Product {} was not found", request.id));
+        };
+        if !in_categories(&product, &categories) {
+            return not_found(format!("Product {} does not match the filters", request.id));
+        }
+        let detail_request = DetailRequest {
+            variant_id: resolution.variant_id.clone(),
+            selected: request.selected,
+            preferences: request.preferences,
+        };
+        let Some(mut detailed) = detail(product, &detail_request, &|variant| variant_filter.keeps(variant)) else {
+            return not_found(format!("Product {} has no variant that matches the filters", request.id));
+        };
+        presentment.apply(&mut detailed.product);
+        let has_axes = !detailed.product.options.is_empty() || !detailed.selected.is_empty();
+        Ok(Answer::Resource(ProductView {
+            product: detailed.product,
+            selected: has_axes.then_some(detailed.selected),
+            messages: currency_message.into_iter().collect(),
+        }))
+    }
+}
+
+/// Keeps the variants a shopper most likely wants to see in a result list: those inside the
+/// price filter and available first (catalog order otherwise), at most
+/// [`SEARCH_RESULT_VARIANTS`]. The product's `price_range` still spans every variant.
+fn trim_variants_for_search(product: &mut Product, filter: &VariantFilter) {
+    if product.variants.len() <= SEARCH_RESULT_VARIANTS && !filter.is_set() {
+        return;
+    }
+    let mut variants = std::mem::take(&mut product.variants);
+    variants.sort_by_key(|variant| (!filter.keeps(variant), !variant.is_available()));
+    variants.truncate(SEARCH_RESULT_VARIANTS);
+    product.variants = variants;
+}
+
+/// Lower-cased words of a query, at most [`MAX_TERMS`], each at most 64 characters.
+fn terms_of(text: &str) -> Vec<String> {
+    let mut terms: Vec<String> = Vec::new();
+    for word in text.split(|ch: char| !ch.is_alphanumeric()).filter(|word| !word.is_empty()) {
+        let word: String = word.to_lowercase().chars().take(64).collect();
+        if !terms.contains(&word) {
+            terms.push(word);
+        }
+        if terms.len() == MAX_TERMS {
+            break;
+        }
+    }
+    terms
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_terms_are_lowercased_words() {
+        assert_eq!(terms_of("Running  SHOES, running!"), vec!["running", "shoes"]);
+        assert!(terms_of("  !!! ").is_empty());
+    }
+}

@@ -1,0 +1,52 @@
+//! What can go wrong in an operation that is not a business outcome.
+
+use crate::store::StoreError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The request is well-formed but asks for something invalid (-32602 / 400).
+    #[error("{0}")]
+    InvalidInput(String),
+    /// The request names more than we accept at once (`request_too_large`).
+    #[error("{0}")]
+    RequestTooLarge(String),
+    /// A write kept losing races with concurrent changes of the same session.
+    #[error("the session is changing concurrently; retry shortly")]
+    Busy,
+    #[error("the payment processor is unavailable; retry shortly")]
+    PaymentUnavailable,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A broken invariant of ours; the message is for the log, not the client.
+    #[error("{0}")]
+    Internal(String),
+}
+
+/// The classes of [`Error`] a transport maps to its own codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorCode {
+    InvalidInput,
+    RequestTooLarge,
+    Unavailable,
+    Internal,
+}
+
+impl Error {
+    /// No wildcard arm: a new error does not compile until it has a class.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Error::InvalidInput(_) => ErrorCode::InvalidInput,
+            Error::RequestTooLarge(_) => ErrorCode::RequestTooLarge,
+            Error::Busy | Error::PaymentUnavailable => ErrorCode::Unavailable,
+            Error::Store(StoreError::Unavailable(_)) => ErrorCode::Unavailable,
+            Error::Store(StoreError::Conflict { .. } | StoreError::NotFound | StoreError::Backend(_)) => {
+                ErrorCode::Internal
+            }
+            Error::Internal(_) => ErrorCode::Internal,
+        }
+    }
+
+    pub(crate) fn invalid(message: impl Into<String>) -> Error {
+        Error::InvalidInput(message.into())
+    }
+}

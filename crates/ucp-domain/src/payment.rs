@@ -1,0 +1,162 @@
+//! Payment: the `PaymentProcessor` port a complete charges through, the handler instances a
+//! business offers, which of them a checkout offers, and the deterministic sandbox processor.
+//! Raw credentials pass through here to a processor and nowhere else: they are neither stored
+//! nor logged, and `Charge`'s `Debug` redacts the token.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+/// The sandbox handler's name and instance id.
+pub const SANDBOX_HANDLER: &str = "dev.ucpd.sandbox";
+pub const SANDBOX_ID: &str = "sandbox";
+pub const TOKEN_SUCCESS: &str = "tok_sandbox_success";
+pub const TOKEN_DECLINE: &str = "tok_sandbox_decline";
+pub const TOKEN_3DS: &str = "tok_sandbox_3ds";
+
+/// What a processor is asked to do.
+#[derive(Clone)]
+pub struct Charge {
+    pub checkout_id: String,
+    pub amount: i64,
+    pub currency: String,
+    pub token: String,
+    /// Same value on every retry of one complete.
+    pub idempotency_key: String,
+}
+
+impl std::fmt::Debug for Charge {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Charge")
+            .field("checkout_id", &self.checkout_id)
+            .field("amount", &self.amount)
+            .field("currency", &self.currency)
+            .field("token", &"[redacted]")
+            .field("idempotency_key", &self.idempotency_key)
+            .finish()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PaymentOutcome {
+    Approved {
+        reference: String,
+    },
+    Declined {
+        reason: String,
+    },
+    /// The buyer must authenticate (3-D Secure); `reference` names the pending challenge.
+    RequiresAction {
+        reference: String,
+    },
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("payment processor unavailable: {0}")]
+pub struct ProcessorUnavailable(pub String);
+
+#[async_trait]
+pub trait PaymentProcessor: Send + Sync + std::fmt::Debug {
+    /// Authorizes and captures `charge`.
+    async fn charge(&self, charge: &Charge) -> Result<PaymentOutcome, ProcessorUnavailable>;
+    /// Completes a charge that needed buyer authentication, once the buyer passed it.
+    async fn confirm(&self, reference: &str, charge: &Charge) -> Result<PaymentOutcome, ProcessorUnavailable>;
+    /// Gives back an approved charge that could not become an order (stock ran out).
+    async fn refund(&self, reference: &str) -> Result<(), ProcessorUnavailable>;
+}
+
+/// One offered handler instance and the processor behind it.
+#[derive(Debug, Clone)]
+pub struct Handler {
+    /// The handler's name (`dev.ucpd.sandbox`, `com.example.pay`).
+    pub name: String,
+    /// The instance id a platform names in `handler_id`.
+    pub id: String,
+    pub instrument_types: Vec<String>,
+    pub processor: Arc<dyn PaymentProcessor>,
+    /// Checkout currencies it takes (upper-case; empty: any).
+    pub currencies: Vec<String>,
+    /// Shipping countries it serves (upper-case; empty: any).
+    pub countries: Vec<String>,
+}
+
+/// What decides which handlers a checkout offers.
+#[derive(Debug, Clone, Copy)]
+pub struct CheckoutContext<'a> {
+    pub currency: &'a str,
+    /// The selected shipping country, or the context's, if known.
+    pub country: Option<&'a str>,
+    /// Handler names the platform declares; empty means it declares none (no restriction).
+    pub platform_handlers: &'a [String],
+}
+
+/// The handlers configured for this business.
+#[derive(Debug, Clone, Default)]
+pub struct Handlers {
+    pub handlers: Vec<Handler>,
+}
+
+impl Handlers {
+    pub fn by_id(&self, id: &str) -> Option<&Handler> {
+        self.handlers.iter().find(|handler| handler.id == id)
+    }
+
+    /// The handlers a checkout offers (checklist 25, 139): those the platform can use (when it
+    /// declares any), that take the checkout's currency and serve its shipping country.
+    pub fn for_checkout<'a>(&'a self, context: CheckoutContext<'a>) -> impl Iterator<Item = &'a Handler> + 'a {
+        self.handlers.iter().filter(move |handler| {
+            (context.platform_handlers.is_empty() || context.platform_handlers.contains(&handler.name))
+                && (handler.currencies.is_empty() || handler.currencies.iter().any(|code| code == context.currency))
+                && match (context.country, handler.countries.is_empty()) {
+                    (_, true) => true,
+                    (Some(country), false) => handler.countries.iter().any(|code| code.eq_ignore_ascii_case(country)),
+                    (None, false) => true,
+                }
+        })
+    }
+
+    /// The sandbox handler instance, when it is configured.
+    pub fn sandbox(&self) -> Option<&Handler> {
+        self.by_id(SANDBOX_ID)
+    }
+}
+
+/// The sandbox handler: takes cards, any currency, any country.
+pub fn sandbox_handler() -> Handler {
+    Handler {
+        name: SANDBOX_HANDLER.into(),
+        id: SANDBOX_ID.into(),
+        instrument_types: vec!["card".into()],
+        processor: Arc::new(Sandbox),
+        currencies: Vec::new(),
+        countries: Vec::new(),
+    }
+}
+
+/// Deterministic test processor: the token decides.
+#[derive(Debug)]
+pub struct Sandbox;
+
+#[async_trait]
+impl PaymentProcessor for Sandbox {
+    async fn charge(&self, charge: &Charge) -> Result<PaymentOutcome, ProcessorUnavailable> {
+        let reference = format!("sbx_{}", &uuid::Uuid::new_v4().simple().to_string()[..16]);
+        Ok(match charge.token.as_str() {
+            TOKEN_SUCCESS => PaymentOutcome::Approved { reference },
+            TOKEN_3DS => PaymentOutcome::RequiresAction { reference },
+            TOKEN_DECLINE => PaymentOutcome::Declined { reason: "The card was declined (sandbox).".into() },
+            _ => PaymentOutcome::Declined {
+                reason: format!("Unknown sandbox token; use {TOKEN_SUCCESS}, {TOKEN_DECLINE} or {TOKEN_3DS}."),
+            },
+        })
+    }
+
+    async fn confirm(&self, reference: &str, _charge: &Charge) -> Result<PaymentOutcome, ProcessorUnavailable> {
+        Ok(PaymentOutcome::Approved { reference: reference.to_owned() })
+    }
+
+    async fn refund(&self, _reference: &str) -> Result<(), ProcessorUnavailable> {
+        Ok(())
+    }
+}
