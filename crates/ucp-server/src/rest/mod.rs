@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use crate::dispatch::{self, Invocation};
 use crate::error::{ApiError, ErrorKind};
-use crate::guard;
+use crate::layers::RawBody;
 use crate::operations::{OPERATIONS, Operation, RestMethod};
 use crate::state::AppState;
 
@@ -60,23 +60,12 @@ pub fn router(state: &AppState) -> Router<AppState> {
     router
 }
 
+/// One REST request, after the layers in front (`crate::layers`) have admitted it, checked
+/// Host and Origin and read the body into [`RawBody`].
 async fn handle(state: &AppState, operation: &'static Operation, request: Request) -> Response {
-    let _permit = match guard::admit(state) {
-        Ok(permit) => permit,
-        Err(error) => return rest_error(&error),
-    };
-    let (parts, body) = request.into_parts();
-    if let Err(error) = guard::check(state, &parts.headers) {
-        return rest_error(&error);
-    }
-    let bytes = match axum::body::to_bytes(body, state.settings.http.max_body_bytes).await {
-        Ok(bytes) => bytes,
-        Err(_) => {
-            return rest_error(&ApiError::new(
-                ErrorKind::PayloadTooLarge,
-                format!("request body is larger than {} bytes", state.settings.http.max_body_bytes),
-            ));
-        }
+    let (mut parts, _body) = request.into_parts();
+    let Some(RawBody(bytes)) = parts.extensions.remove::<RawBody>() else {
+        return rest_error(&ApiError::internal("the REST routes are missing the body layer"));
     };
     let id =
         if operation.takes_id { path_id(parts.uri.path(), &state.settings.http.rest_path, operation) } else { None };
