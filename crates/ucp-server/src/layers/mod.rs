@@ -22,6 +22,7 @@
 mod admission;
 mod body;
 mod host;
+mod media;
 mod panic;
 mod render;
 mod trace;
@@ -32,6 +33,7 @@ use tower::ServiceBuilder;
 
 pub use body::{RawBody, RpcId};
 pub use host::{Allowed, check as check_host_and_origin, strip_port};
+pub use media::require_json;
 pub use render::{reject, render};
 pub use trace::shared;
 

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::dispatch;
 use crate::error::{ApiError, ErrorKind};
-use crate::layers::{RawBody, RpcId};
+use crate::layers::{self, RawBody, RpcId};
 use crate::operations;
 use crate::state::AppState;
 
@@ -49,18 +49,7 @@ pub(crate) async fn endpoint(State(state): State<AppState>, request: Request) ->
 }
 
 fn check_headers(headers: &HeaderMap) -> Result<(), ApiError> {
-    if let Some(content_type) = headers.get(header::CONTENT_TYPE) {
-        let media_type =
-            content_type.to_str().unwrap_or_default().split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
-        if media_type != "application/json" {
-            return Err(ApiError::new(
-                ErrorKind::UnsupportedMediaType,
-                format!("Content-Type {media_type:?} is not supported; send application/json"),
-            ));
-        }
-    } else {
-        return Err(ApiError::new(ErrorKind::UnsupportedMediaType, "Content-Type is missing; send application/json"));
-    }
+    layers::require_json(headers)?;
     if let Some(version) = headers.get("mcp-protocol-version") {
         let version = version.to_str().unwrap_or_default();
         if !MCP_VERSIONS.contains(&version) {

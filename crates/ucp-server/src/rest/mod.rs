@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use crate::dispatch::{self, Invocation};
 use crate::error::{ApiError, ErrorKind};
-use crate::layers::RawBody;
+use crate::layers::{self, RawBody};
 use crate::operations::{OPERATIONS, Operation, RestMethod};
 use crate::state::AppState;
 
@@ -92,17 +92,7 @@ async fn run(
     check_headers(operation, headers)?;
     let has_body = !bytes.iter().all(u8::is_ascii_whitespace);
     if has_body {
-        let media_type = headers
-            .get(header::CONTENT_TYPE)
-            .and_then(|value| value.to_str().ok())
-            .and_then(|value| value.split(';').next())
-            .map(|value| value.trim().to_ascii_lowercase());
-        if media_type.as_deref() != Some("application/json") {
-            return Err(ApiError::new(
-                ErrorKind::UnsupportedMediaType,
-                format!("Content-Type {:?} is not supported; send application/json", media_type.unwrap_or_default()),
-            ));
-        }
+        layers::require_json(headers)?;
     }
     let payload: Option<Value> = if has_body {
         let value: Value = serde_json::from_slice(bytes)
