@@ -31,6 +31,26 @@ async fn every_response_carries_a_request_id() {
     assert_eq!(response.headers()["x-request-id"], "r-404");
 }
 
+// Path ids go through axum's Path: bad escapes and ids that are not UTF-8 are 400s in REST
+// shape, never a panic or a guess.
+#[tokio::test]
+async fn rest_path_ids_with_bad_percent_encoding_are_clean_400s() {
+    let app = spawn_app().await;
+    // `%a` then a multi-byte character (reqwest sends `é` as `%C3%A9`); a lone `%`; a
+    // truncated UTF-8 sequence.
+    for path in ["/carts/%a\u{e9}", "/carts/%a%C3%A9", "/carts/abc%", "/carts/%C3", "/checkout-sessions/%ff/complete"] {
+        let method = if path.ends_with("/complete") { "POST" } else { "GET" };
+        let (status, error) = rest_with(&app, method, path, None, &[]).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{path}: {error}");
+        assert_eq!(error["code"], "invalid_request", "{path}: {error}");
+        assert_eq!(error.as_object().unwrap().len(), 2, "{{code, content}}: {error}");
+    }
+    // Well-formed escapes decode: an unknown but valid id is an ordinary answer, not a 400.
+    let (status, body) = rest_with(&app, "GET", "/carts/caf%C3%A9", None, &[]).await;
+    assert_ne!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_ne!(status, StatusCode::INTERNAL_SERVER_ERROR, "{body}");
+}
+
 // The same admission limit answers each binding in its own shape, with Retry-After.
 #[tokio::test]
 async fn overload_refuses_every_binding_in_its_own_shape() {
