@@ -6,21 +6,19 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::body::Body;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 use tokio::net::TcpListener;
-use tower_http::catch_panic::CatchPanicLayer;
-use tower_http::trace::TraceLayer;
 use ucp_domain::store::CatalogStore;
 use ucp_store::SqliteStore;
 
 use crate::catalog::CursorCodec;
 use crate::config::Settings;
 use crate::discovery::{BusinessProfile, parse_public_url};
-use crate::guard::{self, Allowed};
+// `guard` names the layers module for `allowed_hosts_and_origins` below.
 use crate::keys::{SigningKey, load_or_create_cursor_secret};
+use crate::layers::{self, self as guard, Allowed, Binding};
 use crate::platform::PlatformResolver;
 use crate::state::AppState;
 use crate::{discovery, mcp};
@@ -220,56 +218,22 @@ fn core_of(settings: &Settings, base_url: &str, ports: CorePorts<'_>) -> Result<
     Ok(ucp_domain::Commerce::new(ports, core_settings))
 }
 
-/// The HTTP routes and the middleware in front of them.
+/// The HTTP routes, each group behind the one middleware stack (`layers`) in its binding's
+/// error shape: MCP, REST (with discovery and the 404 fallback), and the handoff pages.
 pub fn router(state: AppState) -> Router {
     let mcp_path = state.settings.http.mcp_path.clone();
-    Router::new()
-        .route("/.well-known/ucp", get(discovery::get_profile))
-        .route(&mcp_path, any(mcp::endpoint))
-        .merge(crate::rest::router(&state))
-        .merge(crate::handoff::router())
-        .fallback(not_found)
-        .layer(axum::middleware::from_fn_with_state(state.clone(), guard_rest))
-        .layer(CatchPanicLayer::custom(|_| panic_response()))
-        .layer(TraceLayer::new_for_http())
-        .with_state(state)
-}
-
-/// Applies the request guard to the non-MCP routes (the MCP endpoint applies it itself, so
-/// its errors can echo the JSON-RPC id).
-async fn guard_rest(
-    axum::extract::State(state): axum::extract::State<AppState>,
-    request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> Response {
-    // The MCP endpoint and the REST binding apply the guard themselves, in their own error shapes.
-    let path = request.uri().path();
-    if path == state.settings.http.mcp_path || path.starts_with(&format!("{}/", state.settings.http.rest_path)) {
-        return next.run(request).await;
-    }
-    let _permit = match guard::admit(&state) {
-        Ok(permit) => permit,
-        Err(error) => return crate::rest::rest_error(&error),
-    };
-    if let Err(error) = guard::check(&state, request.headers()) {
-        return crate::rest::rest_error(&error);
-    }
-    next.run(request).await
+    let profile_and_fallback = Router::new().route("/.well-known/ucp", get(discovery::get_profile)).fallback(not_found);
+    let routes = Router::new()
+        .merge(layers::binding_stack(profile_and_fallback, &state, Binding::Rest))
+        .merge(layers::binding_stack(Router::new().route(&mcp_path, any(mcp::endpoint)), &state, Binding::Mcp))
+        .merge(layers::binding_stack(crate::rest::router(&state), &state, Binding::Rest))
+        .merge(layers::binding_stack(crate::handoff::router(), &state, Binding::Page));
+    layers::shared(routes).with_state(state)
 }
 
 async fn not_found(uri: axum::http::Uri) -> Response {
     let body = serde_json::json!({ "code": "not_found", "content": format!("no route for {}", uri.path()) });
     (StatusCode::NOT_FOUND, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
-}
-
-fn panic_response() -> Response<Body> {
-    let body =
-        serde_json::json!({ "jsonrpc": "2.0", "id": null, "error": { "code": -32603, "message": "internal error" } });
-    Response::builder()
-        .status(StatusCode::INTERNAL_SERVER_ERROR)
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(Body::from(body.to_string()))
-        .unwrap_or_default()
 }
 
 async fn seed_demo(catalog: &Arc<dyn CatalogStore>, settings: &Settings) -> Result<(), StartError> {

@@ -8,7 +8,7 @@ use ucp_domain::store::{CatalogStore, CommerceStore};
 use crate::catalog::CursorCodec;
 use crate::config::Settings;
 use crate::discovery::BusinessProfile;
-use crate::guard::Allowed;
+use crate::layers::Allowed;
 use crate::platform::PlatformResolver;
 
 #[derive(Debug, Clone)]

@@ -12,19 +12,22 @@ use serde_json::{Value, json};
 
 use crate::dispatch;
 use crate::error::{ApiError, ErrorKind};
-use crate::guard;
+use crate::layers::{self, RawBody, RpcId};
 use crate::operations;
 use crate::state::AppState;
 
 /// MCP protocol revisions we answer `initialize` with; the first is the newest.
 const MCP_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
-/// Every request to the MCP path, whatever its method.
+/// Every request to the MCP path, whatever its method. The layers in front (`crate::layers`)
+/// have admitted it, checked Host and Origin, read the body into [`RawBody`] and recorded the
+/// JSON-RPC id; errors from here on echo that id too.
 pub(crate) async fn endpoint(State(state): State<AppState>, request: Request) -> Response {
-    let (parts, body) = request.into_parts();
+    let id = RpcId::of(&request);
+    let (mut parts, _body) = request.into_parts();
     if parts.method != Method::POST {
         let mut response = rpc_error(
-            &Value::Null,
+            &id,
             &ApiError::new(
                 ErrorKind::MethodNotAllowed,
                 format!(
@@ -36,47 +39,17 @@ pub(crate) async fn endpoint(State(state): State<AppState>, request: Request) ->
         response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
         return response;
     }
-    let bytes = match axum::body::to_bytes(body, state.settings.http.max_body_bytes).await {
-        Ok(bytes) => bytes,
-        Err(_) => {
-            return rpc_error(
-                &Value::Null,
-                &ApiError::new(
-                    ErrorKind::PayloadTooLarge,
-                    format!("request body is larger than {} bytes", state.settings.http.max_body_bytes),
-                ),
-            );
-        }
-    };
-    // The id is echoed on every error we can attribute to a request, including the ones
-    // raised before dispatch.
-    let id = request_id_of(&bytes);
-    let _permit = match guard::admit(&state) {
-        Ok(permit) => permit,
-        Err(error) => return rpc_error(&id, &error),
-    };
-    if let Err(error) = guard::check(&state, &parts.headers) {
-        return rpc_error(&id, &error);
-    }
     if let Err(error) = check_headers(&parts.headers) {
         return rpc_error(&id, &error);
     }
+    let Some(RawBody(bytes)) = parts.extensions.remove::<RawBody>() else {
+        return rpc_error(&id, &ApiError::internal("the MCP route is missing the body layer"));
+    };
     handle(&state, &parts.headers, &bytes).await
 }
 
 fn check_headers(headers: &HeaderMap) -> Result<(), ApiError> {
-    if let Some(content_type) = headers.get(header::CONTENT_TYPE) {
-        let media_type =
-            content_type.to_str().unwrap_or_default().split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
-        if media_type != "application/json" {
-            return Err(ApiError::new(
-                ErrorKind::UnsupportedMediaType,
-                format!("Content-Type {media_type:?} is not supported; send application/json"),
-            ));
-        }
-    } else {
-        return Err(ApiError::new(ErrorKind::UnsupportedMediaType, "Content-Type is missing; send application/json"));
-    }
+    layers::require_json(headers)?;
     if let Some(version) = headers.get("mcp-protocol-version") {
         let version = version.to_str().unwrap_or_default();
         if !MCP_VERSIONS.contains(&version) {
@@ -87,19 +60,6 @@ fn check_headers(headers: &HeaderMap) -> Result<(), ApiError> {
         }
     }
     Ok(())
-}
-
-/// The `id` of a JSON-RPC request, if the body parses as one; `null` otherwise.
-fn request_id_of(bytes: &[u8]) -> Value {
-    #[derive(serde::Deserialize)]
-    struct IdOnly {
-        #[serde(default)]
-        id: Value,
-    }
-    match serde_json::from_slice::<IdOnly>(bytes) {
-        Ok(IdOnly { id: id @ (Value::String(_) | Value::Number(_)) }) => id,
-        _ => Value::Null,
-    }
 }
 
 async fn handle(state: &AppState, headers: &HeaderMap, bytes: &Bytes) -> Response {

@@ -7,9 +7,11 @@ mod openapi;
 
 use std::collections::BTreeMap;
 
+use axum::RequestPartsExt;
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::extract::{Request, State};
+use axum::extract::{Path, Request, State};
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
 use axum::routing::{MethodFilter, MethodRouter, get, on};
@@ -17,7 +19,7 @@ use serde_json::{Value, json};
 
 use crate::dispatch::{self, Invocation};
 use crate::error::{ApiError, ErrorKind};
-use crate::guard;
+use crate::layers::{self, RawBody};
 use crate::operations::{OPERATIONS, Operation, RestMethod};
 use crate::state::AppState;
 
@@ -60,26 +62,21 @@ pub fn router(state: &AppState) -> Router<AppState> {
     router
 }
 
+/// One REST request, after the layers in front (`crate::layers`) have admitted it, checked
+/// Host and Origin and read the body into [`RawBody`].
 async fn handle(state: &AppState, operation: &'static Operation, request: Request) -> Response {
-    let _permit = match guard::admit(state) {
-        Ok(permit) => permit,
-        Err(error) => return rest_error(&error),
+    let (mut parts, _body) = request.into_parts();
+    let Some(RawBody(bytes)) = parts.extensions.remove::<RawBody>() else {
+        return rest_error(&ApiError::internal("the REST routes are missing the body layer"));
     };
-    let (parts, body) = request.into_parts();
-    if let Err(error) = guard::check(state, &parts.headers) {
-        return rest_error(&error);
-    }
-    let bytes = match axum::body::to_bytes(body, state.settings.http.max_body_bytes).await {
-        Ok(bytes) => bytes,
-        Err(_) => {
-            return rest_error(&ApiError::new(
-                ErrorKind::PayloadTooLarge,
-                format!("request body is larger than {} bytes", state.settings.http.max_body_bytes),
-            ));
+    let id = if operation.takes_id {
+        match path_id(&mut parts).await {
+            Ok(id) => Some(id),
+            Err(error) => return rest_error(&error),
         }
+    } else {
+        None
     };
-    let id =
-        if operation.takes_id { path_id(parts.uri.path(), &state.settings.http.rest_path, operation) } else { None };
     match run(state, operation, &parts.headers, &bytes, id).await {
         Ok(reply) => {
             let status = if reply.created { StatusCode::CREATED } else { StatusCode::OK };
@@ -103,17 +100,7 @@ async fn run(
     check_headers(operation, headers)?;
     let has_body = !bytes.iter().all(u8::is_ascii_whitespace);
     if has_body {
-        let media_type = headers
-            .get(header::CONTENT_TYPE)
-            .and_then(|value| value.to_str().ok())
-            .and_then(|value| value.split(';').next())
-            .map(|value| value.trim().to_ascii_lowercase());
-        if media_type.as_deref() != Some("application/json") {
-            return Err(ApiError::new(
-                ErrorKind::UnsupportedMediaType,
-                format!("Content-Type {:?} is not supported; send application/json", media_type.unwrap_or_default()),
-            ));
-        }
+        layers::require_json(headers)?;
     }
     let payload: Option<Value> = if has_body {
         let value: Value = serde_json::from_slice(bytes)
@@ -180,34 +167,30 @@ fn check_headers(operation: &Operation, headers: &HeaderMap) -> Result<(), ApiEr
     Ok(())
 }
 
-/// The `{id}` segment of `path` for an operation's route template.
-fn path_id(path: &str, base: &str, operation: &Operation) -> Option<String> {
-    let relative = path.strip_prefix(base)?;
-    let template: Vec<&str> = operation.rest_path.split('/').collect();
-    let segments: Vec<&str> = relative.split('/').collect();
-    if template.len() != segments.len() {
-        return None;
+/// The `{id}` of the route, decoded by axum's `Path`. A malformed escape (`%` not followed by
+/// two hex digits) or an id that does not decode to UTF-8 is a 400, not a guess.
+async fn path_id(parts: &mut Parts) -> Result<String, ApiError> {
+    if let Some(position) = malformed_escape(parts.uri.path()) {
+        return Err(ApiError::new(
+            ErrorKind::InvalidRequest,
+            format!("the path has a malformed percent-escape at byte {position}: write % as %25"),
+        ));
     }
-    template.iter().zip(&segments).find(|(part, _)| **part == "{id}").map(|(_, segment)| percent_decode(segment))
+    let Path(id) = parts.extract::<Path<String>>().await.map_err(|rejection| {
+        ApiError::new(ErrorKind::InvalidRequest, format!("the path id is not valid: {}", rejection.body_text()))
+    })?;
+    Ok(id)
 }
 
-fn percent_decode(segment: &str) -> String {
-    let bytes = segment.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut index = 0;
-    while index < bytes.len() {
-        if bytes[index] == b'%'
-            && index + 2 < bytes.len()
-            && let Ok(byte) = u8::from_str_radix(&segment[index + 1..index + 3], 16)
-        {
-            out.push(byte);
-            index += 3;
-        } else {
-            out.push(bytes[index]);
-            index += 1;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+/// Where the first `%` not followed by two hex digits is, if any.
+fn malformed_escape(path: &str) -> Option<usize> {
+    let bytes = path.as_bytes();
+    bytes
+        .iter()
+        .enumerate()
+        .filter(|(_, byte)| **byte == b'%')
+        .map(|(index, _)| index)
+        .find(|index| !bytes.get(index + 1..index + 3).is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit)))
 }
 
 /// A protocol error in the REST shape: `{code, content}` with the binding's status.

@@ -192,6 +192,7 @@ async fn content_type_body_size_and_protocol_version_are_checked() {
     let (status, _, response) = app.post_raw(huge).await;
     assert_eq!(status, 413);
     assert_eq!(response["jsonrpc"], "2.0");
+    assert_eq!(response["id"], 1, "the id is read from the first bytes of an oversized body");
 }
 
 // Checklist 50: public Host names accepted; foreign Origin refused, own origin allowed.

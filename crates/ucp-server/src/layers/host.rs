@@ -1,11 +1,22 @@
-//! Checks every request passes before any transport handles it: the Host allow-list and the
-//! Origin rule (MCP's DNS-rebinding defence). One function, rendered by each transport in its
-//! own error shape. The trust layer (credentials, signatures, rate limits) will join here.
+//! The Host allow-list and the Origin rule (MCP's DNS-rebinding defence, the pages' cross-site
+//! form defence), checked before the body is read.
 
+use axum::extract::{Request, State};
 use axum::http::{HeaderMap, header};
+use axum::middleware::Next;
+use axum::response::Response;
 
+use super::Scope;
 use crate::error::{ApiError, ErrorKind};
 use crate::state::AppState;
+
+/// The layer: refuses a foreign Host or Origin with 403 in the binding's shape.
+pub(super) async fn guard(State(scope): State<Scope>, request: Request, next: Next) -> Response {
+    match check(&scope.state, request.headers()) {
+        Ok(()) => next.run(request).await,
+        Err(error) => super::reject(scope.binding, request, &error).await,
+    }
+}
 
 /// Host names and origins we answer for, computed once at start.
 #[derive(Debug, Clone, Default)]
@@ -38,14 +49,6 @@ pub fn check(state: &AppState, headers: &HeaderMap) -> Result<(), ApiError> {
         }
     }
     Ok(())
-}
-
-/// Takes a place among the requests in flight, or answers 503 when the server is full.
-pub fn admit(state: &AppState) -> Result<tokio::sync::OwnedSemaphorePermit, ApiError> {
-    state.in_flight.clone().try_acquire_owned().map_err(|_| {
-        tracing::warn!("overloaded: refusing a request with 503");
-        ApiError::new(ErrorKind::Unavailable, "the server is at capacity; retry shortly")
-    })
 }
 
 /// `shop.example:8443` → `shop.example`; `[::1]:80` → `[::1]`.

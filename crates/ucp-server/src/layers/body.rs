@@ -1,0 +1,178 @@
+//! The body layer: reads the request body once, up to `http.max_body_bytes`, and hands it on
+//! as [`RawBody`] (the bytes as received, before any JSON parsing: what a signature or a
+//! content digest covers). On MCP it also recovers the JSON-RPC id into [`RpcId`], so every
+//! later error can echo it.
+
+use std::sync::{Arc, OnceLock};
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::Response;
+use futures_util::StreamExt;
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde_json::Value;
+
+use super::{Binding, Scope};
+use crate::error::{ApiError, ErrorKind};
+
+/// The request body as received, read by the body layer. The request's own body is the same
+/// bytes again, so extractors (`Form`) still work.
+#[derive(Debug, Clone)]
+pub struct RawBody(pub Bytes);
+
+/// The JSON-RPC id of an MCP request, once known: the panic layer installs an empty slot, and
+/// the body layer (or an early refusal's peek) fills it. `null` until then, and for bodies
+/// without a string or number id.
+#[derive(Debug, Clone, Default)]
+pub struct RpcId(Arc<OnceLock<Value>>);
+
+impl RpcId {
+    /// The id to echo for `request`: `null` when unknown.
+    pub fn of<B>(request: &axum::http::Request<B>) -> Value {
+        request.extensions().get::<RpcId>().map(RpcId::get).unwrap_or(Value::Null)
+    }
+
+    pub fn get(&self) -> Value {
+        self.0.get().cloned().unwrap_or(Value::Null)
+    }
+
+    /// Whether the body has been looked at for an id already.
+    pub fn is_known(&self) -> bool {
+        self.0.get().is_some()
+    }
+
+    /// Records the id found in `bytes` (a whole body or its first bytes); the first call wins.
+    pub fn record(&self, bytes: &[u8]) {
+        let _ = self.0.set(scan_id(bytes));
+    }
+}
+
+/// The layer.
+pub(super) async fn read(State(scope): State<Scope>, request: Request, next: Next) -> Response {
+    let limit = scope.state.settings.http.max_body_bytes;
+    let (mut parts, body) = request.into_parts();
+    let slot = parts.extensions.get_or_insert_default::<RpcId>().clone();
+    let read = collect(body, limit).await;
+    if scope.binding == Binding::Mcp {
+        match &read {
+            Ok(bytes) | Err(Unread::TooLarge(bytes)) => slot.record(bytes),
+            Err(Unread::Failed) => slot.record(b""),
+        }
+    }
+    let error = match read {
+        Ok(bytes) => {
+            parts.extensions.insert(RawBody(bytes.clone()));
+            return next.run(Request::from_parts(parts, Body::from(bytes))).await;
+        }
+        Err(Unread::TooLarge(_)) => {
+            ApiError::new(ErrorKind::PayloadTooLarge, format!("request body is larger than {limit} bytes"))
+        }
+        Err(Unread::Failed) => read_error(),
+    };
+    super::render(scope.binding, &slot.get(), &error)
+}
+
+fn read_error() -> ApiError {
+    ApiError::new(ErrorKind::InvalidRequest, "the request body could not be read")
+}
+
+pub(super) enum Unread {
+    /// Over the limit: the bytes read so far (at most the limit and one frame).
+    TooLarge(Bytes),
+    /// The connection failed mid-body.
+    Failed,
+}
+
+/// The body, up to `limit` bytes.
+pub(super) async fn collect(body: Body, limit: usize) -> Result<Bytes, Unread> {
+    let mut stream = body.into_data_stream();
+    let mut first: Option<Bytes> = None;
+    let mut buffer: Vec<u8> = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|_| Unread::Failed)?;
+        let total = first.as_ref().map_or(buffer.len(), Bytes::len) + chunk.len();
+        // One frame (the usual case) is kept as is, without a copy.
+        match first.take() {
+            None if buffer.is_empty() => first = Some(chunk),
+            None => buffer.extend_from_slice(&chunk),
+            Some(previous) => {
+                buffer.extend_from_slice(&previous);
+                buffer.extend_from_slice(&chunk);
+            }
+        }
+        if total > limit {
+            return Err(Unread::TooLarge(first.unwrap_or_else(|| Bytes::from(buffer))));
+        }
+    }
+    Ok(first.unwrap_or_else(|| Bytes::from(buffer)))
+}
+
+/// The top-level `id` of a JSON-RPC request when it is a string or a number, `null` otherwise.
+/// Works on a prefix of the body too: the members before `id` are skipped without being built,
+/// and scanning stops at the id.
+pub(super) fn scan_id(bytes: &[u8]) -> Value {
+    let mut found = None;
+    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    // A prefix, or a body that is not an object, ends in an error after (or instead of) the id.
+    let _ = IdSeed(&mut found).deserialize(&mut deserializer);
+    match found {
+        Some(id @ (Value::String(_) | Value::Number(_))) => id,
+        _ => Value::Null,
+    }
+}
+
+struct IdSeed<'a>(&'a mut Option<Value>);
+
+impl<'de> DeserializeSeed<'de> for IdSeed<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for IdSeed<'_> {
+    type Value = ();
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("a JSON-RPC request object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            if key == "id" {
+                *self.0 = Some(map.next_value()?);
+                return Ok(());
+            }
+            map.next_value::<IgnoredAny>()?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn the_id_is_found_in_whole_bodies_and_prefixes() {
+        assert_eq!(scan_id(br#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#), json!(7));
+        assert_eq!(scan_id(br#"{"params":{"id":"inner"},"id":"outer"}"#), json!("outer"));
+        assert_eq!(scan_id(br#"{"jsonrpc":"2.0","id":"late","method":"ping","params":{"pad":"xx"#), json!("late"));
+        assert_eq!(scan_id(br#"{"i\u0064":3}"#), json!(3));
+        for no_id in [&br#"{"id":{"a":1}}"#[..], br#"{"id":null}"#, b"[1]", b"{", b"", br#"{"method":"ping"}"#] {
+            assert_eq!(scan_id(no_id), Value::Null, "{}", String::from_utf8_lossy(no_id));
+        }
+    }
+
+    #[tokio::test]
+    async fn bodies_over_the_limit_keep_their_first_bytes() {
+        let body = Body::from(vec![b'x'; 100]);
+        assert!(matches!(collect(body, 10).await, Err(Unread::TooLarge(prefix)) if prefix.len() == 100));
+        assert_eq!(collect(Body::from("abc"), 3).await.ok(), Some(Bytes::from("abc")));
+        assert_eq!(collect(Body::empty(), 0).await.ok(), Some(Bytes::new()));
+    }
+}

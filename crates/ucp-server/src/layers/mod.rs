@@ -1,0 +1,73 @@
+//! The one middleware stack in front of every route: MCP, REST and the handoff pages go through
+//! the same layers, and only the shape of an error differs, chosen by the route group's
+//! [`Binding`]. Outermost first:
+//!
+//! 1. request id and tracing ([`trace::shared`], once for the whole router): `x-request-id` is
+//!    the client's `Request-Id` when it sent one, a fresh UUID otherwise, and is echoed on the
+//!    response;
+//! 2. panic catching ([`panic`]): a panic anywhere below answers 500 in the binding's shape;
+//! 3. admission ([`admission`]): a place among the requests in flight, or 503 + `Retry-After`,
+//!    before any body is read;
+//! 4. Host and Origin ([`host`]), still before the body is read;
+//! 5. the body ([`body`]): read up to `http.max_body_bytes` (413 otherwise) into [`RawBody`],
+//!    and, on MCP, the JSON-RPC id into [`RpcId`];
+//! 6. the handler, which takes the bytes from [`RawBody`].
+//!
+//! The trust layers (authentication, signatures, idempotency, rate limits) slot in between 5
+//! and 6 in [`binding_stack`]: they see the raw bytes ([`RawBody`]) before any JSON parsing,
+//! the JSON-RPC id ([`RpcId::of`]) and answer through [`reject`] in the binding's shape. A layer
+//! that must refuse before the body is read (a rate limit) goes between 4 and 5; [`reject`]
+//! still recovers the JSON-RPC id there, from a bounded peek at the body.
+
+mod admission;
+mod body;
+mod host;
+mod media;
+mod panic;
+mod render;
+mod trace;
+
+use axum::Router;
+use axum::middleware::from_fn_with_state;
+use tower::ServiceBuilder;
+
+pub use body::{RawBody, RpcId};
+pub use host::{Allowed, check as check_host_and_origin, strip_port};
+pub use media::require_json;
+pub use render::{reject, render};
+pub use trace::shared;
+
+use crate::state::AppState;
+
+/// How a route group answers errors raised before (or instead of) its handler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Binding {
+    /// The MCP endpoint: a JSON-RPC error echoing the request's id, with the HTTP status of
+    /// the error's class.
+    Mcp,
+    /// The REST binding, discovery and the 404 fallback: `{code, content}`.
+    Rest,
+    /// The handoff pages a buyer's browser shows: a short plain-text page.
+    Page,
+}
+
+/// What every layer of a route group's stack shares: the application and the group's binding.
+#[derive(Debug, Clone)]
+pub struct Scope {
+    pub state: AppState,
+    pub binding: Binding,
+}
+
+/// Wraps a route group in the per-binding part of the stack (everything but request ids and
+/// tracing, which [`shared`] adds once around the whole router).
+pub fn binding_stack(router: Router<AppState>, state: &AppState, binding: Binding) -> Router<AppState> {
+    let scope = Scope { state: state.clone(), binding };
+    router.layer(
+        ServiceBuilder::new()
+            .layer(from_fn_with_state(binding, panic::catch))
+            .layer(from_fn_with_state(scope.clone(), admission::admit))
+            .layer(from_fn_with_state(scope.clone(), host::guard))
+            .layer(from_fn_with_state(scope, body::read)),
+        // The trust layers go here, after the body is read and before the handler.
+    )
+}
