@@ -1,24 +1,47 @@
-//! HTML building blocks: escaping, money, the page frame and the small pages (not found,
-//! errors, policies). Plain strings: no templates, no scripts, no external assets.
+//! HTML building blocks: the escaper the templates use, money and dates, and the small pages
+//! (not found, errors, policies). The pages are askama templates under `templates/handoff/`,
+//! checked at compile time and auto-escaped; no scripts, no external assets.
 
-use std::fmt::Write as _;
+use std::fmt;
 
+use askama::Template;
 use ucp_domain::money::currency_exponent;
 
-/// Escapes text for HTML content and double- or single-quoted attribute values.
-pub(super) fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + text.len() / 8);
-    for ch in text.chars() {
-        match ch {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(ch),
+/// The escaper of every `.html` template (see `templates/askama.toml`): the five characters as
+/// named entities, safe in HTML content and in double- or single-quoted attribute values.
+/// (askama's own writes numeric ones such as `&#34;`; these read better and match the pages
+/// from before the templates.)
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Html;
+
+impl askama::filters::Escaper for Html {
+    fn write_escaped_str<W: fmt::Write>(&self, mut dest: W, text: &str) -> fmt::Result {
+        let mut last = 0;
+        for (index, byte) in text.bytes().enumerate() {
+            let entity = match byte {
+                b'&' => "&amp;",
+                b'<' => "&lt;",
+                b'>' => "&gt;",
+                b'"' => "&quot;",
+                b'\'' => "&#39;",
+                _ => continue,
+            };
+            dest.write_str(&text[last..index])?;
+            dest.write_str(entity)?;
+            last = index + 1;
         }
+        dest.write_str(&text[last..])
     }
-    out
+}
+
+/// Renders a page template. Our templates only display strings and numbers, so rendering
+/// cannot fail short of a bug; then the buyer gets a plain message, not a panic.
+pub(super) fn render(page: &impl Template) -> String {
+    page.render().unwrap_or_else(|error| {
+        tracing::error!(%error, "rendering a handoff page failed");
+        "<!doctype html>\n<html lang=\"en\"><title>Error</title><main><h1>Something went wrong</h1></main></html>\n"
+            .to_owned()
+    })
 }
 
 /// An amount in minor units as a buyer reads it: `3000 USD` → `$30.00`, `-500 EUR` → `−€5.00`,
@@ -52,7 +75,7 @@ pub(super) fn money(amount: i64, currency: &str) -> String {
         "INR" => "\u{20b9}",
         _ => "",
     };
-    if symbol.is_empty() { format!("{sign}{number} {}", escape(currency)) } else { format!("{sign}{symbol}{number}") }
+    if symbol.is_empty() { format!("{sign}{number} {currency}") } else { format!("{sign}{symbol}{number}") }
 }
 
 /// `2026-04-08` style date of a Unix timestamp, in words: `April 8, 2026`.
@@ -61,97 +84,38 @@ pub(super) fn date(seconds: i64) -> String {
     format!("{} {}, {}", instant.month(), instant.day(), instant.year())
 }
 
-const STYLE: &str = r#"
-:root{color-scheme:light}
-*{box-sizing:border-box}
-body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;color:#1c1917;background:#f5f5f4}
-.site-header{background:#1f2937;color:#fff;padding:.85rem 1.5rem}
-.site-header p{margin:0;font-weight:700;font-size:1.1rem;max-width:1100px;margin:0 auto}
-main{display:block;max-width:1100px;margin:0 auto;padding:1.5rem}
-h1{font-size:1.8rem;line-height:1.25;margin:.25rem 0 1.25rem}
-h2{font-size:1.25rem;margin:0 0 .75rem}
-h3{font-size:1.05rem;margin:1rem 0 .5rem}
-p{margin:.5rem 0}
-a{color:#1d4ed8}
-.layout{display:grid;gap:1.5rem;grid-template-columns:minmax(0,1fr);align-items:start}
-@media (min-width:900px){.layout{grid-template-columns:minmax(0,3fr) minmax(0,2fr)}.layout .summary{order:2}}
-.card{background:#fff;border:1px solid #d6d3d1;border-radius:10px;padding:1.25rem 1.5rem;margin:0 0 1.5rem}
-table{width:100%;border-collapse:collapse}
-caption{text-align:left;font-weight:700;font-size:1.25rem;padding:0 0 .5rem}
-th,td{padding:.5rem .35rem;text-align:left;border-bottom:1px solid #e7e5e4;vertical-align:top}
-thead th{font-size:.85rem;text-transform:uppercase;letter-spacing:.03em;color:#44403c}
-.num{text-align:right;white-space:nowrap}
-tfoot th{font-weight:400}
-tfoot .grand th,tfoot .grand td{font-weight:700;font-size:1.15rem;border-bottom:0;padding-top:.75rem}
-.discounts{list-style:none;padding:0;margin:.75rem 0 0;color:#15803d;font-size:.95rem}
-label{display:block;font-weight:600;margin:.85rem 0 .3rem}
-input[type=text],input[type=email],input[type=tel]{width:100%;padding:.55rem .65rem;border:1px solid #57534e;border-radius:6px;font:inherit;color:inherit;background:#fff}
-input[aria-invalid=true]{border:2px solid #b91c1c}
-input:focus-visible,button:focus-visible,a:focus-visible{outline:3px solid #1d4ed8;outline-offset:2px}
-.row{display:grid;gap:0 1rem;grid-template-columns:repeat(auto-fit,minmax(12rem,1fr))}
-fieldset{border:1px solid #d6d3d1;border-radius:8px;margin:1.25rem 0;padding:.5rem 1.25rem 1.25rem}
-legend{font-weight:700;font-size:1.1rem;padding:0 .35rem}
-.option{display:flex;gap:.6rem;align-items:flex-start;margin:.6rem 0}
-.option input{margin-top:.35rem;width:1.1rem;height:1.1rem}
-.option label{display:inline;font-weight:400;margin:0}
-.hint{color:#44403c;font-size:.92rem;margin:.3rem 0 0}
-.field-error{color:#b91c1c;font-weight:600;font-size:.92rem;margin:.3rem 0 0}
-button{font:inherit;font-weight:700;padding:.7rem 1.4rem;border-radius:8px;border:2px solid #1d4ed8;cursor:pointer;background:#1d4ed8;color:#fff}
-button:hover{background:#1e40af;border-color:#1e40af}
-button.secondary{background:#fff;color:#1d4ed8}
-button.secondary:hover{background:#eff6ff}
-.alert{border:1px solid #fca5a5;border-left:6px solid #b91c1c;background:#fef2f2;padding:.85rem 1.25rem;border-radius:8px;margin:0 0 1.5rem}
-.alert h2{font-size:1.1rem;color:#7f1d1d}
-.alert ul{margin:.25rem 0 0;padding-left:1.25rem}
-.alert .warning{color:#1c1917}
-.notice{border:1px solid #86efac;border-left:6px solid #15803d;background:#f0fdf4;padding:.85rem 1.25rem;border-radius:8px;margin:0 0 1.5rem}
-.verify{border:2px solid #b45309;background:#fffbeb}
-.status{display:inline-block;font-weight:700;background:#e0e7ff;color:#1e3a8a;border-radius:999px;padding:.1rem .75rem}
-address{font-style:normal}
-.site-footer{max-width:1100px;margin:0 auto;padding:0 1.5rem 2rem;color:#44403c;font-size:.92rem}
-.site-footer ul{list-style:none;display:flex;flex-wrap:wrap;gap:.5rem 1.5rem;padding:0;margin:0}
-"#;
-
-/// A whole page: `lang`, title, the business name as banner, `<main>` and the policy links.
-pub(super) fn page(business: &str, title: &str, main: &str) -> String {
-    let business = escape(business);
-    let mut out = String::with_capacity(main.len() + STYLE.len() + 1024);
-    let _ = write!(
-        out,
-        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <meta name=\"robots\" content=\"noindex\">\n<title>{title} \u{2013} {business}</title>\n<style>{STYLE}</style>\n</head>\n\
-         <body>\n<header class=\"site-header\"><p>{business}</p></header>\n<main id=\"main\">\n{main}\n</main>\n\
-         <footer class=\"site-footer\"><nav aria-label=\"Store policies\"><ul>\
-         <li><a href=\"/policies/privacy\">Privacy policy</a></li>\
-         <li><a href=\"/policies/terms\">Terms of service</a></li>\
-         <li><a href=\"/policies/refunds\">Refund policy</a></li>\
-         <li><a href=\"/policies/shipping\">Shipping policy</a></li>\
-         </ul></nav></footer>\n</body>\n</html>\n",
-        title = escape(title),
-    );
-    out
+/// A heading and a card of paragraphs, with an optional hint: the small pages.
+#[derive(Template)]
+#[template(path = "handoff/simple.html", config = "templates/askama.toml")]
+struct SimplePage<'a> {
+    business: &'a str,
+    heading: &'a str,
+    paragraphs: Vec<String>,
+    hint: Option<&'a str>,
 }
 
 /// The friendly page for unknown or expired ids.
 pub(super) fn not_found(business: &str, what: &str) -> String {
-    let main = format!(
-        "<h1>{} not found</h1>\n<div class=\"card\"><p>This link does not lead anywhere any more: the {} may have \
-         expired, or the address may be mistyped.</p><p>Go back to your assistant or the place you came from to \
-         start again.</p></div>",
-        escape(what),
-        escape(&what.to_lowercase()),
-    );
-    page(business, &format!("{what} not found"), &main)
+    render(&SimplePage {
+        business,
+        heading: &format!("{what} not found"),
+        paragraphs: vec![
+            format!(
+                "This link does not lead anywhere any more: the {} may have expired, or the address may be mistyped.",
+                what.to_lowercase()
+            ),
+            "Go back to your assistant or the place you came from to start again.".into(),
+        ],
+        hint: None,
+    })
 }
 
 /// A page for a failure that is ours, not the buyer's.
 pub(super) fn error_page(business: &str, heading: &str, text: &str) -> String {
-    let main = format!("<h1>{}</h1>\n<div class=\"card\"><p>{}</p></div>", escape(heading), escape(text));
-    page(business, heading, &main)
+    render(&SimplePage { business, heading, paragraphs: vec![text.to_owned()], hint: None })
 }
 
-/// The placeholder policies: `(title, paragraphs)` by slug.
+/// The placeholder policies by slug.
 pub(super) fn policy(business: &str, slug: &str) -> Option<String> {
     let (title, paragraphs): (&str, [String; 2]) = match slug {
         "privacy" => (
@@ -190,19 +154,25 @@ pub(super) fn policy(business: &str, slug: &str) -> Option<String> {
         ),
         _ => return None,
     };
-    let main = format!(
-        "<h1>{}</h1>\n<div class=\"card\"><p>{}</p><p>{}</p><p class=\"hint\">This is a placeholder policy; the \
-         business has not published its own text yet.</p></div>",
-        escape(title),
-        escape(&paragraphs[0]),
-        escape(&paragraphs[1]),
-    );
-    Some(page(business, title, &main))
+    Some(render(&SimplePage {
+        business,
+        heading: title,
+        paragraphs: paragraphs.into(),
+        hint: Some("This is a placeholder policy; the business has not published its own text yet."),
+    }))
 }
 
 #[cfg(test)]
 mod tests {
+    use askama::filters::Escaper as _;
+
     use super::*;
+
+    fn escape(text: &str) -> String {
+        let mut out = String::new();
+        Html.write_escaped_str(&mut out, text).unwrap();
+        out
+    }
 
     #[test]
     fn escapes_the_five_characters() {
