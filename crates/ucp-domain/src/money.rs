@@ -89,7 +89,8 @@ impl std::str::FromStr for Decimal {
         if whole.len() + fraction.len() > MAX_DECIMAL_DIGITS {
             return Err(error());
         }
-        let units = whole.bytes().chain(fraction.bytes()).fold(0u128, |units, byte| units * 10 + u128::from(byte - b'0'));
+        let units =
+            whole.bytes().chain(fraction.bytes()).fold(0u128, |units, byte| units * 10 + u128::from(byte - b'0'));
         Ok(Decimal { units, scale: fraction.len() as u32 })
     }
 }
@@ -110,12 +111,16 @@ impl std::fmt::Display for Decimal {
 /// Rejects negative values, more fraction digits than the currency has, and anything that
 /// is not plain digits with at most one dot.
 pub fn parse_decimal_amount(text: &str, currency: &str) -> Result<i64, String> {
-    let decimal: Decimal = text.parse().map_err(|_| format!("{:?} is not a non-negative decimal amount", text.trim()))?;
+    let decimal: Decimal =
+        text.parse().map_err(|_| format!("{:?} is not a non-negative decimal amount", text.trim()))?;
     let exponent = currency_exponent(currency);
-    let minor = decimal.scaled(exponent).ok_or_else(|| {
-        format!("{:?} has more decimals than {currency} allows ({exponent})", text.trim())
-    })?;
-    i64::try_from(minor).ok().filter(|minor| *minor <= MAX_AMOUNT).ok_or_else(|| format!("{:?} is too large", text.trim()))
+    let minor = decimal
+        .scaled(exponent)
+        .ok_or_else(|| format!("{:?} has more decimals than {currency} allows ({exponent})", text.trim()))?;
+    i64::try_from(minor)
+        .ok()
+        .filter(|minor| *minor <= MAX_AMOUNT)
+        .ok_or_else(|| format!("{:?} is too large", text.trim()))
 }
 
 /// An exchange rate as an exact fraction: `0.92` is 92/100. Positive, at most 12 digits
@@ -146,7 +151,10 @@ impl std::str::FromStr for Rate {
     fn from_str(text: &str) -> Result<Rate, String> {
         let decimal: Decimal = text.parse().map_err(|error: DecimalError| error.to_string())?;
         if decimal.units == 0 || decimal.scale > 12 || decimal.whole_digits() > 12 {
-            return Err(format!("{:?} is not a positive rate (at most 12 digits before and after the dot)", text.trim()));
+            return Err(format!(
+                "{:?} is not a positive rate (at most 12 digits before and after the dot)",
+                text.trim()
+            ));
         }
         Ok(Rate { numerator: decimal.units as i128, denominator: 10i128.pow(decimal.scale) })
     }
@@ -160,7 +168,7 @@ impl std::fmt::Display for Rate {
 
 /// A percentage from 0 to 100 with at most two decimals, held in basis points:
 /// `"7.25"` is 725.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Percent(u16);
 
 impl Percent {

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use ucp_domain::catalog::{DetailRequest, Product, SelectedOption, Variant, assemble_lookup, category_matches, detail};
-use ucp_domain::money::{Price, currency_exponent};
+use ucp_domain::money::{Price, Rate, currency_exponent};
 use ucp_domain::store::{MatchKind, SearchPosition, SearchQuery};
 
 use crate::error::{ApiError, ErrorKind};
@@ -86,29 +86,6 @@ struct PaginationRequest {
     limit: Option<u64>,
 }
 
-/// A decimal exchange rate as an exact fraction: `0.92` is 92/100.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Rate {
-    numerator: i128,
-    denominator: i128,
-}
-
-impl Rate {
-    pub fn parse(text: &str) -> Option<Rate> {
-        let text = text.trim();
-        let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
-        if whole.is_empty() && fraction.is_empty() || fraction.len() > 12 || whole.len() > 12 {
-            return None;
-        }
-        if !whole.bytes().chain(fraction.bytes()).all(|byte| byte.is_ascii_digit()) {
-            return None;
-        }
-        let numerator: i128 = format!("{whole}{fraction}").parse().ok()?;
-        let denominator = 10i128.pow(fraction.len() as u32);
-        (numerator > 0).then_some(Rate { numerator, denominator })
-    }
-}
-
 /// The currency a response is presented in, and how to get there from the catalog's.
 #[derive(Debug, Clone)]
 struct Presentment {
@@ -122,19 +99,17 @@ impl Presentment {
         let base = state.settings.catalog.currency.clone();
         let requested = context.and_then(|context| context.currency.as_deref()).map(str::to_uppercase);
         match requested {
-            Some(code) if code != base => {
-                match state.settings.catalog.exchange_rates.get(&code).and_then(|rate| Rate::parse(rate)) {
-                    Some(rate) => (Presentment { base, currency: code, rate: Some(rate) }, None),
-                    None => {
-                        let message = json!({
-                            "type": "info",
-                            "code": "currency_unavailable",
-                            "content": format!("Prices are shown in {base}; {code} is not offered."),
-                        });
-                        (Presentment { currency: base.clone(), base, rate: None }, Some(message))
-                    }
+            Some(code) if code != base => match state.settings.catalog.exchange_rates.get(code.as_str()) {
+                Some(&rate) => (Presentment { base, currency: code, rate: Some(rate) }, None),
+                None => {
+                    let message = json!({
+                        "type": "info",
+                        "code": "currency_unavailable",
+                        "content": format!("Prices are shown in {base}; {code} is not offered."),
+                    });
+                    (Presentment { currency: base.clone(), base, rate: None }, Some(message))
                 }
-            }
+            },
             _ => (Presentment { currency: base.clone(), base, rate: None }, None),
         }
     }
@@ -144,8 +119,8 @@ impl Presentment {
         let Some(rate) = self.rate else { return amount };
         let scale_from = 10i128.pow(currency_exponent(&self.base));
         let scale_to = 10i128.pow(currency_exponent(&self.currency));
-        let numerator = i128::from(amount) * rate.numerator * scale_to;
-        let denominator = rate.denominator * scale_from;
+        let numerator = i128::from(amount) * rate.numerator() * scale_to;
+        let denominator = rate.denominator() * scale_from;
         ((numerator * 2 + denominator) / (denominator * 2)) as i64
     }
 
@@ -155,8 +130,8 @@ impl Presentment {
         let Some(rate) = self.rate else { return amount as i64 };
         let scale_from = 10i128.pow(currency_exponent(&self.base));
         let scale_to = 10i128.pow(currency_exponent(&self.currency));
-        let numerator = amount * rate.denominator * scale_from;
-        let denominator = rate.numerator * scale_to;
+        let numerator = amount * rate.denominator() * scale_from;
+        let denominator = rate.numerator() * scale_to;
         let quotient = numerator / denominator;
         let rounded = if round_up && numerator % denominator != 0 { quotient + 1 } else { quotient };
         rounded.min(i128::from(i64::MAX)) as i64
@@ -599,15 +574,15 @@ mod tests {
 
     #[test]
     fn rates_convert_with_exponents_and_round_half_up() {
-        let presentment = Presentment { base: "USD".into(), currency: "JPY".into(), rate: Rate::parse("150.5") };
+        let presentment = Presentment { base: "USD".into(), currency: "JPY".into(), rate: "150.5".parse().ok() };
         assert_eq!(presentment.present(1999), 3008); // 19.99 USD * 150.5 = 3008.495 JPY
-        let presentment = Presentment { base: "USD".into(), currency: "EUR".into(), rate: Rate::parse("0.92") };
+        let presentment = Presentment { base: "USD".into(), currency: "EUR".into(), rate: "0.92".parse().ok() };
         assert_eq!(presentment.present(1000), 920);
         assert_eq!(presentment.to_base(920, false), 1000);
         assert_eq!(presentment.to_base(921, true), 1002);
-        assert!(Rate::parse("0").is_none());
-        assert!(Rate::parse("-1").is_none());
-        assert!(Rate::parse("abc").is_none());
+        assert!("0".parse::<Rate>().is_err());
+        assert!("-1".parse::<Rate>().is_err());
+        assert!("abc".parse::<Rate>().is_err());
     }
 
     #[test]

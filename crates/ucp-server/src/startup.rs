@@ -18,7 +18,7 @@ use ucp_store::SqliteStore;
 
 use crate::catalog::CursorCodec;
 use crate::config::Settings;
-use crate::discovery::{BusinessProfile, parse_public_url};
+use crate::discovery::BusinessProfile;
 use crate::guard::{self, Allowed};
 use crate::keys::{SigningKey, load_or_create_cursor_secret};
 use crate::platform::PlatformResolver;
@@ -71,7 +71,7 @@ impl Application {
         let key = SigningKey::load_or_create(&data_dir).map_err(data_dir_error)?;
         let cursor_secret = load_or_create_cursor_secret(&data_dir).map_err(data_dir_error)?;
         let base_url = match &settings.public_url {
-            Some(url) => parse_public_url(url).map_err(StartError::Config)?,
+            Some(url) => url.as_str().to_owned(),
             None => format!("http://{local_addr}"),
         };
         if !base_url.starts_with("https://") {
@@ -89,7 +89,7 @@ impl Application {
         let allowed = allowed_hosts_and_origins(&settings, &base_url, local_addr);
         let tools = mcp::tool_list(&settings.capabilities.enabled);
         let in_flight = Arc::new(tokio::sync::Semaphore::new(settings.http.max_concurrent_requests.max(1)));
-        let pricing_rules = Arc::new(crate::commerce::pricing_rules(&settings));
+        let pricing_rules = Arc::new(settings.pricing_rules());
         let mailer = crate::mailer::Mailer::new(data_dir.join("outbox"), &settings.business_name);
         let state = AppState {
             in_flight,
