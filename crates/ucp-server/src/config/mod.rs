@@ -36,6 +36,7 @@ pub struct Settings {
     /// Address to listen on.
     pub listen: SocketAddr,
     /// Where the database, keys and secrets live.
+    #[serde(deserialize_with = "values::path")]
     pub data_dir: PathBuf,
     /// The public base URL advertised in the profile (`https://shop.example`). Without it the
     /// profile advertises `http://<listen address>` (local use only).
@@ -49,6 +50,7 @@ pub struct Settings {
     #[serde(deserialize_with = "values::flag")]
     pub dev_insecure_profiles: bool,
     /// The merchant's name, shown to buyers.
+    #[serde(deserialize_with = "values::text")]
     pub business_name: String,
     pub http: HttpSettings,
     pub profiles: ProfileSettings,

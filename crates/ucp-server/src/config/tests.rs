@@ -27,6 +27,8 @@ fn environment_overrides_file_and_types_follow_defaults() {
             ("UCPD_CAPABILITIES__ENABLED", "catalog.search"),
             ("UCPD_PROFILES__CACHE_TTL_SECS", "600"),
             ("UCPD_CATALOG__EXCHANGE_RATES__eur", "0.92"),
+            ("UCPD_BUSINESS_NAME", "1999"),
+            ("UCPD_DATA_DIR", "2026"),
             ("UCPD_LOG", "debug"),
             ("HOME", "/root"),
         ]),
@@ -40,6 +42,7 @@ fn environment_overrides_file_and_types_follow_defaults() {
     assert_eq!(settings.http.allowed_hosts, vec!["shop.example", "www.shop.example"]);
     assert_eq!(settings.capabilities.enabled, vec!["catalog.search"]);
     assert_eq!(settings.profiles.cache_ttl_secs, 600);
+    assert_eq!((settings.business_name.as_str(), settings.data_dir.as_path()), ("1999", Path::new("2026")));
     assert_eq!(settings.catalog.exchange_rates.get("EUR").map(ToString::to_string).as_deref(), Some("0.92"));
 }
 

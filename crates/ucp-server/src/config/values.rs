@@ -50,6 +50,39 @@ pub(super) fn optional_flag<'de, D: Deserializer<'de>>(deserializer: D) -> Resul
     Ok(Option::<Wrapped>::deserialize(deserializer)?.map(|Wrapped(value)| value))
 }
 
+/// Text, also when the environment's value reads as a number or a boolean
+/// (`UCPD_BUSINESS_NAME=1999` is the name "1999").
+pub(super) fn text<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+    struct Text;
+    impl Visitor<'_> for Text {
+        type Value = String;
+        fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+            formatter.write_str("text")
+        }
+        fn visit_str<E: de::Error>(self, value: &str) -> Result<String, E> {
+            Ok(value.to_owned())
+        }
+        fn visit_bool<E: de::Error>(self, value: bool) -> Result<String, E> {
+            Ok(value.to_string())
+        }
+        fn visit_u64<E: de::Error>(self, value: u64) -> Result<String, E> {
+            Ok(value.to_string())
+        }
+        fn visit_i64<E: de::Error>(self, value: i64) -> Result<String, E> {
+            Ok(value.to_string())
+        }
+        fn visit_f64<E: de::Error>(self, value: f64) -> Result<String, E> {
+            Ok(value.to_string())
+        }
+    }
+    deserializer.deserialize_any(Text)
+}
+
+/// A path, read as [`text`].
+pub(super) fn path<'de, D: Deserializer<'de>>(deserializer: D) -> Result<std::path::PathBuf, D::Error> {
+    text(deserializer).map(std::path::PathBuf::from)
+}
+
 /// A list of strings: a TOML array, or one string of comma-separated items (the environment).
 pub(super) fn list<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<String>, D::Error> {
     struct Items;
