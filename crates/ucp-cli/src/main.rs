@@ -166,7 +166,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<std::process::ExitCode> {
         settings.data_dir = data_dir;
     }
     if let Some(public_url) = args.public_url {
-        settings.public_url = Some(public_url);
+        settings.public_url = Some(public_url.parse().map_err(ucp_server::config::ConfigError)?);
     }
     if args.no_demo {
         settings.demo = false;
@@ -178,6 +178,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<std::process::ExitCode> {
         settings.dev_insecure_profiles = true;
     }
     settings.validate()?;
+    settings.check_capabilities(|name| {
+        ucp_server::discovery::KNOWN_CAPABILITIES.iter().any(|capability| capability.short_name == name)
+    })?;
     let application = Application::build(settings).await?;
     application.run_until_stopped(shutdown_signal()).await.context("serving")?;
     tracing::info!("ucpd stopped");

@@ -119,3 +119,31 @@ fn help_documents_flags_and_environment() {
         assert!(help.contains(flag), "serve --help lacks {flag}");
     }
 }
+
+// Settings are typed at load: a bad value stops `serve` before it binds, named by its key.
+#[test]
+fn serve_refuses_bad_settings_naming_the_key() {
+    let directory = tempfile::tempdir().unwrap();
+    let config = directory.path().join("ucpd.toml");
+    std::fs::write(&config, "[[taxes]]\ncountry = \"US\"\nrate = \"7.255\"\n").unwrap();
+    let data = directory.path().join("data");
+    let output = ucpd().arg("serve").arg("--config").arg(&config).arg("--data-dir").arg(&data).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(stderr.contains("ucpd.toml: taxes.0.rate") && stderr.contains("7.255"), "{stderr}");
+
+    for (variable, value, expected) in [
+        ("UCPD_CAPABILITIES__ENABLED", "cart,nope", "unknown capability \"nope\""),
+        ("UCPD_CATALOG__EXCHANGE_RATES__EUR", "0", "UCPD_CATALOG__EXCHANGE_RATES__EUR"),
+        ("UCPD_PUBLIC_URL", "http://shop.example", "must be https"),
+    ] {
+        let output = ucpd().arg("serve").arg("--data-dir").arg(&data).env(variable, value).output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{variable}: {stderr}");
+        assert!(stderr.contains(expected), "{variable}: {stderr}");
+    }
+    let output =
+        ucpd().args(["serve", "--public-url", "ftp://shop.example"]).arg("--data-dir").arg(&data).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success() && stderr.contains("public_url"), "{stderr}");
+}

@@ -3,7 +3,6 @@
 
 pub mod catalog;
 pub mod clock;
-pub mod commerce;
 pub mod config;
 pub mod discovery;
 pub mod dispatch;

@@ -15,10 +15,9 @@ use ucp_store::SqliteStore;
 
 use crate::catalog::CursorCodec;
 use crate::config::Settings;
-use crate::discovery::{BusinessProfile, parse_public_url};
-// `guard` names the layers module for `allowed_hosts_and_origins` below.
+use crate::discovery::BusinessProfile;
 use crate::keys::{SigningKey, load_or_create_cursor_secret};
-use crate::layers::{self, self as guard, Allowed, Binding};
+use crate::layers::{self, Allowed, Binding};
 use crate::platform::PlatformResolver;
 use crate::state::AppState;
 use crate::{discovery, mcp};
@@ -69,7 +68,7 @@ impl Application {
         let key = SigningKey::load_or_create(&data_dir).map_err(data_dir_error)?;
         let cursor_secret = load_or_create_cursor_secret(&data_dir).map_err(data_dir_error)?;
         let base_url = match &settings.public_url {
-            Some(url) => parse_public_url(url).map_err(StartError::Config)?,
+            Some(url) => url.as_str().to_owned(),
             None => format!("http://{local_addr}"),
         };
         if !base_url.starts_with("https://") {
@@ -87,7 +86,7 @@ impl Application {
         let allowed = allowed_hosts_and_origins(&settings, &base_url, local_addr);
         let tools = mcp::tool_list(&settings.capabilities.enabled);
         let in_flight = Arc::new(tokio::sync::Semaphore::new(settings.http.max_concurrent_requests.max(1)));
-        let pricing_rules = Arc::new(crate::commerce::pricing_rules(&settings));
+        let pricing_rules = Arc::new(settings.pricing_rules());
         let mailer = crate::mailer::Mailer::new(data_dir.join("outbox"), &settings.business_name);
         let clock = crate::clock::Clock::default();
         let cursors = CursorCodec::new(cursor_secret);
@@ -190,12 +189,8 @@ struct CorePorts<'a> {
 }
 
 fn core_of(settings: &Settings, base_url: &str, ports: CorePorts<'_>) -> Result<ucp_domain::Commerce, StartError> {
-    let mut exchange_rates = std::collections::BTreeMap::new();
-    for (code, rate) in &settings.catalog.exchange_rates {
-        let rate = ucp_domain::commerce::Rate::parse(rate)
-            .ok_or_else(|| StartError::Config(format!("catalog.exchange_rates.{code}: {rate:?} is not a rate")))?;
-        exchange_rates.insert(code.to_uppercase(), rate);
-    }
+    let exchange_rates =
+        settings.catalog.exchange_rates.iter().map(|(code, rate)| (code.as_str().to_owned(), *rate)).collect();
     let core_settings = ucp_domain::commerce::CommerceSettings {
         currency: settings.catalog.currency.clone(),
         exchange_rates,
@@ -270,7 +265,7 @@ fn allowed_hosts_and_origins(settings: &Settings, base_url: &str, local_addr: So
         hosts.push(if local_addr.is_ipv6() { format!("[{listen_host}]") } else { listen_host });
     }
     hosts.extend(
-        settings.http.allowed_hosts.iter().map(|host| guard::strip_port(&host.to_ascii_lowercase()).to_owned()),
+        settings.http.allowed_hosts.iter().map(|host| layers::strip_port(&host.to_ascii_lowercase()).to_owned()),
     );
     origins
         .extend(settings.http.allowed_origins.iter().map(|origin| origin.trim_end_matches('/').to_ascii_lowercase()));

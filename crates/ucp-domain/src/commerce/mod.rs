@@ -24,10 +24,10 @@ pub use catalog::{
 };
 pub use checkout::{CartInput, CheckoutInput, Instrument, LineInput, MAX_CODES, Payment};
 pub use error::{Error, ErrorCode};
-pub use presentment::Rate;
 
 use crate::catalog::Product;
 use crate::checkout::{Message, Priced, PricingRules, Session};
+use crate::money::Rate;
 use crate::order::Order;
 use crate::payment::Handlers;
 use crate::store::{CatalogStore, CommerceStore};

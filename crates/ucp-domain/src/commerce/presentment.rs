@@ -2,32 +2,9 @@
 
 use crate::catalog::Product;
 use crate::checkout::Message;
-use crate::money::{MAX_AMOUNT, Price, currency_exponent};
+use crate::money::{MAX_AMOUNT, Price, Rate, currency_exponent};
 
 use super::CommerceSettings;
-
-/// A decimal exchange rate as an exact fraction: `0.92` is 92/100.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Rate {
-    numerator: i128,
-    denominator: i128,
-}
-
-impl Rate {
-    pub fn parse(text: &str) -> Option<Rate> {
-        let text = text.trim();
-        let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
-        if whole.is_empty() && fraction.is_empty() || fraction.len() > 12 || whole.len() > 12 {
-            return None;
-        }
-        if !whole.bytes().chain(fraction.bytes()).all(|byte| byte.is_ascii_digit()) {
-            return None;
-        }
-        let numerator: i128 = format!("{whole}{fraction}").parse().ok()?;
-        let denominator = 10i128.pow(fraction.len() as u32);
-        (numerator > 0).then_some(Rate { numerator, denominator })
-    }
-}
 
 #[derive(Debug, Clone)]
 pub(super) struct Presentment {
@@ -61,8 +38,8 @@ impl Presentment {
         let Some(rate) = self.rate else { return amount };
         let scale_from = 10i128.pow(currency_exponent(&self.base));
         let scale_to = 10i128.pow(currency_exponent(&self.currency));
-        let numerator = i128::from(amount) * rate.numerator * scale_to;
-        let denominator = rate.denominator * scale_from;
+        let numerator = i128::from(amount) * rate.numerator() * scale_to;
+        let denominator = rate.denominator() * scale_from;
         ((numerator * 2 + denominator) / (denominator * 2)) as i64
     }
 
@@ -72,8 +49,8 @@ impl Presentment {
         let Some(rate) = self.rate else { return amount as i64 };
         let scale_from = 10i128.pow(currency_exponent(&self.base));
         let scale_to = 10i128.pow(currency_exponent(&self.currency));
-        let numerator = amount * rate.denominator * scale_from;
-        let denominator = rate.numerator * scale_to;
+        let numerator = amount * rate.denominator() * scale_from;
+        let denominator = rate.numerator() * scale_to;
         let quotient = numerator / denominator;
         let rounded = if round_up && numerator % denominator != 0 { quotient + 1 } else { quotient };
         rounded.min(i128::from(i64::MAX)) as i64
@@ -110,14 +87,11 @@ mod tests {
 
     #[test]
     fn rates_convert_with_exponents_and_round_half_up() {
-        let presentment = Presentment { base: "USD".into(), currency: "JPY".into(), rate: Rate::parse("150.5") };
+        let presentment = Presentment { base: "USD".into(), currency: "JPY".into(), rate: "150.5".parse().ok() };
         assert_eq!(presentment.present(1999), 3008); // 19.99 USD * 150.5 = 3008.495 JPY
-        let presentment = Presentment { base: "USD".into(), currency: "EUR".into(), rate: Rate::parse("0.92") };
+        let presentment = Presentment { base: "USD".into(), currency: "EUR".into(), rate: "0.92".parse().ok() };
         assert_eq!(presentment.present(1000), 920);
         assert_eq!(presentment.to_base(920, false), 1000);
         assert_eq!(presentment.to_base(921, true), 1002);
-        assert!(Rate::parse("0").is_none());
-        assert!(Rate::parse("-1").is_none());
-        assert!(Rate::parse("abc").is_none());
     }
 }

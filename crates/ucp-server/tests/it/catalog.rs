@@ -263,7 +263,7 @@ async fn get_product_unknown_id_is_a_not_found_error_response() {
 #[tokio::test]
 async fn context_currency_converts_prices_and_filters() {
     let app = spawn_app_with(crate::helpers::fixture_products(), |settings, _| {
-        settings.catalog.exchange_rates.insert("EUR".into(), "0.5".into());
+        settings.catalog.exchange_rates.insert("EUR".parse().unwrap(), "0.5".parse().unwrap());
     })
     .await;
     let body = app

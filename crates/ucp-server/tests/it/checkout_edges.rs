@@ -148,12 +148,11 @@ async fn discount_codes_apply_replace_clear_and_reject() {
         settings.discounts.push(DiscountSettings {
             code: Some("OLD20".into()),
             title: "Expired 20% off".into(),
-            kind: "percentage".into(),
-            value: Some("20".into()),
+            kind: ucp_domain::checkout::DiscountKind::Percentage(2000),
             min_subtotal: None,
             product_ids: vec![],
             categories: vec![],
-            expires_at: Some("2020-01-01T00:00:00Z".into()),
+            expires_at: Some(1_577_836_800), // 2020-01-01T00:00:00Z
             usage_limit: None,
             combinable: false,
         });

@@ -153,8 +153,7 @@ async fn concurrent_completes_never_exceed_a_discount_usage_limit() {
             settings.discounts.push(ucp_server::config::DiscountSettings {
                 code: Some("FIRST3".into()),
                 title: "10% for the first three orders".into(),
-                kind: "percentage".into(),
-                value: Some("10".into()),
+                kind: ucp_domain::checkout::DiscountKind::Percentage(1000),
                 min_subtotal: None,
                 product_ids: vec![],
                 categories: vec![],

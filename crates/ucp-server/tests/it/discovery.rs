@@ -45,7 +45,7 @@ async fn profile_is_cacheable_json_that_validates_as_a_business_profile() {
 #[tokio::test]
 async fn profile_advertises_the_mcp_endpoint_and_catalog_capabilities_from_configuration() {
     let app = spawn_app_with(crate::helpers::fixture_products(), |settings, _| {
-        settings.public_url = Some("https://shop.example".into());
+        settings.public_url = Some("https://shop.example".parse().unwrap());
     })
     .await;
     let (_, _, profile) = get_profile(&app).await;

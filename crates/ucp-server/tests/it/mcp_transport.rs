@@ -199,7 +199,7 @@ async fn content_type_body_size_and_protocol_version_are_checked() {
 #[tokio::test]
 async fn host_and_origin_rules() {
     let app = crate::helpers::spawn_app_with(crate::helpers::fixture_products(), |settings, _| {
-        settings.public_url = Some("https://shop.example".into());
+        settings.public_url = Some("https://shop.example".parse().unwrap());
         settings.http.allowed_hosts.push("api.shop.example".into());
     })
     .await;

@@ -133,7 +133,7 @@ fn acme(url: &str) -> HttpProcessorSettings {
     HttpProcessorSettings {
         id: "acme".into(),
         name: "com.acme.pay".into(),
-        url: url.to_owned(),
+        url: url.parse().unwrap(),
         timeout_ms: 2000,
         retries: 2,
         instrument_types: vec![],

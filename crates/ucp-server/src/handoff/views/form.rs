@@ -115,7 +115,6 @@ impl Notice {
     pub(in crate::handoff) fn error(code: &str, content: impl Into<String>) -> Notice {
         Notice { error: true, code: code.into(), content: content.into(), path: None }
     }
-
 }
 
 impl From<&Message> for Notice {

@@ -1,0 +1,171 @@
+//! Settings, layered: built-in defaults < TOML file < `UCPD_*` environment < command-line flags.
+//!
+//! Every key of the TOML file can also be set from the environment: upper-case it, prefix
+//! `UCPD_`, and join nested keys with `__` (`[profiles] cache_ttl_secs` is
+//! `UCPD_PROFILES__CACHE_TTL_SECS`). Lists are comma-separated there.
+//!
+//! Values are typed when they load: percentages, exchange rates, discount kinds, currencies,
+//! countries, instants and URLs become domain types (or checked, normalized text), so a bad
+//! value fails at start, named by its key, and no request ever parses one. This module
+//! depends on the domain only, never on the rest of the server.
+
+mod layers;
+mod pricing;
+mod sections;
+mod values;
+
+#[cfg(test)]
+mod tests;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use ucp_domain::checkout::PricingRules;
+
+pub use pricing::{DiscountSettings, ShippingOptionSettings, ShippingZoneSettings, TaxSettings};
+pub use sections::{
+    CapabilitySettings, CatalogSettings, CheckoutSettings, HttpProcessorSettings, HttpSettings, NamespaceAlias,
+    PaymentSettings, ProfileSettings,
+};
+pub use values::{PublicUrl, web_url};
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Settings {
+    /// Address to listen on.
+    pub listen: SocketAddr,
+    /// Where the database, keys and secrets live.
+    #[serde(deserialize_with = "values::path")]
+    pub data_dir: PathBuf,
+    /// The public base URL advertised in the profile (`https://shop.example`). Without it the
+    /// profile advertises `http://<listen address>` (local use only).
+    pub public_url: Option<PublicUrl>,
+    /// Seed an empty store with the demo catalog on start.
+    #[serde(deserialize_with = "values::flag")]
+    pub demo: bool,
+    /// How many products the demo catalog has.
+    pub demo_products: u64,
+    /// Fetch platform profiles over plain HTTP from loopback addresses. Development only.
+    #[serde(deserialize_with = "values::flag")]
+    pub dev_insecure_profiles: bool,
+    /// The merchant's name, shown to buyers.
+    #[serde(deserialize_with = "values::text")]
+    pub business_name: String,
+    pub http: HttpSettings,
+    pub profiles: ProfileSettings,
+    pub capabilities: CapabilitySettings,
+    pub catalog: CatalogSettings,
+    pub checkout: CheckoutSettings,
+    /// Where we ship, at what price (the demo shop ships to a few countries).
+    pub shipping: Vec<ShippingZoneSettings>,
+    /// Tax rates by country and region.
+    pub taxes: Vec<TaxSettings>,
+    /// Discount codes and automatic promotions.
+    pub discounts: Vec<DiscountSettings>,
+    pub payments: PaymentSettings,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            data_dir: PathBuf::from("ucpd-data"),
+            public_url: None,
+            demo: true,
+            demo_products: 1000,
+            dev_insecure_profiles: false,
+            business_name: "ucpd demo shop".into(),
+            http: HttpSettings::default(),
+            profiles: ProfileSettings::default(),
+            capabilities: CapabilitySettings::default(),
+            catalog: CatalogSettings::default(),
+            checkout: CheckoutSettings::default(),
+            shipping: pricing::demo_shipping(),
+            taxes: pricing::demo_taxes(),
+            discounts: pricing::demo_discounts(),
+            payments: PaymentSettings::default(),
+        }
+    }
+}
+
+/// A setting that cannot be used, with the key it came from.
+#[derive(Debug, thiserror::Error)]
+#[error("configuration: {0}")]
+pub struct ConfigError(pub String);
+
+impl Settings {
+    /// Defaults, then the TOML file (if any), then `UCPD_*` variables from `environment`.
+    pub fn load(
+        file: Option<&Path>,
+        environment: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Settings, ConfigError> {
+        let settings: Settings = layers::figment(file, environment)?.extract().map_err(layers::describe)?;
+        settings.validate()?;
+        Ok(settings)
+    }
+
+    /// Built-in defaults only: no file, no environment. For tests.
+    pub fn for_tests(data_dir: &Path) -> Settings {
+        Settings {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            data_dir: data_dir.to_owned(),
+            demo: false,
+            ..Settings::default()
+        }
+    }
+
+    /// The rules that span keys, which no single value can check as it loads.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.http.profile_max_age_secs < 60 {
+            return Err(ConfigError("http.profile_max_age_secs must be at least 60".into()));
+        }
+        if self.profiles.cache_ttl_secs < 60 {
+            return Err(ConfigError("profiles.cache_ttl_secs must be at least 60".into()));
+        }
+        if self.profiles.max_bytes < 128 * 1024 {
+            return Err(ConfigError("profiles.max_bytes must be at least 131072 (128 KiB)".into()));
+        }
+        for (key, path) in [("http.mcp_path", &self.http.mcp_path), ("http.rest_path", &self.http.rest_path)] {
+            if !path.starts_with('/') || path.ends_with('/') {
+                return Err(ConfigError(format!("{key} must start with '/' and not end with one")));
+            }
+        }
+        if !ucp_domain::money::is_currency_code(&self.catalog.currency) {
+            return Err(ConfigError(format!("catalog.currency {:?} is not an ISO 4217 code", self.catalog.currency)));
+        }
+        if self.catalog.max_page_size < 10 || self.catalog.default_page_size == 0 {
+            return Err(ConfigError(
+                "catalog.max_page_size must be at least 10 and default_page_size at least 1".into(),
+            ));
+        }
+        if self.catalog.max_lookup_ids < 10 {
+            return Err(ConfigError("catalog.max_lookup_ids must be at least 10".into()));
+        }
+        for zone in &self.shipping {
+            if zone.options.is_empty() || zone.countries.is_empty() {
+                return Err(ConfigError(format!("shipping zone {:?} needs countries and options", zone.name)));
+            }
+        }
+        if self.checkout.cart_ttl_secs < 60 || self.checkout.checkout_ttl_secs < 60 {
+            return Err(ConfigError(
+                "checkout.cart_ttl_secs and checkout.checkout_ttl_secs must be at least 60".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Fails on an enabled capability that `known` does not know. The capability list belongs
+    /// to discovery, so the caller brings it.
+    pub fn check_capabilities(&self, known: impl Fn(&str) -> bool) -> Result<(), ConfigError> {
+        match self.capabilities.enabled.iter().find(|name| !known(name)) {
+            Some(name) => Err(ConfigError(format!("capabilities.enabled: unknown capability {name:?}"))),
+            None => Ok(()),
+        }
+    }
+
+    /// The domain's pricing rules: a copy of settings typed at load.
+    pub fn pricing_rules(&self) -> PricingRules {
+        pricing::pricing_rules(&self.shipping, &self.taxes, &self.discounts, self.checkout.require_email)
+    }
+}

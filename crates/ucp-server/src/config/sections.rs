@@ -1,0 +1,219 @@
+//! The tables of the settings file besides the pricing rules: `[http]`, `[profiles]`,
+//! `[capabilities]`, `[catalog]`, `[checkout]` and `[payments]`, with their defaults.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use ucp_domain::money::{CurrencyCode, Rate};
+
+use super::values;
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HttpSettings {
+    /// Path of the MCP endpoint.
+    pub mcp_path: String,
+    /// Base path of the REST binding.
+    pub rest_path: String,
+    /// Largest request body accepted, in bytes.
+    pub max_body_bytes: usize,
+    /// Host names (with optional `:port`) we answer for, besides the public URL's host and
+    /// the listen address. `*` accepts any Host.
+    #[serde(deserialize_with = "values::list")]
+    pub allowed_hosts: Vec<String>,
+    /// Origins allowed to call us from a browser, besides our own. Absent `Origin` is always fine.
+    #[serde(deserialize_with = "values::list")]
+    pub allowed_origins: Vec<String>,
+    /// `max-age` of the discovery profile, in seconds (at least 60).
+    pub profile_max_age_secs: u64,
+    /// Requests handled at once before new ones wait.
+    pub max_concurrent_requests: usize,
+}
+
+impl Default for HttpSettings {
+    fn default() -> Self {
+        HttpSettings {
+            mcp_path: "/ucp/mcp".into(),
+            rest_path: "/ucp/v1".into(),
+            max_body_bytes: 1024 * 1024,
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
+            profile_max_age_secs: 300,
+            max_concurrent_requests: 1024,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProfileSettings {
+    /// How long a fetched platform profile is reused (at least 60 s).
+    pub cache_ttl_secs: u64,
+    /// How long a failed fetch is remembered, to bound work on broken platforms.
+    pub failure_ttl_secs: u64,
+    /// How many platform profiles are cached at most.
+    pub cache_capacity: u64,
+    pub fetch_timeout_ms: u64,
+    /// Largest profile body accepted, in bytes (at least 128 KiB).
+    pub max_bytes: usize,
+    /// Profile identifiers that are not fetchable profiles, mapped to the URL to fetch
+    /// instead (Google sends `https://www.google.com` in `meta`). Both are absolute URLs.
+    #[serde(deserialize_with = "values::urls_by_url")]
+    pub aliases: BTreeMap<String, String>,
+}
+
+impl Default for ProfileSettings {
+    fn default() -> Self {
+        ProfileSettings {
+            cache_ttl_secs: 300,
+            failure_ttl_secs: 10,
+            cache_capacity: 10_000,
+            fetch_timeout_ms: 5_000,
+            max_bytes: 256 * 1024,
+            aliases: BTreeMap::from([(
+                "https://www.google.com".to_owned(),
+                "https://ucp.goog/profiles/2026-04-08/ucp.json".to_owned(),
+            )]),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CapabilitySettings {
+    /// Capabilities to advertise, by short name (`catalog.search`, `catalog.lookup`).
+    #[serde(deserialize_with = "values::list")]
+    pub enabled: Vec<String>,
+    /// Further namespaces to advertise the same capabilities under.
+    pub aliases: Vec<NamespaceAlias>,
+}
+
+impl Default for CapabilitySettings {
+    fn default() -> Self {
+        CapabilitySettings {
+            enabled: ["catalog.search", "catalog.lookup", "cart", "checkout", "order", "fulfillment", "discount"]
+                .iter()
+                .map(|name| name.to_string())
+                .collect(),
+            aliases: Vec::new(),
+        }
+    }
+}
+
+/// The same capabilities under another namespace and version, e.g. `br.dev.bcp` at `2026-07-14`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct NamespaceAlias {
+    /// Reverse-domain prefix replacing `dev.ucp` (`br.dev.bcp`).
+    pub namespace: String,
+    pub version: String,
+    /// Base URL of the specification pages (`https://bcp.dev.br/2026-07-14/specification`).
+    #[serde(deserialize_with = "values::url_text")]
+    pub spec_base: String,
+    /// Base URL of the schemas (`https://bcp.dev.br/2026-07-14/schemas`).
+    #[serde(deserialize_with = "values::url_text")]
+    pub schema_base: String,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CatalogSettings {
+    /// The currency prices are stored in (ISO 4217, upper-cased at load).
+    #[serde(deserialize_with = "values::currency_code")]
+    pub currency: String,
+    /// Products per search page when the request names no limit.
+    pub default_page_size: usize,
+    /// Largest page; bigger requests are clamped silently.
+    pub max_page_size: usize,
+    /// Most ids one lookup may carry; more is `request_too_large`.
+    pub max_lookup_ids: usize,
+    /// Further presentment currencies: code -> units of that currency per unit of `currency`,
+    /// written as a decimal string (`EUR = "0.92"`).
+    pub exchange_rates: BTreeMap<CurrencyCode, Rate>,
+}
+
+impl Default for CatalogSettings {
+    fn default() -> Self {
+        CatalogSettings {
+            currency: "USD".into(),
+            default_page_size: 10,
+            max_page_size: 50,
+            max_lookup_ids: 50,
+            exchange_rates: BTreeMap::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CheckoutSettings {
+    /// How long a cart lives, in seconds.
+    pub cart_ttl_secs: i64,
+    /// How long a checkout lives, in seconds (the spec's default is 6 hours).
+    pub checkout_ttl_secs: i64,
+    /// Whether the buyer's email is required before completion.
+    #[serde(deserialize_with = "values::flag")]
+    pub require_email: bool,
+    /// Legal links on every checkout: type -> absolute URL. Missing well-known types
+    /// (privacy_policy, terms_of_service, refund_policy, shipping_policy) link to pages ucpd serves.
+    #[serde(deserialize_with = "values::urls_by_name")]
+    pub links: BTreeMap<String, String>,
+    /// How often expired carts and checkouts are swept, in seconds.
+    pub sweep_interval_secs: u64,
+}
+
+impl Default for CheckoutSettings {
+    fn default() -> Self {
+        CheckoutSettings {
+            cart_ttl_secs: 7 * 24 * 3600,
+            checkout_ttl_secs: 6 * 3600,
+            require_email: true,
+            links: BTreeMap::new(),
+            sweep_interval_secs: 60,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PaymentSettings {
+    /// The built-in sandbox handler with deterministic test tokens. Defaults to on in the
+    /// demo shop (`demo = true`) and off otherwise.
+    #[serde(deserialize_with = "values::optional_flag")]
+    pub sandbox: Option<bool>,
+    /// External processors reached over HTTP.
+    pub http: Vec<HttpProcessorSettings>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct HttpProcessorSettings {
+    /// Handler instance id, as platforms name it in `payment.instruments[].handler_id`.
+    pub id: String,
+    /// Handler name (reverse domain), as advertised in the profile.
+    pub name: String,
+    /// The processor's authorization endpoint (http or https).
+    #[serde(with = "values::http_url")]
+    pub url: url::Url,
+    #[serde(default = "default_processor_timeout")]
+    pub timeout_ms: u64,
+    #[serde(default = "default_processor_retries")]
+    pub retries: u32,
+    /// Instrument types accepted (default: card).
+    #[serde(default, deserialize_with = "values::list")]
+    pub instrument_types: Vec<String>,
+    /// Checkout currencies this processor takes (empty: any); upper-cased at load.
+    #[serde(default, deserialize_with = "values::currency_codes")]
+    pub currencies: Vec<String>,
+    /// Shipping countries (ISO 3166-1 alpha-2) it serves (empty: any); upper-cased at load.
+    #[serde(default, deserialize_with = "values::country_codes")]
+    pub countries: Vec<String>,
+}
+
+fn default_processor_timeout() -> u64 {
+    5_000
+}
+
+fn default_processor_retries() -> u32 {
+    2
+}

@@ -1,0 +1,166 @@
+use super::*;
+
+fn environment(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs.iter().map(|(name, value)| (name.to_string(), value.to_string())).collect()
+}
+
+fn load_toml(text: &str) -> Result<Settings, ConfigError> {
+    let directory = tempfile::tempdir().unwrap();
+    let file = directory.path().join("ucpd.toml");
+    std::fs::write(&file, text).unwrap();
+    Settings::load(Some(&file), [])
+}
+
+#[test]
+fn environment_overrides_file_and_types_follow_defaults() {
+    let directory = tempfile::tempdir().unwrap();
+    let file = directory.path().join("ucpd.toml");
+    std::fs::write(&file, "listen = \"127.0.0.1:9000\"\n[catalog]\nmax_page_size = 20\n").unwrap();
+    let settings = Settings::load(
+        Some(&file),
+        environment(&[
+            ("UCPD_CATALOG__MAX_PAGE_SIZE", "30"),
+            ("UCPD_DEV_INSECURE_PROFILES", "true"),
+            ("UCPD_DEMO", "no"),
+            ("UCPD_PAYMENTS__SANDBOX", "true"),
+            ("UCPD_HTTP__ALLOWED_HOSTS", "shop.example, www.shop.example"),
+            ("UCPD_CAPABILITIES__ENABLED", "catalog.search"),
+            ("UCPD_PROFILES__CACHE_TTL_SECS", "600"),
+            ("UCPD_CATALOG__EXCHANGE_RATES__eur", "0.92"),
+            ("UCPD_BUSINESS_NAME", "1999"),
+            ("UCPD_DATA_DIR", "2026"),
+            ("UCPD_LOG", "debug"),
+            ("HOME", "/root"),
+        ]),
+    )
+    .unwrap();
+    assert_eq!(settings.listen.port(), 9000);
+    assert_eq!(settings.catalog.max_page_size, 30);
+    assert!(settings.dev_insecure_profiles);
+    assert!(!settings.demo);
+    assert_eq!(settings.payments.sandbox, Some(true));
+    assert_eq!(settings.http.allowed_hosts, vec!["shop.example", "www.shop.example"]);
+    assert_eq!(settings.capabilities.enabled, vec!["catalog.search"]);
+    assert_eq!(settings.profiles.cache_ttl_secs, 600);
+    assert_eq!((settings.business_name.as_str(), settings.data_dir.as_path()), ("1999", Path::new("2026")));
+    assert_eq!(settings.catalog.exchange_rates.get("EUR").map(ToString::to_string).as_deref(), Some("0.92"));
+}
+
+#[test]
+fn bad_values_are_named() {
+    let error = Settings::load(None, environment(&[("UCPD_CATALOG__MAX_PAGE_SIZE", "lots")])).unwrap_err();
+    assert!(error.to_string().contains("UCPD_CATALOG__MAX_PAGE_SIZE"), "{error}");
+    let error = Settings::load(None, environment(&[("UCPD_HTTP__PROFILE_MAX_AGE_SECS", "5")])).unwrap_err();
+    assert!(error.to_string().contains("profile_max_age_secs"), "{error}");
+    let error = Settings::load(None, environment(&[("UCPD_DEMO", "maybe")])).unwrap_err();
+    assert!(error.to_string().contains("UCPD_DEMO"), "{error}");
+    let error = Settings::load(None, environment(&[("UCPD_NO_SUCH_SETTING", "1")])).unwrap_err();
+    assert!(error.to_string().contains("no_such_setting"), "{error}");
+}
+
+#[test]
+fn the_documented_file_format_loads_into_types() {
+    let settings = load_toml(
+        r#"
+public_url = "https://shop.example/"
+[catalog]
+currency = "eur"
+exchange_rates = { usd = "1.08", JPY = "160.5" }
+[checkout]
+links = { privacy_policy = "https://shop.example/privacy" }
+[[payments.http]]
+id = "acme"
+name = "com.acme.pay"
+url = "https://pay.example/authorize"
+currencies = ["usd"]
+countries = ["us", "CA"]
+[[shipping]]
+name = "Home"
+countries = ["de"]
+options = [{ id = "standard", title = "Standard", amount = 499, min_days = 1, max_days = 3 }]
+[[taxes]]
+country = "de"
+rate = "19"
+[[taxes]]
+country = "us"
+region = "ca"
+rate = "7.25"
+[[discounts]]
+code = "WELCOME10"
+title = "10% off"
+kind = "percentage"
+value = "10"
+expires_at = "2030-01-01T00:00:00Z"
+[[discounts]]
+title = "5 off"
+kind = "fixed_amount"
+value = "500"
+[[discounts]]
+title = "Free shipping"
+kind = "free_shipping"
+"#,
+    )
+    .unwrap();
+    assert_eq!(settings.public_url.as_ref().map(PublicUrl::as_str), Some("https://shop.example"));
+    assert_eq!(settings.catalog.currency, "EUR");
+    let rates: Vec<String> =
+        settings.catalog.exchange_rates.iter().map(|(code, rate)| format!("{code}={rate}")).collect();
+    assert_eq!(rates, vec!["JPY=160.5", "USD=1.08"]);
+    assert_eq!(settings.payments.http[0].currencies, vec!["USD"]);
+    assert_eq!(settings.payments.http[0].countries, vec!["US", "CA"]);
+    let rules = settings.pricing_rules();
+    assert_eq!(rules.shipping.zones[0].countries, vec!["DE"]);
+    assert_eq!(rules.taxes[0].basis_points, 1900);
+    assert_eq!((rules.taxes[1].region.as_deref(), rules.taxes[1].basis_points), (Some("CA"), 725));
+    let kinds: Vec<_> = rules.discounts.iter().map(|discount| discount.kind).collect();
+    use ucp_domain::checkout::DiscountKind;
+    assert_eq!(kinds, vec![DiscountKind::Percentage(1000), DiscountKind::FixedAmount(500), DiscountKind::FreeShipping]);
+    assert_eq!(rules.discounts[0].expires_at, Some(1_893_456_000));
+}
+
+#[test]
+fn invalid_typed_values_fail_at_load_naming_the_key() {
+    for (text, expected) in [
+        ("[[taxes]]\ncountry = \"US\"\nrate = \"7.255\"\n", "7.255"),
+        ("[[taxes]]\ncountry = \"USA\"\nrate = \"7\"\n", "USA"),
+        ("[catalog]\ncurrency = \"dollars\"\n", "dollars"),
+        ("[catalog]\nexchange_rates = { EUR = \"0\" }\n", "exchange_rates"),
+        ("[catalog]\nexchange_rates = { EURO = \"0.9\" }\n", "EURO"),
+        ("[[discounts]]\ntitle = \"Half\"\nkind = \"percentage\"\nvalue = \"150\"\n", "Half"),
+        ("[[discounts]]\ntitle = \"Odd\"\nkind = \"bogof\"\n", "bogof"),
+        ("[[discounts]]\ntitle = \"None\"\nkind = \"fixed_amount\"\n", "needs a value"),
+        ("[[discounts]]\ntitle = \"Later\"\nkind = \"free_shipping\"\nexpires_at = \"soon\"\n", "expires_at"),
+        ("[[discounts]]\ntitle = \"X\"\nkind = \"free_shipping\"\ncolour = \"red\"\n", "colour"),
+        ("public_url = \"http://shop.example\"\n", "public_url"),
+        ("[checkout]\nlinks = { privacy_policy = \"/privacy\" }\n", "privacy_policy"),
+        ("[[payments.http]]\nid = \"a\"\nname = \"b\"\nurl = \"ftp://pay.example\"\n", "ftp://pay.example"),
+        ("[http]\nunknown = 1\n", "unknown"),
+    ] {
+        let error = load_toml(text).unwrap_err().to_string();
+        assert!(error.contains(expected), "{text}: {error}");
+        assert!(error.contains("ucpd.toml"), "{text}: names the file: {error}");
+    }
+}
+
+#[test]
+fn a_missing_file_is_an_error() {
+    let error = Settings::load(Some(Path::new("/nonexistent/ucpd.toml")), []).unwrap_err();
+    assert!(error.to_string().contains("cannot read"), "{error}");
+}
+
+#[test]
+fn defaults_round_trip_through_the_file_format() {
+    let text = toml::to_string(&Settings::default()).unwrap();
+    let settings = load_toml(&text).unwrap();
+    assert_eq!(settings.discounts, Settings::default().discounts);
+    assert_eq!(settings.pricing_rules().taxes.len(), 2);
+}
+
+#[test]
+fn unknown_capabilities_are_refused() {
+    let mut settings = Settings::default();
+    assert!(settings.check_capabilities(|name| name != "nope").is_ok());
+    settings.capabilities.enabled.push("nope".into());
+    let error = settings.check_capabilities(|name| name != "nope").unwrap_err();
+    assert!(error.to_string().contains("nope"), "{error}");
+}
