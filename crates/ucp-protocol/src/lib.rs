@@ -5,3 +5,11 @@
 //!
 //! This crate knows serde and the domain, nothing else: no HTTP framework, no runtime, no
 //! storage. A server renders its answers with it; a client (`ucpd check`) reads them with it.
+
+pub mod capability;
+pub mod operation;
+
+/// The protocol version we implement and advertise.
+pub const PROTOCOL_VERSION: &str = "2026-04-08";
+/// The namespace of the standard capabilities.
+pub const UCP_NAMESPACE: &str = "dev.ucp";

@@ -8,91 +8,31 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use sha2::{Digest, Sha256};
 use ucp_domain::negotiation::OfferedCapability;
+use ucp_protocol::capability::Capability;
 
 use crate::config::Settings;
 use crate::keys::SigningKey;
 use crate::state::AppState;
 
-/// The protocol version we implement and advertise.
-pub const PROTOCOL_VERSION: &str = "2026-04-08";
-/// The namespace of the standard capabilities.
-pub const UCP_NAMESPACE: &str = "dev.ucp";
+pub use ucp_protocol::{PROTOCOL_VERSION, UCP_NAMESPACE};
 
-/// A capability we know how to serve.
+/// A capability name accepted in `capabilities.enabled`.
 #[derive(Debug, Clone, Copy)]
-pub struct CapabilityDef {
-    /// Name in configuration: `catalog.search`.
+pub struct KnownCapability {
     pub short_name: &'static str,
-    /// Name below the namespace: `shopping.catalog.search`.
-    pub suffix: &'static str,
-    /// Path of the specification page below `<spec base>/<version>/specification/`.
-    pub spec_path: &'static str,
-    /// Path of the schema below `<schema base>/<version>/schemas/`.
-    pub schema_path: &'static str,
-    /// Short names of the parents, for extensions.
-    pub extends: &'static [&'static str],
 }
 
-pub const KNOWN_CAPABILITIES: &[CapabilityDef] = &[
-    CapabilityDef {
-        short_name: "catalog.search",
-        suffix: "shopping.catalog.search",
-        spec_path: "catalog/search",
-        schema_path: "shopping/catalog_search.json",
-        extends: &[],
-    },
-    CapabilityDef {
-        short_name: "catalog.lookup",
-        suffix: "shopping.catalog.lookup",
-        spec_path: "catalog/lookup",
-        schema_path: "shopping/catalog_lookup.json",
-        extends: &[],
-    },
-    CapabilityDef {
-        short_name: "cart",
-        suffix: "shopping.cart",
-        spec_path: "cart",
-        schema_path: "shopping/cart.json",
-        extends: &[],
-    },
-    CapabilityDef {
-        short_name: "checkout",
-        suffix: "shopping.checkout",
-        spec_path: "checkout",
-        schema_path: "shopping/checkout.json",
-        extends: &[],
-    },
-    CapabilityDef {
-        short_name: "order",
-        suffix: "shopping.order",
-        spec_path: "order",
-        schema_path: "shopping/order.json",
-        extends: &[],
-    },
-    CapabilityDef {
-        short_name: "fulfillment",
-        suffix: "shopping.fulfillment",
-        spec_path: "fulfillment",
-        schema_path: "shopping/fulfillment.json",
-        extends: &["checkout"],
-    },
-    CapabilityDef {
-        short_name: "discount",
-        suffix: "shopping.discount",
-        spec_path: "discount",
-        schema_path: "shopping/discount.json",
-        extends: &["checkout", "cart"],
-    },
-];
-
-/// Short names of the capabilities relevant to an operation of capability `short_name`:
-/// itself and the extensions that extend it.
-pub fn relevant_to(short_name: &str) -> impl Iterator<Item = &'static str> + '_ {
-    KNOWN_CAPABILITIES
-        .iter()
-        .filter(move |capability| capability.short_name == short_name || capability.extends.contains(&short_name))
-        .map(|capability| capability.short_name)
-}
+/// The short names of [`Capability::ALL`], for `config.rs` until it calls
+/// `Capability::from_short_name`.
+pub const KNOWN_CAPABILITIES: &[KnownCapability] = &{
+    let mut known = [KnownCapability { short_name: "" }; Capability::ALL.len()];
+    let mut index = 0;
+    while index < known.len() {
+        known[index].short_name = Capability::ALL[index].short_name();
+        index += 1;
+    }
+    known
+};
 
 /// One namespace we advertise in: the standard one, or a configured alias.
 #[derive(Debug, Clone)]
@@ -113,7 +53,7 @@ pub struct BusinessProfile {
     /// Every (capability, namespace) we offer, for negotiation.
     pub offered: Vec<OfferedCapability>,
     /// Full capability name → short name (`dev.ucp.shopping.catalog.search` → `catalog.search`).
-    pub short_names: std::collections::BTreeMap<String, &'static str>,
+    pub short_names: std::collections::BTreeMap<String, Capability>,
     /// Protocol versions a platform may speak to us.
     pub accepted_versions: Vec<String>,
     /// Base URL, e.g. `https://shop.example`, with no trailing slash.
@@ -133,9 +73,9 @@ impl BusinessProfile {
         let namespaces = namespaces(settings);
         let mcp_endpoint = format!("{base_url}{}", settings.http.mcp_path);
         let rest_endpoint = format!("{base_url}{}", settings.http.rest_path);
-        let enabled: Vec<&CapabilityDef> = KNOWN_CAPABILITIES
-            .iter()
-            .filter(|capability| settings.capabilities.enabled.iter().any(|name| name == capability.short_name))
+        let enabled: Vec<Capability> = Capability::ALL
+            .into_iter()
+            .filter(|capability| crate::operations::is_enabled(&settings.capabilities.enabled, *capability))
             .collect();
 
         let mut services = serde_json::Map::new();
@@ -160,17 +100,13 @@ impl BusinessProfile {
                 }]),
             );
             for capability in &enabled {
-                let name = format!("{}.{}", namespace.prefix, capability.suffix);
-                let extends: Vec<String> = capability
-                    .extends
-                    .iter()
-                    .filter_map(|parent| KNOWN_CAPABILITIES.iter().find(|known| known.short_name == *parent))
-                    .map(|parent| format!("{}.{}", namespace.prefix, parent.suffix))
-                    .collect();
+                let name = capability.name_in(&namespace.prefix);
+                let extends: Vec<String> =
+                    capability.extends().iter().map(|parent| parent.name_in(&namespace.prefix)).collect();
                 let mut entry = serde_json::json!({
                     "version": namespace.version,
-                    "spec": format!("{}/{}/specification/{}", namespace.spec_base, namespace.version, capability.spec_path),
-                    "schema": format!("{}/{}/schemas/{}", namespace.schema_base, namespace.version, capability.schema_path),
+                    "spec": format!("{}/{}/specification/{}", namespace.spec_base, namespace.version, capability.spec_path()),
+                    "schema": format!("{}/{}/schemas/{}", namespace.schema_base, namespace.version, capability.schema_path()),
                 });
                 match extends.as_slice() {
                     [] => {}
@@ -179,7 +115,7 @@ impl BusinessProfile {
                 }
                 capabilities.insert(name.clone(), serde_json::json!([entry]));
                 offered.push(OfferedCapability { name: name.clone(), version: namespace.version.clone(), extends });
-                short_names.insert(name, capability.short_name);
+                short_names.insert(name, *capability);
             }
         }
         let jwk = key.public_jwk();

@@ -4,9 +4,9 @@
 
 use serde_json::{Value, json};
 
-use crate::operations::{Operation, Payload};
+use crate::operations::Operation;
 
-pub(crate) fn input_schema(operation: &Operation) -> Value {
+pub(crate) fn input_schema(operation: Operation) -> Value {
     let mut meta = json!({
         "type": "object",
         "description": "Request metadata. ucp-agent.profile is the URL of the calling platform's UCP profile.",
@@ -21,33 +21,32 @@ pub(crate) fn input_schema(operation: &Operation) -> Value {
         },
         "additionalProperties": true
     });
-    if operation.requires_idempotency_key {
+    if operation.requires_idempotency_key() {
         meta["required"] = json!(["ucp-agent", "idempotency-key"]);
     }
     let mut properties = serde_json::Map::new();
     properties.insert("meta".into(), meta);
     let mut required = vec!["meta"];
-    if operation.takes_id {
+    if operation.takes_id() {
         properties.insert("id".into(), json!({ "type": "string", "description": "The id of the target resource." }));
         required.push("id");
     }
-    let payload = match operation.payload {
-        Payload::Catalog => Some((
-            "catalog",
-            match operation.name {
-                "search_catalog" => search_request(),
-                "lookup_catalog" => lookup_request(),
-                _ => get_product_request(),
-            },
-        )),
-        Payload::Cart => Some(("cart", session_request(false))),
-        Payload::Checkout if operation.name == "complete_checkout" => Some(("checkout", complete_request())),
-        Payload::Checkout => Some(("checkout", session_request(true))),
-        Payload::None => None,
+    let payload = match operation {
+        Operation::SearchCatalog => Some(search_request()),
+        Operation::LookupCatalog => Some(lookup_request()),
+        Operation::GetProduct => Some(get_product_request()),
+        Operation::CreateCart | Operation::UpdateCart => Some(session_request(false)),
+        Operation::CreateCheckout | Operation::UpdateCheckout => Some(session_request(true)),
+        Operation::CompleteCheckout => Some(complete_request()),
+        Operation::GetCart
+        | Operation::CancelCart
+        | Operation::GetCheckout
+        | Operation::CancelCheckout
+        | Operation::GetOrder => None,
     };
-    if let Some((member, schema)) = payload {
+    if let (Some(member), Some(schema)) = (operation.payload().member(), payload) {
         properties.insert(member.into(), schema);
-        if operation.name != "complete_checkout" {
+        if !operation.payload_optional() {
             required.push(member);
         }
     }
@@ -138,7 +137,7 @@ fn complete_request() -> Value {
     })
 }
 
-pub(crate) fn output_schema(operation: &Operation) -> Value {
+pub(crate) fn output_schema(operation: Operation) -> Value {
     let resource = |required: Value| {
         json!({
             "type": "object",
@@ -151,10 +150,21 @@ pub(crate) fn output_schema(operation: &Operation) -> Value {
             }
         })
     };
-    let success = match operation.capability {
-        "cart" => resource(json!(["ucp", "id", "line_items", "currency", "totals"])),
-        "checkout" => resource(json!(["ucp", "id", "line_items", "status", "currency", "totals", "links"])),
-        "order" => resource(json!([
+    let success = match operation {
+        Operation::SearchCatalog => search_output(),
+        Operation::LookupCatalog => lookup_output(),
+        Operation::GetProduct => product_output(),
+        Operation::CreateCart | Operation::GetCart | Operation::UpdateCart | Operation::CancelCart => {
+            resource(json!(["ucp", "id", "line_items", "currency", "totals"]))
+        }
+        Operation::CreateCheckout
+        | Operation::GetCheckout
+        | Operation::UpdateCheckout
+        | Operation::CompleteCheckout
+        | Operation::CancelCheckout => {
+            resource(json!(["ucp", "id", "line_items", "status", "currency", "totals", "links"]))
+        }
+        Operation::GetOrder => resource(json!([
             "ucp",
             "id",
             "checkout_id",
@@ -164,7 +174,6 @@ pub(crate) fn output_schema(operation: &Operation) -> Value {
             "currency",
             "totals"
         ])),
-        _ => catalog_output(operation),
     };
     json!({
         "type": "object",
@@ -173,9 +182,8 @@ pub(crate) fn output_schema(operation: &Operation) -> Value {
     })
 }
 
-fn catalog_output(operation: &Operation) -> Value {
-    match operation.name {
-        "search_catalog" => json!({
+fn search_output() -> Value {
+    json!({
             "type": "object",
             "required": ["ucp", "products"],
             "properties": {
@@ -192,8 +200,11 @@ fn catalog_output(operation: &Operation) -> Value {
                 },
                 "messages": { "type": "array", "items": { "$ref": "#/$defs/message" } }
             }
-        }),
-        "lookup_catalog" => json!({
+    })
+}
+
+fn lookup_output() -> Value {
+    json!({
             "type": "object",
             "required": ["ucp", "products"],
             "properties": {
@@ -226,20 +237,22 @@ fn catalog_output(operation: &Operation) -> Value {
                 },
                 "messages": { "type": "array", "items": { "$ref": "#/$defs/message" } }
             }
-        }),
-        _ => json!({
-            "type": "object",
-            "required": ["ucp", "product"],
-            "properties": {
-                "ucp": { "$ref": "#/$defs/ucp" },
-                "product": {
-                    "allOf": [{ "$ref": "#/$defs/product" }],
-                    "properties": { "selected": { "type": "array", "items": { "$ref": "#/$defs/selected_option" } } }
-                },
-                "messages": { "type": "array", "items": { "$ref": "#/$defs/message" } }
-            }
-        }),
-    }
+    })
+}
+
+fn product_output() -> Value {
+    json!({
+        "type": "object",
+        "required": ["ucp", "product"],
+        "properties": {
+            "ucp": { "$ref": "#/$defs/ucp" },
+            "product": {
+                "allOf": [{ "$ref": "#/$defs/product" }],
+                "properties": { "selected": { "type": "array", "items": { "$ref": "#/$defs/selected_option" } } }
+            },
+            "messages": { "type": "array", "items": { "$ref": "#/$defs/message" } }
+        }
+    })
 }
 
 fn context() -> Value {
