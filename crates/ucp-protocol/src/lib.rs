@@ -7,7 +7,12 @@
 //! storage. A server renders its answers with it; a client (`ucpd check`) reads them with it.
 
 pub mod capability;
+pub mod envelope;
+pub mod error_response;
+pub mod message;
+pub mod negotiation;
 pub mod operation;
+pub mod profile;
 
 /// The protocol version we implement and advertise.
 pub const PROTOCOL_VERSION: &str = "2026-04-08";

@@ -7,8 +7,9 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use sha2::{Digest, Sha256};
-use ucp_domain::negotiation::OfferedCapability;
 use ucp_protocol::capability::Capability;
+use ucp_protocol::negotiation::OfferedCapability;
+use ucp_protocol::profile::{self, BusinessUcp, CapabilityEntry, Extends, ServiceBinding, Transport};
 
 use crate::config::Settings;
 use crate::keys::SigningKey;
@@ -78,58 +79,60 @@ impl BusinessProfile {
             .filter(|capability| crate::operations::is_enabled(&settings.capabilities.enabled, *capability))
             .collect();
 
-        let mut services = serde_json::Map::new();
-        let mut capabilities = serde_json::Map::new();
+        let mut services = std::collections::BTreeMap::new();
+        let mut capabilities = std::collections::BTreeMap::new();
         let mut offered = Vec::new();
         let mut short_names = std::collections::BTreeMap::new();
         for namespace in &namespaces {
+            let binding = |transport: Transport, schema: &str, endpoint: &str| ServiceBinding {
+                version: namespace.version.clone(),
+                transport,
+                spec: format!("{}/{}/specification/overview", namespace.spec_base, namespace.version),
+                schema: format!("{}/{}/services/shopping/{schema}", namespace.schema_base, namespace.version),
+                endpoint: endpoint.to_owned(),
+            };
             services.insert(
                 format!("{}.shopping", namespace.prefix),
-                serde_json::json!([{
-                    "version": namespace.version,
-                    "transport": "mcp",
-                    "spec": format!("{}/{}/specification/overview", namespace.spec_base, namespace.version),
-                    "schema": format!("{}/{}/services/shopping/mcp.openrpc.json", namespace.schema_base, namespace.version),
-                    "endpoint": mcp_endpoint,
-                }, {
-                    "version": namespace.version,
-                    "transport": "rest",
-                    "spec": format!("{}/{}/specification/overview", namespace.spec_base, namespace.version),
-                    "schema": format!("{}/{}/services/shopping/rest.openapi.json", namespace.schema_base, namespace.version),
-                    "endpoint": rest_endpoint,
-                }]),
+                vec![
+                    binding(Transport::Mcp, "mcp.openrpc.json", &mcp_endpoint),
+                    binding(Transport::Rest, "rest.openapi.json", &rest_endpoint),
+                ],
             );
             for capability in &enabled {
                 let name = capability.name_in(&namespace.prefix);
                 let extends: Vec<String> =
                     capability.extends().iter().map(|parent| parent.name_in(&namespace.prefix)).collect();
-                let mut entry = serde_json::json!({
-                    "version": namespace.version,
-                    "spec": format!("{}/{}/specification/{}", namespace.spec_base, namespace.version, capability.spec_path()),
-                    "schema": format!("{}/{}/schemas/{}", namespace.schema_base, namespace.version, capability.schema_path()),
-                });
-                match extends.as_slice() {
-                    [] => {}
-                    [single] => entry["extends"] = single.clone().into(),
-                    many => entry["extends"] = many.to_vec().into(),
-                }
-                capabilities.insert(name.clone(), serde_json::json!([entry]));
+                let entry = CapabilityEntry {
+                    version: namespace.version.clone(),
+                    spec: format!(
+                        "{}/{}/specification/{}",
+                        namespace.spec_base,
+                        namespace.version,
+                        capability.spec_path()
+                    ),
+                    schema: format!(
+                        "{}/{}/schemas/{}",
+                        namespace.schema_base,
+                        namespace.version,
+                        capability.schema_path()
+                    ),
+                    extends: Extends::of(&extends),
+                };
+                capabilities.insert(name.clone(), vec![entry]);
                 offered.push(OfferedCapability { name: name.clone(), version: namespace.version.clone(), extends });
                 short_names.insert(name, *capability);
             }
         }
         let jwk = key.public_jwk();
-        let profile = serde_json::json!({
-            "ucp": {
-                "version": PROTOCOL_VERSION,
-                "services": services,
-                "capabilities": capabilities,
-                "payment_handlers": payment_handlers,
-            },
-            "signing_keys": [jwk.clone()],
-            "keys": [jwk],
-        });
-        let body = bytes::Bytes::from(serde_json::to_vec(&profile).unwrap_or_default());
+        let document = profile::BusinessProfile {
+            ucp: BusinessUcp { version: PROTOCOL_VERSION.to_owned(), services, capabilities, payment_handlers },
+            signing_keys: vec![jwk.clone()],
+            keys: vec![jwk],
+        };
+        // Through a `Value`, so members come out sorted as they always have (the ETag hashes
+        // these bytes).
+        let body = serde_json::to_value(&document).and_then(|value| serde_json::to_vec(&value)).unwrap_or_default();
+        let body = bytes::Bytes::from(body);
         let etag = format!("\"{}\"", hex::encode(&Sha256::digest(&body)[..16]));
         let mut accepted_versions: Vec<String> = vec![PROTOCOL_VERSION.to_owned()];
         for namespace in &namespaces {
