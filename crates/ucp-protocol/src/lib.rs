@@ -13,6 +13,8 @@ pub mod message;
 pub mod negotiation;
 pub mod operation;
 pub mod profile;
+pub mod requests;
+pub mod tool_schema;
 
 /// The protocol version we implement and advertise.
 pub const PROTOCOL_VERSION: &str = "2026-04-08";

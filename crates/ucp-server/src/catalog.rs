@@ -4,7 +4,6 @@
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::{Hmac, Mac};
-use serde::Deserialize;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use ucp_domain::catalog::{DetailRequest, Product, SelectedOption, Variant, assemble_lookup, category_matches, detail};
@@ -20,71 +19,8 @@ const MAX_QUERY_CHARS: usize = 1000;
 /// Most search terms used; the rest of a very long query is ignored.
 const MAX_TERMS: usize = 16;
 
-#[derive(Debug, Deserialize)]
-pub struct SearchRequest {
-    #[serde(default)]
-    query: Option<String>,
-    #[serde(default)]
-    context: Option<RequestContext>,
-    #[serde(default)]
-    filters: Option<Filters>,
-    #[serde(default)]
-    pagination: Option<PaginationRequest>,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct LookupRequest {
-    ids: Vec<String>,
-    #[serde(default)]
-    context: Option<RequestContext>,
-    #[serde(default)]
-    filters: Option<Filters>,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct GetProductRequest {
-    id: String,
-    #[serde(default)]
-    selected: Vec<SelectedOption>,
-    #[serde(default)]
-    preferences: Vec<String>,
-    #[serde(default)]
-    context: Option<RequestContext>,
-    #[serde(default)]
-    filters: Option<Filters>,
-}
-
-/// Hints from the platform. Only `currency` changes what we answer; the rest is accepted
-/// and ignored (unknown eligibility claims included, checklist 106).
-#[derive(Debug, Default, Deserialize)]
-struct RequestContext {
-    #[serde(default)]
-    currency: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-struct Filters {
-    #[serde(default)]
-    categories: Option<Vec<String>>,
-    #[serde(default)]
-    price: Option<PriceFilter>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-struct PriceFilter {
-    #[serde(default)]
-    min: Option<u64>,
-    #[serde(default)]
-    max: Option<u64>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-struct PaginationRequest {
-    #[serde(default)]
-    cursor: Option<String>,
-    #[serde(default)]
-    limit: Option<u64>,
-}
+use ucp_protocol::requests::{Filters, RequestContext};
+pub use ucp_protocol::requests::{GetProductRequest, LookupRequest, SearchRequest};
 
 /// A decimal exchange rate as an exact fraction: `0.92` is 92/100.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -581,15 +517,6 @@ impl CursorCodec {
         let score = f64::from_bits(u64::from_le_bytes(payload[10..18].try_into().map_err(|_| invalid())?));
         let row = i64::from_le_bytes(payload[18..26].try_into().map_err(|_| invalid())?);
         Ok(DecodedCursor { match_all_terms: payload[9] == 1, position: SearchPosition { score, row } })
-    }
-}
-
-/// Capability short names each catalog tool needs.
-pub fn capability_of(tool: &str) -> Option<&'static str> {
-    match tool {
-        "search_catalog" => Some("catalog.search"),
-        "lookup_catalog" | "get_product" => Some("catalog.lookup"),
-        _ => None,
     }
 }
 
