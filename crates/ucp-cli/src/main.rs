@@ -297,16 +297,16 @@ fn routes(args: RoutesArgs) -> anyhow::Result<std::process::ExitCode> {
     println!("REST endpoint: {}", settings.http.rest_path);
     println!();
     println!("{:<18} {:<15} {:<18} {:<6} REST PATH", "OPERATION", "CAPABILITY", "MCP TOOL", "METHOD");
-    for operation in ucp_server::operations::OPERATIONS {
-        let enabled = settings.capabilities.enabled.iter().any(|name| name == operation.capability);
+    for operation in ucp_server::operations::Operation::ALL {
+        let enabled = ucp_server::operations::is_enabled(&settings.capabilities.enabled, operation.capability());
         println!(
             "{:<18} {:<15} {:<18} {:<6} {}{}{}",
-            operation.name,
-            operation.capability,
-            operation.name,
-            operation.rest_method.as_str(),
+            operation.name(),
+            operation.capability().short_name(),
+            operation.name(),
+            operation.rest_method().as_str(),
             settings.http.rest_path,
-            operation.rest_path,
+            operation.rest_path(),
             if enabled { "" } else { "   (disabled)" }
         );
     }

@@ -10,7 +10,6 @@ pub mod checkout;
 pub mod commerce;
 pub mod json;
 pub mod money;
-pub mod negotiation;
 pub mod order;
 pub mod payment;
 pub mod store;

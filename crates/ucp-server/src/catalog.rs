@@ -5,9 +5,7 @@
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::{Hmac, Mac};
-use serde::Deserialize;
 use sha2::{Digest, Sha256};
-use ucp_domain::catalog::SelectedOption;
 use ucp_domain::commerce::{self as core, Answer, Cursor, CursorError, SearchKey};
 use ucp_domain::store::SearchPosition;
 use ucp_protocol::resources::{ErrorBody, LookupBody, ProductBody, SearchBody};
@@ -16,71 +14,8 @@ use crate::error::ApiError;
 use crate::response::Envelope;
 use crate::state::AppState;
 
-#[derive(Debug, Deserialize)]
-pub struct SearchRequest {
-    #[serde(default)]
-    query: Option<String>,
-    #[serde(default)]
-    context: Option<RequestContext>,
-    #[serde(default)]
-    filters: Option<Filters>,
-    #[serde(default)]
-    pagination: Option<PaginationRequest>,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct LookupRequest {
-    ids: Vec<String>,
-    #[serde(default)]
-    context: Option<RequestContext>,
-    #[serde(default)]
-    filters: Option<Filters>,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct GetProductRequest {
-    id: String,
-    #[serde(default)]
-    selected: Vec<SelectedOption>,
-    #[serde(default)]
-    preferences: Vec<String>,
-    #[serde(default)]
-    context: Option<RequestContext>,
-    #[serde(default)]
-    filters: Option<Filters>,
-}
-
-/// Hints from the platform. Only `currency` changes what we answer; the rest is accepted
-/// and ignored (unknown eligibility claims included, checklist 106).
-#[derive(Debug, Default, Deserialize)]
-struct RequestContext {
-    #[serde(default)]
-    currency: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-struct Filters {
-    #[serde(default)]
-    categories: Option<Vec<String>>,
-    #[serde(default)]
-    price: Option<PriceFilter>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-struct PriceFilter {
-    #[serde(default)]
-    min: Option<u64>,
-    #[serde(default)]
-    max: Option<u64>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-struct PaginationRequest {
-    #[serde(default)]
-    cursor: Option<String>,
-    #[serde(default)]
-    limit: Option<u64>,
-}
+use ucp_protocol::requests::{Filters, RequestContext};
+pub use ucp_protocol::requests::{GetProductRequest, LookupRequest, SearchRequest};
 
 fn filters_of(filters: Option<Filters>) -> core::CatalogFilters {
     let filters = filters.unwrap_or_default();
@@ -235,15 +170,6 @@ impl core::Cursors for CursorCodec {
 
     fn decode(&self, text: &str, key: &SearchKey<'_>) -> Result<Cursor, CursorError> {
         CursorCodec::decode(self, text, &query_fingerprint(key))
-    }
-}
-
-/// Capability short names each catalog tool needs.
-pub fn capability_of(tool: &str) -> Option<&'static str> {
-    match tool {
-        "search_catalog" => Some("catalog.search"),
-        "lookup_catalog" | "get_product" => Some("catalog.lookup"),
-        _ => None,
     }
 }
 

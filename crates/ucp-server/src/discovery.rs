@@ -7,92 +7,33 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use sha2::{Digest, Sha256};
-use ucp_domain::negotiation::OfferedCapability;
+use ucp_protocol::capability::Capability;
+use ucp_protocol::negotiation::OfferedCapability;
+use ucp_protocol::profile::{self, BusinessUcp, CapabilityEntry, Extends, ServiceBinding, Transport};
 
 use crate::config::Settings;
 use crate::keys::SigningKey;
 use crate::state::AppState;
 
-/// The protocol version we implement and advertise.
-pub const PROTOCOL_VERSION: &str = "2026-04-08";
-/// The namespace of the standard capabilities.
-pub const UCP_NAMESPACE: &str = "dev.ucp";
+pub use ucp_protocol::{PROTOCOL_VERSION, UCP_NAMESPACE};
 
-/// A capability we know how to serve.
+/// A capability name accepted in `capabilities.enabled`.
 #[derive(Debug, Clone, Copy)]
-pub struct CapabilityDef {
-    /// Name in configuration: `catalog.search`.
+pub struct KnownCapability {
     pub short_name: &'static str,
-    /// Name below the namespace: `shopping.catalog.search`.
-    pub suffix: &'static str,
-    /// Path of the specification page below `<spec base>/<version>/specification/`.
-    pub spec_path: &'static str,
-    /// Path of the schema below `<schema base>/<version>/schemas/`.
-    pub schema_path: &'static str,
-    /// Short names of the parents, for extensions.
-    pub extends: &'static [&'static str],
 }
 
-pub const KNOWN_CAPABILITIES: &[CapabilityDef] = &[
-    CapabilityDef {
-        short_name: "catalog.search",
-        suffix: "shopping.catalog.search",
-        spec_path: "catalog/search",
-        schema_path: "shopping/catalog_search.json",
-        extends: &[],
-    },
-    CapabilityDef {
-        short_name: "catalog.lookup",
-        suffix: "shopping.catalog.lookup",
-        spec_path: "catalog/lookup",
-        schema_path: "shopping/catalog_lookup.json",
-        extends: &[],
-    },
-    CapabilityDef {
-        short_name: "cart",
-        suffix: "shopping.cart",
-        spec_path: "cart",
-        schema_path: "shopping/cart.json",
-        extends: &[],
-    },
-    CapabilityDef {
-        short_name: "checkout",
-        suffix: "shopping.checkout",
-        spec_path: "checkout",
-        schema_path: "shopping/checkout.json",
-        extends: &[],
-    },
-    CapabilityDef {
-        short_name: "order",
-        suffix: "shopping.order",
-        spec_path: "order",
-        schema_path: "shopping/order.json",
-        extends: &[],
-    },
-    CapabilityDef {
-        short_name: "fulfillment",
-        suffix: "shopping.fulfillment",
-        spec_path: "fulfillment",
-        schema_path: "shopping/fulfillment.json",
-        extends: &["checkout"],
-    },
-    CapabilityDef {
-        short_name: "discount",
-        suffix: "shopping.discount",
-        spec_path: "discount",
-        schema_path: "shopping/discount.json",
-        extends: &["checkout", "cart"],
-    },
-];
-
-/// Short names of the capabilities relevant to an operation of capability `short_name`:
-/// itself and the extensions that extend it.
-pub fn relevant_to(short_name: &str) -> impl Iterator<Item = &'static str> + '_ {
-    KNOWN_CAPABILITIES
-        .iter()
-        .filter(move |capability| capability.short_name == short_name || capability.extends.contains(&short_name))
-        .map(|capability| capability.short_name)
-}
+/// The short names of [`Capability::ALL`], for `config.rs` until it calls
+/// `Capability::from_short_name`.
+pub const KNOWN_CAPABILITIES: &[KnownCapability] = &{
+    let mut known = [KnownCapability { short_name: "" }; Capability::ALL.len()];
+    let mut index = 0;
+    while index < known.len() {
+        known[index].short_name = Capability::ALL[index].short_name();
+        index += 1;
+    }
+    known
+};
 
 /// One namespace we advertise in: the standard one, or a configured alias.
 #[derive(Debug, Clone)]
@@ -113,7 +54,7 @@ pub struct BusinessProfile {
     /// Every (capability, namespace) we offer, for negotiation.
     pub offered: Vec<OfferedCapability>,
     /// Full capability name → short name (`dev.ucp.shopping.catalog.search` → `catalog.search`).
-    pub short_names: std::collections::BTreeMap<String, &'static str>,
+    pub short_names: std::collections::BTreeMap<String, Capability>,
     /// Protocol versions a platform may speak to us.
     pub accepted_versions: Vec<String>,
     /// Base URL, e.g. `https://shop.example`, with no trailing slash.
@@ -133,67 +74,65 @@ impl BusinessProfile {
         let namespaces = namespaces(settings);
         let mcp_endpoint = format!("{base_url}{}", settings.http.mcp_path);
         let rest_endpoint = format!("{base_url}{}", settings.http.rest_path);
-        let enabled: Vec<&CapabilityDef> = KNOWN_CAPABILITIES
-            .iter()
-            .filter(|capability| settings.capabilities.enabled.iter().any(|name| name == capability.short_name))
+        let enabled: Vec<Capability> = Capability::ALL
+            .into_iter()
+            .filter(|capability| crate::operations::is_enabled(&settings.capabilities.enabled, *capability))
             .collect();
 
-        let mut services = serde_json::Map::new();
-        let mut capabilities = serde_json::Map::new();
+        let mut services = std::collections::BTreeMap::new();
+        let mut capabilities = std::collections::BTreeMap::new();
         let mut offered = Vec::new();
         let mut short_names = std::collections::BTreeMap::new();
         for namespace in &namespaces {
+            let binding = |transport: Transport, schema: &str, endpoint: &str| ServiceBinding {
+                version: namespace.version.clone(),
+                transport,
+                spec: format!("{}/{}/specification/overview", namespace.spec_base, namespace.version),
+                schema: format!("{}/{}/services/shopping/{schema}", namespace.schema_base, namespace.version),
+                endpoint: endpoint.to_owned(),
+            };
             services.insert(
                 format!("{}.shopping", namespace.prefix),
-                serde_json::json!([{
-                    "version": namespace.version,
-                    "transport": "mcp",
-                    "spec": format!("{}/{}/specification/overview", namespace.spec_base, namespace.version),
-                    "schema": format!("{}/{}/services/shopping/mcp.openrpc.json", namespace.schema_base, namespace.version),
-                    "endpoint": mcp_endpoint,
-                }, {
-                    "version": namespace.version,
-                    "transport": "rest",
-                    "spec": format!("{}/{}/specification/overview", namespace.spec_base, namespace.version),
-                    "schema": format!("{}/{}/services/shopping/rest.openapi.json", namespace.schema_base, namespace.version),
-                    "endpoint": rest_endpoint,
-                }]),
+                vec![
+                    binding(Transport::Mcp, "mcp.openrpc.json", &mcp_endpoint),
+                    binding(Transport::Rest, "rest.openapi.json", &rest_endpoint),
+                ],
             );
             for capability in &enabled {
-                let name = format!("{}.{}", namespace.prefix, capability.suffix);
-                let extends: Vec<String> = capability
-                    .extends
-                    .iter()
-                    .filter_map(|parent| KNOWN_CAPABILITIES.iter().find(|known| known.short_name == *parent))
-                    .map(|parent| format!("{}.{}", namespace.prefix, parent.suffix))
-                    .collect();
-                let mut entry = serde_json::json!({
-                    "version": namespace.version,
-                    "spec": format!("{}/{}/specification/{}", namespace.spec_base, namespace.version, capability.spec_path),
-                    "schema": format!("{}/{}/schemas/{}", namespace.schema_base, namespace.version, capability.schema_path),
-                });
-                match extends.as_slice() {
-                    [] => {}
-                    [single] => entry["extends"] = single.clone().into(),
-                    many => entry["extends"] = many.to_vec().into(),
-                }
-                capabilities.insert(name.clone(), serde_json::json!([entry]));
+                let name = capability.name_in(&namespace.prefix);
+                let extends: Vec<String> =
+                    capability.extends().iter().map(|parent| parent.name_in(&namespace.prefix)).collect();
+                let entry = CapabilityEntry {
+                    version: namespace.version.clone(),
+                    spec: format!(
+                        "{}/{}/specification/{}",
+                        namespace.spec_base,
+                        namespace.version,
+                        capability.spec_path()
+                    ),
+                    schema: format!(
+                        "{}/{}/schemas/{}",
+                        namespace.schema_base,
+                        namespace.version,
+                        capability.schema_path()
+                    ),
+                    extends: Extends::of(&extends),
+                };
+                capabilities.insert(name.clone(), vec![entry]);
                 offered.push(OfferedCapability { name: name.clone(), version: namespace.version.clone(), extends });
-                short_names.insert(name, capability.short_name);
+                short_names.insert(name, *capability);
             }
         }
         let jwk = key.public_jwk();
-        let profile = serde_json::json!({
-            "ucp": {
-                "version": PROTOCOL_VERSION,
-                "services": services,
-                "capabilities": capabilities,
-                "payment_handlers": payment_handlers,
-            },
-            "signing_keys": [jwk.clone()],
-            "keys": [jwk],
-        });
-        let body = bytes::Bytes::from(serde_json::to_vec(&profile).unwrap_or_default());
+        let document = profile::BusinessProfile {
+            ucp: BusinessUcp { version: PROTOCOL_VERSION.to_owned(), services, capabilities, payment_handlers },
+            signing_keys: vec![jwk.clone()],
+            keys: vec![jwk],
+        };
+        // Through a `Value`, so members come out sorted as they always have (the ETag hashes
+        // these bytes).
+        let body = serde_json::to_value(&document).and_then(|value| serde_json::to_vec(&value)).unwrap_or_default();
+        let body = bytes::Bytes::from(body);
         let etag = format!("\"{}\"", hex::encode(&Sha256::digest(&body)[..16]));
         let mut accepted_versions: Vec<String> = vec![PROTOCOL_VERSION.to_owned()];
         for namespace in &namespaces {

@@ -7,7 +7,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::error::ApiError;
-use crate::operations::{Operation, Payload};
+use crate::operations::{Capability, Operation};
 use crate::platform::negotiate;
 use crate::response::{Envelope, error_response};
 use crate::state::AppState;
@@ -16,7 +16,7 @@ use crate::{catalog, purchase};
 /// One call of one operation, as a transport read it.
 #[derive(Debug)]
 pub struct Invocation<'a> {
-    pub operation: &'static Operation,
+    pub operation: Operation,
     pub headers: &'a HeaderMap,
     /// The profile named in MCP `meta` (REST has only the `UCP-Agent` header).
     pub meta_profile: Option<String>,
@@ -30,13 +30,8 @@ pub struct Invocation<'a> {
 }
 
 /// The payload member of an operation's arguments, if it has one.
-pub fn payload_member(operation: &Operation) -> Option<&'static str> {
-    match operation.payload {
-        Payload::Catalog => Some("catalog"),
-        Payload::Cart => Some("cart"),
-        Payload::Checkout => Some("checkout"),
-        Payload::None => None,
-    }
+pub fn payload_member(operation: Operation) -> Option<&'static str> {
+    operation.payload().member()
 }
 
 /// What an operation answered: the UCP body (resource or error response), and whether the
@@ -60,95 +55,101 @@ pub async fn run(state: &AppState, invocation: Invocation<'_>) -> Result<Reply, 
     let url = state.platforms.profile_url(invocation.headers.get("ucp-agent"), invocation.meta_profile.as_deref())?;
     let platform = state.platforms.resolve(&url).await?;
     let negotiated = negotiate(&state.profile, &platform)?;
-    let relevant: Vec<&str> = crate::discovery::relevant_to(operation.capability).collect();
+    let relevant: Vec<Capability> = operation.capability().relevant().collect();
     let short_of = |name: &String| state.profile.short_names.get(name).copied();
     let capabilities: Vec<(String, String)> = negotiated
         .capabilities
         .iter()
-        .filter(|(name, _)| short_of(name).is_some_and(|short| relevant.contains(&short)))
+        .filter(|(name, _)| short_of(name).is_some_and(|capability| relevant.contains(&capability)))
         .map(|(name, version)| (name.clone(), version.clone()))
         .collect();
-    if !capabilities.iter().any(|(name, _)| short_of(name) == Some(operation.capability)) {
+    if !capabilities.iter().any(|(name, _)| short_of(name) == Some(operation.capability())) {
         let body = error_response(
             &negotiated.version,
             "capabilities_incompatible",
             &format!(
                 "{} needs the {} capability, which your profile does not share with this business",
-                operation.name, operation.capability
+                operation.name(),
+                operation.capability().short_name()
             ),
             Some(&state.profile.base_url),
         );
         return serde_json::to_string(&body).map(Reply::from).map_err(ApiError::internal);
     }
-    let has = |short: &str| capabilities.iter().any(|(name, _)| short_of(name) == Some(short));
-    let cart_negotiated = negotiated.capabilities.keys().any(|name| short_of(name) == Some("cart"));
+    let has = |capability: Capability| capabilities.iter().any(|(name, _)| short_of(name) == Some(capability));
+    let cart_negotiated = negotiated.capabilities.keys().any(|name| short_of(name) == Some(Capability::Cart));
     let envelope = Envelope { version: negotiated.version.clone(), capabilities: capabilities.clone() };
     let call = purchase::Call {
         state,
         envelope: &envelope,
         platform: &platform.url,
-        fulfillment: has("fulfillment"),
-        discounts: has("discount"),
+        fulfillment: has(Capability::Fulfillment),
+        discounts: has(Capability::Discount),
         cart_negotiated,
         idempotency_key: invocation.idempotency_key.as_deref(),
         platform_handlers: &platform.payment_handlers,
     };
     let id = invocation.id.as_deref().unwrap_or_default();
     let created = |(body, created): (String, bool)| Reply { body, created };
+    // One arm per operation and no wildcard: an operation without a handler does not compile.
     let reply = match request {
-        ParsedRequest::Search(request) => catalog::search_catalog(state, &envelope, request).await?.into(),
-        ParsedRequest::Lookup(request) => catalog::lookup_catalog(state, &envelope, request).await?.into(),
-        ParsedRequest::Product(request) => catalog::get_product(state, &envelope, request).await?.into(),
-        ParsedRequest::Cart(request) => match operation.name {
-            "create_cart" => created(purchase::create_cart(&call, request).await?),
-            _ => purchase::update_cart(&call, id, request).await?.into(),
-        },
-        ParsedRequest::Checkout(request) => match operation.name {
-            "create_checkout" => created(purchase::create_checkout(&call, request).await?),
-            "update_checkout" => purchase::update_checkout(&call, id, request).await?.into(),
-            _ => purchase::complete_checkout(&call, id, request).await?.into(),
-        },
-        ParsedRequest::IdOnly => match operation.name {
-            "get_cart" => purchase::get_cart(&call, id).await?.into(),
-            "cancel_cart" => purchase::cancel_cart(&call, id).await?.into(),
-            "get_checkout" => purchase::get_checkout(&call, id).await?.into(),
-            "cancel_checkout" => purchase::cancel_checkout(&call, id).await?.into(),
-            _ => purchase::get_order(&call, id).await?.into(),
-        },
+        ParsedRequest::SearchCatalog(request) => catalog::search_catalog(state, &envelope, request).await?.into(),
+        ParsedRequest::LookupCatalog(request) => catalog::lookup_catalog(state, &envelope, request).await?.into(),
+        ParsedRequest::GetProduct(request) => catalog::get_product(state, &envelope, request).await?.into(),
+        ParsedRequest::CreateCart(request) => created(purchase::create_cart(&call, request).await?),
+        ParsedRequest::GetCart => purchase::get_cart(&call, id).await?.into(),
+        ParsedRequest::UpdateCart(request) => purchase::update_cart(&call, id, request).await?.into(),
+        ParsedRequest::CancelCart => purchase::cancel_cart(&call, id).await?.into(),
+        ParsedRequest::CreateCheckout(request) => created(purchase::create_checkout(&call, request).await?),
+        ParsedRequest::GetCheckout => purchase::get_checkout(&call, id).await?.into(),
+        ParsedRequest::UpdateCheckout(request) => purchase::update_checkout(&call, id, request).await?.into(),
+        ParsedRequest::CompleteCheckout(request) => purchase::complete_checkout(&call, id, request).await?.into(),
+        ParsedRequest::CancelCheckout => purchase::cancel_checkout(&call, id).await?.into(),
+        ParsedRequest::GetOrder => purchase::get_order(&call, id).await?.into(),
     };
     Ok(reply)
 }
 
+/// An operation with its payload parsed: one variant per operation.
 enum ParsedRequest {
-    Search(catalog::SearchRequest),
-    Lookup(catalog::LookupRequest),
-    Product(catalog::GetProductRequest),
-    Cart(purchase::CartRequest),
-    Checkout(purchase::CheckoutRequest),
-    IdOnly,
+    SearchCatalog(catalog::SearchRequest),
+    LookupCatalog(catalog::LookupRequest),
+    GetProduct(catalog::GetProductRequest),
+    CreateCart(purchase::CartRequest),
+    GetCart,
+    UpdateCart(purchase::CartRequest),
+    CancelCart,
+    CreateCheckout(purchase::CheckoutRequest),
+    GetCheckout,
+    UpdateCheckout(purchase::CheckoutRequest),
+    CompleteCheckout(purchase::CheckoutRequest),
+    CancelCheckout,
+    GetOrder,
 }
 
 impl ParsedRequest {
-    fn parse(operation: &Operation, payload: Option<&Value>, label: &str) -> Result<ParsedRequest, ApiError> {
-        if operation.payload == Payload::None {
-            // cancel_checkout: Google sends "checkout": {}; whatever is there is ignored.
-            return Ok(ParsedRequest::IdOnly);
-        }
-        // complete_checkout's payload is optional after a buyer passed 3-D Secure on our page.
-        if operation.name == "complete_checkout" && payload.is_none() {
-            return Ok(ParsedRequest::Checkout(purchase::CheckoutRequest::default()));
-        }
-        let payload =
-            payload.ok_or_else(|| ApiError::invalid_params(format!("{} requires {label}", operation.name)))?;
-        Ok(match operation.name {
-            "search_catalog" => ParsedRequest::Search(typed(label, payload)?),
-            "lookup_catalog" => ParsedRequest::Lookup(typed(label, payload)?),
-            "get_product" => ParsedRequest::Product(typed(label, payload)?),
-            "create_cart" | "update_cart" => ParsedRequest::Cart(typed(label, payload)?),
-            "create_checkout" | "update_checkout" | "complete_checkout" => {
-                ParsedRequest::Checkout(typed(label, payload)?)
-            }
-            other => return Err(ApiError::internal(format!("operation {other} has no dispatcher"))),
+    fn parse(operation: Operation, payload: Option<&Value>, label: &str) -> Result<ParsedRequest, ApiError> {
+        // An id-only operation ignores whatever payload is there (cancel_checkout: Google
+        // sends "checkout": {}); complete_checkout's is optional after a buyer passed 3-D
+        // Secure on our page.
+        let body = || payload.ok_or_else(|| ApiError::invalid_params(format!("{} requires {label}", operation.name())));
+        Ok(match operation {
+            Operation::SearchCatalog => ParsedRequest::SearchCatalog(typed(label, body()?)?),
+            Operation::LookupCatalog => ParsedRequest::LookupCatalog(typed(label, body()?)?),
+            Operation::GetProduct => ParsedRequest::GetProduct(typed(label, body()?)?),
+            Operation::CreateCart => ParsedRequest::CreateCart(typed(label, body()?)?),
+            Operation::GetCart => ParsedRequest::GetCart,
+            Operation::UpdateCart => ParsedRequest::UpdateCart(typed(label, body()?)?),
+            Operation::CancelCart => ParsedRequest::CancelCart,
+            Operation::CreateCheckout => ParsedRequest::CreateCheckout(typed(label, body()?)?),
+            Operation::GetCheckout => ParsedRequest::GetCheckout,
+            Operation::UpdateCheckout => ParsedRequest::UpdateCheckout(typed(label, body()?)?),
+            Operation::CompleteCheckout => ParsedRequest::CompleteCheckout(match payload {
+                Some(payload) => typed(label, payload)?,
+                None => purchase::CheckoutRequest::default(),
+            }),
+            Operation::CancelCheckout => ParsedRequest::CancelCheckout,
+            Operation::GetOrder => ParsedRequest::GetOrder,
         })
     }
 }

@@ -148,3 +148,9 @@ impl From<ucp_domain::Error> for ApiError {
         }
     }
 }
+
+impl From<ucp_protocol::requests::InvalidInput> for ApiError {
+    fn from(error: ucp_protocol::requests::InvalidInput) -> Self {
+        ApiError::invalid_params(error.0)
+    }
+}

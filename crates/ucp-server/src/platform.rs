@@ -11,7 +11,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::HeaderValue;
-use ucp_domain::negotiation::{intersect, negotiate_version};
+pub use ucp_protocol::negotiation::Negotiated;
+use ucp_protocol::negotiation::{Declaration, NegotiationError, Offer};
+use ucp_protocol::profile::ProfileError;
 
 use crate::config::ProfileSettings;
 use crate::discovery::BusinessProfile;
@@ -28,14 +30,6 @@ pub struct PlatformProfile {
     pub keys: Vec<serde_json::Value>,
     /// Payment handler names the platform declares it can use; empty when it declares none.
     pub payment_handlers: Vec<String>,
-}
-
-/// The outcome of negotiation for one request.
-#[derive(Debug, Clone)]
-pub struct Negotiated {
-    pub version: String,
-    /// Capability name → chosen version.
-    pub capabilities: BTreeMap<String, String>,
 }
 
 /// Resolves, fetches, validates and caches platform profiles.
@@ -206,100 +200,33 @@ fn profile_from_header(value: &HeaderValue) -> Result<String, ApiError> {
     }
 }
 
-/// Validates what negotiation needs; tolerates what real platforms omit (logged).
+/// Validates what negotiation needs (`ucp_protocol::profile::PlatformProfile::parse`);
+/// tolerates what real platforms omit (logged).
 pub fn parse_profile(url: &str, body: &[u8]) -> Result<PlatformProfile, ApiError> {
-    let malformed = |reason: String| ApiError::new(ErrorKind::ProfileMalformed, format!("profile {url}: {reason}"));
-    let document: serde_json::Value =
-        serde_json::from_slice(body).map_err(|error| malformed(format!("not JSON ({error})")))?;
-    let ucp =
-        document.get("ucp").and_then(|ucp| ucp.as_object()).ok_or_else(|| malformed("no \"ucp\" object".into()))?;
-    let version =
-        ucp.get("version").and_then(|version| version.as_str()).ok_or_else(|| malformed("no ucp.version".into()))?;
-    if !is_date_version(version) {
-        return Err(malformed(format!("ucp.version {version:?} is not YYYY-MM-DD")));
-    }
-    let mut capabilities = BTreeMap::new();
-    match ucp.get("capabilities") {
-        None => {}
-        Some(serde_json::Value::Object(map)) => {
-            for (name, entries) in map {
-                let entries = entries
-                    .as_array()
-                    .ok_or_else(|| malformed(format!("ucp.capabilities[{name:?}] is not an array")))?;
-                let mut versions = Vec::with_capacity(entries.len());
-                for (index, entry) in entries.iter().enumerate() {
-                    let entry_version = entry
-                        .get("version")
-                        .and_then(|version| version.as_str())
-                        .filter(|version| is_date_version(version))
-                        .ok_or_else(|| {
-                            malformed(format!("ucp.capabilities[{name:?}][{index}] has no YYYY-MM-DD version"))
-                        })?;
-                    if entry.get("spec").is_none() || entry.get("schema").is_none() {
-                        tracing::warn!(profile = url, capability = %name, "platform capability entry lacks spec or schema; tolerated");
-                    }
-                    versions.push(entry_version.to_owned());
-                }
-                capabilities.insert(name.clone(), versions);
-            }
+    let parsed = ucp_protocol::profile::PlatformProfile::parse(body).map_err(|error| match error {
+        ProfileError::Malformed(reason) => {
+            ApiError::new(ErrorKind::ProfileMalformed, format!("profile {url}: {reason}"))
         }
-        Some(_) => return Err(malformed("ucp.capabilities is not an object".into())),
+    })?;
+    for name in &parsed.incomplete_capabilities {
+        tracing::warn!(profile = url, capability = %name, "platform capability entry lacks spec or schema; tolerated");
     }
-    let mut keys = Vec::new();
-    for field in ["keys", "signing_keys"] {
-        match document.get(field) {
-            None => {}
-            Some(serde_json::Value::Array(items)) => {
-                for (index, key) in items.iter().enumerate() {
-                    if key.get("kid").and_then(|kid| kid.as_str()).is_none()
-                        || key.get("kty").and_then(|kty| kty.as_str()).is_none()
-                    {
-                        return Err(malformed(format!("{field}[{index}] lacks kid or kty")));
-                    }
-                    if key.get("d").is_some() {
-                        return Err(malformed(format!("{field}[{index}] publishes a private key member")));
-                    }
-                    keys.push(key.clone());
-                }
-            }
-            Some(_) => return Err(malformed(format!("{field} is not an array"))),
-        }
-    }
-    let payment_handlers = ucp
-        .get("payment_handlers")
-        .and_then(|handlers| handlers.as_object())
-        .map(|handlers| handlers.keys().cloned().collect())
-        .unwrap_or_default();
-    Ok(PlatformProfile { url: url.to_owned(), version: version.to_owned(), capabilities, keys, payment_handlers })
-}
-
-fn is_date_version(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    bytes.len() == 10
-        && bytes
-            .iter()
-            .enumerate()
-            .all(|(index, byte)| if index == 4 || index == 7 { *byte == b'-' } else { byte.is_ascii_digit() })
+    Ok(PlatformProfile {
+        url: url.to_owned(),
+        version: parsed.version,
+        capabilities: parsed.capabilities,
+        keys: parsed.keys,
+        payment_handlers: parsed.payment_handlers,
+    })
 }
 
 /// Version check and capability intersection (overview §5).
 pub fn negotiate(ours: &BusinessProfile, platform: &PlatformProfile) -> Result<Negotiated, ApiError> {
-    let version = negotiate_version(
-        &platform.version,
-        &ours.accepted_versions[0],
-        ours.accepted_versions[1..].iter().map(String::as_str),
-    )
-    .map_err(|unsupported| {
-        ApiError::new(
-            ErrorKind::VersionUnsupported,
-            format!(
-                "protocol version {} is not supported; this business speaks {}",
-                unsupported.requested,
-                ours.accepted_versions.join(", ")
-            ),
-        )
-    })?;
-    Ok(Negotiated { version: version.to_owned(), capabilities: intersect(&ours.offered, &platform.capabilities) })
+    let business = Offer { accepted_versions: &ours.accepted_versions, capabilities: &ours.offered };
+    let declared = Declaration { version: &platform.version, capabilities: &platform.capabilities };
+    ucp_protocol::negotiation::negotiate(business, declared).map_err(|error| match error {
+        NegotiationError::VersionUnsupported { .. } => ApiError::new(ErrorKind::VersionUnsupported, error.to_string()),
+    })
 }
 
 /// Whether a profile fetch may connect to `address`.

@@ -1,7 +1,9 @@
 //! Pieces every UCP response body shares: the `ucp` envelope and the resource-less error
-//! response (`shopping/types/error_response.json`).
+//! response, rendered with the wire types of `ucp_protocol`.
 
-use serde_json::{Value, json};
+use serde_json::Value;
+use ucp_protocol::envelope::Ucp;
+use ucp_protocol::error_response::ErrorResponse;
 
 /// The negotiated version and the capabilities relevant to one operation.
 #[derive(Debug, Clone)]
@@ -12,22 +14,25 @@ pub struct Envelope {
 }
 
 impl Envelope {
+    /// The typed `ucp` member of a successful response.
+    pub fn wire(&self) -> Ucp {
+        Ucp::success(&self.version, self.capabilities.iter().map(|(name, version)| (name.as_str(), version.as_str())))
+    }
+
     /// The `ucp` member of a successful response.
     pub fn ucp(&self) -> Value {
-        let capabilities: serde_json::Map<String, Value> =
-            self.capabilities.iter().map(|(name, version)| (name.clone(), json!([{ "version": version }]))).collect();
-        json!({ "version": self.version, "status": "success", "capabilities": capabilities })
+        to_value(&self.wire())
     }
 }
 
 /// A business outcome with no resource: `ucp.status` is `error` and one unrecoverable message.
+/// `continue_url` is the business's base URL; the buyer continues at its root.
 pub fn error_response(version: &str, code: &str, content: &str, continue_url: Option<&str>) -> Value {
-    let mut body = json!({
-        "ucp": { "version": version, "status": "error" },
-        "messages": [{ "type": "error", "code": code, "content": content, "severity": "unrecoverable" }],
-    });
-    if let Some(url) = continue_url {
-        body["continue_url"] = format!("{url}/").into();
-    }
-    body
+    let body = ErrorResponse::unrecoverable(version, code, content, continue_url.map(|url| format!("{url}/")));
+    to_value(&body)
+}
+
+/// Wire types serialize infallibly (string keys, no non-finite floats); `Null` is unreachable.
+fn to_value(body: &impl serde::Serialize) -> Value {
+    serde_json::to_value(body).unwrap_or(Value::Null)
 }

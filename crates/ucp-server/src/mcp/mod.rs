@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use crate::dispatch;
 use crate::error::{ApiError, ErrorKind};
 use crate::layers::{self, RawBody, RpcId};
-use crate::operations;
+use crate::operations::{self, Operation};
 use crate::state::AppState;
 
 /// MCP protocol revisions we answer `initialize` with; the first is the newest.
@@ -155,20 +155,17 @@ fn initialize(state: &AppState, params: &Value) -> Value {
 
 /// The tools of the operations whose capability we advertise, for `tools/list`.
 pub fn tool_list(enabled: &[String]) -> Vec<Value> {
-    operations::OPERATIONS
-        .iter()
-        .filter(|operation| enabled.iter().any(|name| name == operation.capability))
+    Operation::ALL
+        .into_iter()
+        .filter(|operation| operations::is_enabled(enabled, operation.capability()))
         .map(|operation| {
             json!({
-                "name": operation.name,
-                "title": operation.name.replace('_', " "),
-                "description": operation.description,
+                "name": operation.name(),
+                "title": operation.name().replace('_', " "),
+                "description": operation.description(),
                 "inputSchema": schemas::input_schema(operation),
                 "outputSchema": schemas::output_schema(operation),
-                "annotations": {
-                    "readOnlyHint": operation.name.starts_with("get_") || operation.capability.starts_with("catalog."),
-                    "openWorldHint": false
-                },
+                "annotations": { "readOnlyHint": operation.read_only(), "openWorldHint": false },
             })
         })
         .collect()
@@ -179,8 +176,8 @@ async fn call_tool(state: &AppState, headers: &HeaderMap, params: &Value) -> Res
         .get("name")
         .and_then(Value::as_str)
         .ok_or_else(|| ApiError::invalid_params("params.name must name a tool"))?;
-    let operation = operations::find(name)
-        .filter(|operation| state.settings.capabilities.enabled.iter().any(|enabled| enabled == operation.capability))
+    let operation = Operation::from_name(name)
+        .filter(|operation| operations::is_enabled(&state.settings.capabilities.enabled, operation.capability()))
         .ok_or_else(|| {
             ApiError::invalid_params(format!("unknown tool {name:?}; tools/list names the tools this server offers"))
         })?;
@@ -214,14 +211,14 @@ async fn call_tool(state: &AppState, headers: &HeaderMap, params: &Value) -> Res
     match meta.get("idempotency-key") {
         Some(Value::String(key)) if uuid::Uuid::parse_str(key).is_ok() => {}
         Some(_) => return Err(ApiError::invalid_params("arguments.meta[\"idempotency-key\"] must be a UUID string")),
-        None if operation.requires_idempotency_key => {
+        None if operation.requires_idempotency_key() => {
             return Err(ApiError::invalid_params(format!(
                 "{name} requires arguments.meta[\"idempotency-key\"] (a UUID)"
             )));
         }
         None => {}
     }
-    let target_id = if operation.takes_id {
+    let target_id = if operation.takes_id() {
         match arguments.get("id") {
             Some(Value::String(id)) if !id.is_empty() => Some(id.clone()),
             Some(_) => return Err(ApiError::invalid_params("arguments.id must be a non-empty string")),

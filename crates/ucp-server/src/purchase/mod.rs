@@ -18,10 +18,7 @@ use crate::error::ApiError;
 use crate::response::Envelope;
 use crate::state::AppState;
 
-/// Most lines a cart or checkout may hold.
-pub const MAX_LINES: usize = 100;
-/// Largest quantity of one line.
-pub const MAX_QUANTITY: i64 = 10_000;
+pub use ucp_protocol::requests::{MAX_LINES, MAX_QUANTITY};
 
 /// Who is calling and what was negotiated, for one operation.
 #[derive(Debug)]

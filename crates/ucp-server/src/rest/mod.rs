@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use crate::dispatch::{self, Invocation};
 use crate::error::{ApiError, ErrorKind};
 use crate::layers::{self, RawBody};
-use crate::operations::{OPERATIONS, Operation, RestMethod};
+use crate::operations::{self, Operation, RestMethod};
 use crate::state::AppState;
 
 /// The routes of the enabled operations below `http.rest_path`, plus `/openapi.json`.
@@ -28,16 +28,17 @@ pub fn router(state: &AppState) -> Router<AppState> {
     let base = state.settings.http.rest_path.clone();
     let enabled = &state.settings.capabilities.enabled;
     let mut by_path: BTreeMap<&'static str, Vec<&'static Operation>> = BTreeMap::new();
-    for operation in OPERATIONS.iter().filter(|operation| enabled.iter().any(|name| name == operation.capability)) {
-        by_path.entry(operation.rest_path).or_default().push(operation);
+    let all: &'static [Operation] = &Operation::ALL;
+    for operation in all.iter().filter(|operation| operations::is_enabled(enabled, operation.capability())) {
+        by_path.entry(operation.rest_path()).or_default().push(operation);
     }
     let mut router = Router::new().route(&format!("{base}/openapi.json"), get(openapi::serve));
     for (path, operations) in by_path {
-        let allow: Vec<&'static str> = operations.iter().map(|operation| operation.rest_method.as_str()).collect();
+        let allow: Vec<&'static str> = operations.iter().map(|operation| operation.rest_method().as_str()).collect();
         let allow = allow.join(", ");
         let mut methods: MethodRouter<AppState> = MethodRouter::new();
         for operation in operations {
-            let filter = match operation.rest_method {
+            let filter = match operation.rest_method() {
                 RestMethod::Get => MethodFilter::GET,
                 RestMethod::Post => MethodFilter::POST,
                 RestMethod::Put => MethodFilter::PUT,
@@ -69,7 +70,7 @@ async fn handle(state: &AppState, operation: &'static Operation, request: Reques
     let Some(RawBody(bytes)) = parts.extensions.remove::<RawBody>() else {
         return rest_error(&ApiError::internal("the REST routes are missing the body layer"));
     };
-    let id = if operation.takes_id {
+    let id = if operation.takes_id() {
         match path_id(&mut parts).await {
             Ok(id) => Some(id),
             Err(error) => return rest_error(&error),
@@ -112,12 +113,12 @@ async fn run(
     } else {
         None
     };
-    if operation.rest_method != RestMethod::Get
-        && dispatch::payload_member(operation).is_some()
-        && operation.name != "complete_checkout"
+    if operation.rest_method() != RestMethod::Get
+        && dispatch::payload_member(*operation).is_some()
+        && !operation.payload_optional()
         && payload.is_none()
     {
-        return Err(ApiError::invalid_params(format!("{} needs a JSON body", operation.name)));
+        return Err(ApiError::invalid_params(format!("{} needs a JSON body", operation.name())));
     }
     if let (Some(id), Some(body_id)) = (&id, payload.as_ref().and_then(|payload| payload.get("id")))
         && body_id.as_str() != Some(id.as_str())
@@ -126,9 +127,9 @@ async fn run(
             "the body's id {body_id} disagrees with the path id {id:?}; leave it out"
         )));
     }
-    let member_payload = if dispatch::payload_member(operation).is_some() { payload.as_ref() } else { None };
+    let member_payload = if dispatch::payload_member(*operation).is_some() { payload.as_ref() } else { None };
     let invocation = Invocation {
-        operation,
+        operation: *operation,
         headers,
         meta_profile: None,
         idempotency_key: headers.get("idempotency-key").and_then(|value| value.to_str().ok()).map(str::to_owned),
@@ -155,7 +156,7 @@ fn check_headers(operation: &Operation, headers: &HeaderMap) -> Result<(), ApiEr
             None => {
                 return Err(ApiError::new(
                     ErrorKind::MissingHeader,
-                    format!("the Idempotency-Key header is required on {} (a UUID)", operation.name),
+                    format!("the Idempotency-Key header is required on {} (a UUID)", operation.name()),
                 ));
             }
             Some(key) if uuid::Uuid::parse_str(key).is_err() => {

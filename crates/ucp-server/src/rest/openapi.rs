@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 
 use crate::dispatch::payload_member;
 use crate::mcp::schemas::{input_schema, output_schema};
-use crate::operations::{OPERATIONS, Operation};
+use crate::operations::{self, Operation};
 use crate::state::AppState;
 
 pub(super) async fn serve(State(state): State<AppState>) -> Response {
@@ -31,9 +31,11 @@ pub(super) fn document(state: &AppState) -> Value {
     let enabled = &state.settings.capabilities.enabled;
     let mut paths = Map::new();
     let mut schemas = Map::new();
-    for operation in OPERATIONS.iter().filter(|operation| enabled.iter().any(|name| name == operation.capability)) {
-        let entry = paths.entry(operation.rest_path.to_owned()).or_insert_with(|| json!({}));
-        entry[operation.rest_method.as_str().to_lowercase()] = operation_object(operation, &mut schemas);
+    for operation in
+        Operation::ALL.into_iter().filter(|operation| operations::is_enabled(enabled, operation.capability()))
+    {
+        let entry = paths.entry(operation.rest_path().to_owned()).or_insert_with(|| json!({}));
+        entry[operation.rest_method().as_str().to_lowercase()] = operation_object(operation, &mut schemas);
     }
     schemas.insert(
         "protocol_error".into(),
@@ -64,7 +66,7 @@ pub(super) fn document(state: &AppState) -> Value {
     })
 }
 
-fn operation_object(operation: &Operation, schemas: &mut Map<String, Value>) -> Value {
+fn operation_object(operation: Operation, schemas: &mut Map<String, Value>) -> Value {
     let mut parameters = vec![
         json!({ "$ref": "#/components/parameters/ucp_agent" }),
         json!({ "$ref": "#/components/parameters/request_id" }),
@@ -72,7 +74,7 @@ fn operation_object(operation: &Operation, schemas: &mut Map<String, Value>) -> 
     if operation.rest_requires_idempotency_key() {
         parameters.push(json!({ "$ref": "#/components/parameters/idempotency_key" }));
     }
-    if operation.takes_id {
+    if operation.takes_id() {
         parameters.push(json!({ "$ref": "#/components/parameters/id" }));
     }
     let success_status = if operation.creates() { "201" } else { "200" };
@@ -95,8 +97,8 @@ fn operation_object(operation: &Operation, schemas: &mut Map<String, Value>) -> 
         );
     }
     let mut object = json!({
-        "operationId": operation.name,
-        "summary": operation.description,
+        "operationId": operation.name(),
+        "summary": operation.description(),
         "parameters": parameters,
         "responses": responses,
     });
@@ -104,7 +106,7 @@ fn operation_object(operation: &Operation, schemas: &mut Map<String, Value>) -> 
         let input = hoist(input_schema(operation), schemas);
         let body_schema = input["properties"][member].clone();
         object["requestBody"] = json!({
-            "required": operation.name != "complete_checkout",
+            "required": !operation.payload_optional(),
             "content": { "application/json": { "schema": body_schema } }
         });
     }

@@ -1,5 +1,6 @@
 //! Capability negotiation (UCP overview §5): the version check and the capability
-//! intersection between our profile and a platform's. Pure functions over plain data.
+//! intersection between a business's offer and a platform's declaration. Pure functions over
+//! plain data, usable by either side.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -13,7 +14,53 @@ pub struct OfferedCapability {
 }
 
 /// The outcome of intersection: each surviving capability name with the version chosen.
-pub type Negotiated = BTreeMap<String, String>;
+pub type Intersection = BTreeMap<String, String>;
+
+/// What a business offers: the protocol versions it speaks (its own first) and every
+/// (capability, namespace) version it serves.
+#[derive(Debug, Clone, Copy)]
+pub struct Offer<'a> {
+    pub accepted_versions: &'a [String],
+    pub capabilities: &'a [OfferedCapability],
+}
+
+/// What a platform declares in its profile: its protocol version and capability versions.
+#[derive(Debug, Clone, Copy)]
+pub struct Declaration<'a> {
+    pub version: &'a str,
+    /// Capability name → versions.
+    pub capabilities: &'a BTreeMap<String, Vec<String>>,
+}
+
+/// The outcome of negotiation for one request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Negotiated {
+    pub version: String,
+    /// Capability name → chosen version.
+    pub capabilities: Intersection,
+}
+
+/// Why negotiation failed; a server maps it to its `version_unsupported` error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NegotiationError {
+    #[error("protocol version {requested} is not supported; this business speaks {}", supported.join(", "))]
+    VersionUnsupported { requested: String, supported: Vec<String> },
+}
+
+/// Version check and capability intersection (overview §5).
+pub fn negotiate(business: Offer<'_>, platform: Declaration<'_>) -> Result<Negotiated, NegotiationError> {
+    let unsupported = || NegotiationError::VersionUnsupported {
+        requested: platform.version.to_owned(),
+        supported: business.accepted_versions.to_vec(),
+    };
+    let (ours, older) = business.accepted_versions.split_first().ok_or_else(unsupported)?;
+    let version =
+        negotiate_version(platform.version, ours, older.iter().map(String::as_str)).map_err(|_| unsupported())?;
+    Ok(Negotiated {
+        version: version.to_owned(),
+        capabilities: intersect(business.capabilities, platform.capabilities),
+    })
+}
 
 /// Why a platform's protocol version cannot be served.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,7 +89,7 @@ pub fn negotiate_version<'a>(
 /// 1. keep our capabilities whose name the platform also lists;
 /// 2. per name keep versions present on both sides and pick the latest (dates compare lexically);
 /// 3. drop extensions none of whose parents survived, repeating until nothing changes.
-pub fn intersect(offered: &[OfferedCapability], platform: &BTreeMap<String, Vec<String>>) -> Negotiated {
+pub fn intersect(offered: &[OfferedCapability], platform: &BTreeMap<String, Vec<String>>) -> Intersection {
     let mut chosen: BTreeMap<String, (String, Vec<String>)> = BTreeMap::new();
     for capability in offered {
         let Some(platform_versions) = platform.get(&capability.name) else { continue };
@@ -137,5 +184,21 @@ mod tests {
         assert_eq!(negotiate_version("2026-04-08", "2026-04-08", []), Ok("2026-04-08"));
         assert_eq!(negotiate_version("2026-01-23", "2026-04-08", ["2026-01-23"]), Ok("2026-01-23"));
         assert!(negotiate_version("2025-01-01", "2026-04-08", ["2026-01-23"]).is_err());
+    }
+
+    #[test]
+    fn negotiate_names_what_the_business_speaks() {
+        let accepted = vec!["2026-04-08".to_owned(), "2026-01-23".to_owned()];
+        let ours = vec![offer("dev.ucp.shopping.cart", "2026-04-08", &[])];
+        let theirs = platform(&[("dev.ucp.shopping.cart", &["2026-04-08"])]);
+        let business = Offer { accepted_versions: &accepted, capabilities: &ours };
+        let negotiated = negotiate(business, Declaration { version: "2026-04-08", capabilities: &theirs }).unwrap();
+        assert_eq!(negotiated.version, "2026-04-08");
+        assert_eq!(negotiated.capabilities["dev.ucp.shopping.cart"], "2026-04-08");
+        let error = negotiate(business, Declaration { version: "2025-01-01", capabilities: &theirs }).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "protocol version 2025-01-01 is not supported; this business speaks 2026-04-08, 2026-01-23"
+        );
     }
 }

@@ -1,0 +1,74 @@
+//! The `ucp` member every response body carries: the negotiated version, whether the body is
+//! a resource or an error response, and the capabilities relevant to the operation.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// `ucp.status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Success,
+    Error,
+}
+
+/// One version of a capability in `ucp.capabilities`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CapabilityVersion {
+    pub version: String,
+}
+
+/// The `ucp` member of a response body.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Ucp {
+    pub version: String,
+    pub status: Status,
+    /// Capability name → versions; absent on an error response.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capabilities: Option<BTreeMap<String, Vec<CapabilityVersion>>>,
+    /// The payment handlers offered for a checkout (`payment_handler.json` entries by name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payment_handlers: Option<serde_json::Value>,
+}
+
+impl Ucp {
+    /// The envelope of a successful response naming `capabilities` (name, version).
+    pub fn success<'a>(version: &str, capabilities: impl IntoIterator<Item = (&'a str, &'a str)>) -> Ucp {
+        let capabilities = capabilities
+            .into_iter()
+            .map(|(name, version)| (name.to_owned(), vec![CapabilityVersion { version: version.to_owned() }]))
+            .collect();
+        Ucp {
+            version: version.to_owned(),
+            status: Status::Success,
+            capabilities: Some(capabilities),
+            payment_handlers: None,
+        }
+    }
+
+    /// The envelope of an error response: version and status only.
+    pub fn error(version: &str) -> Ucp {
+        Ucp { version: version.to_owned(), status: Status::Error, capabilities: None, payment_handlers: None }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn success_and_error_envelopes_serialize_as_before() {
+        let ucp = Ucp::success("2026-04-08", [("dev.ucp.shopping.cart", "2026-04-08")]);
+        assert_eq!(
+            serde_json::to_value(&ucp).unwrap(),
+            serde_json::json!({
+                "version": "2026-04-08",
+                "status": "success",
+                "capabilities": { "dev.ucp.shopping.cart": [{ "version": "2026-04-08" }] }
+            })
+        );
+        let ucp = Ucp::error("2026-04-08");
+        assert_eq!(serde_json::to_string(&ucp).unwrap(), r#"{"version":"2026-04-08","status":"error"}"#);
+    }
+}

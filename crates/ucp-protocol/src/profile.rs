@@ -1,0 +1,234 @@
+//! Profiles: the business profile a merchant serves at `/.well-known/ucp` (typed for
+//! serializing and reading back), and the platform profile a caller names, validated for
+//! what negotiation needs while tolerating what real platforms omit.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The document served at `/.well-known/ucp`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BusinessProfile {
+    pub ucp: BusinessUcp,
+    /// Public JWKs responses are signed with.
+    #[serde(default)]
+    pub signing_keys: Vec<Value>,
+    /// The same keys under their older member name.
+    #[serde(default)]
+    pub keys: Vec<Value>,
+}
+
+/// The `ucp` member of a business profile.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BusinessUcp {
+    pub version: String,
+    /// Service name (`dev.ucp.shopping`) → its transport bindings.
+    #[serde(default)]
+    pub services: BTreeMap<String, Vec<ServiceBinding>>,
+    /// Capability name → the versions offered.
+    #[serde(default)]
+    pub capabilities: BTreeMap<String, Vec<CapabilityEntry>>,
+    /// Payment handler name → its declarations.
+    #[serde(default)]
+    pub payment_handlers: Value,
+}
+
+/// A transport of a service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Transport {
+    Mcp,
+    Rest,
+}
+
+/// One binding of a service: where and how to call it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServiceBinding {
+    pub version: String,
+    pub transport: Transport,
+    pub spec: String,
+    pub schema: String,
+    pub endpoint: String,
+}
+
+/// One offered version of a capability.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CapabilityEntry {
+    pub version: String,
+    pub spec: String,
+    pub schema: String,
+    /// The parents of an extension.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extends: Option<Extends>,
+}
+
+/// `extends`: one parent name, or several.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Extends {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl Extends {
+    /// `None` for no parents, a string for one, an array for more.
+    pub fn of(parents: &[String]) -> Option<Extends> {
+        match parents {
+            [] => None,
+            [single] => Some(Extends::One(single.clone())),
+            many => Some(Extends::Many(many.to_vec())),
+        }
+    }
+}
+
+/// What negotiation and signature checks need from a platform's profile.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlatformProfile {
+    pub version: String,
+    /// Capability name → versions the platform declares.
+    pub capabilities: BTreeMap<String, Vec<String>>,
+    /// Public keys (`keys` or `signing_keys`), for signature checks.
+    pub keys: Vec<Value>,
+    /// Payment handler names the platform declares it can use; empty when it declares none.
+    pub payment_handlers: Vec<String>,
+    /// Capabilities with an entry lacking `spec` or `schema`: tolerated, worth a log line.
+    pub incomplete_capabilities: Vec<String>,
+}
+
+/// Why a platform profile cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProfileError {
+    /// The document is not a UCP profile; the reason names the offending member.
+    #[error("{0}")]
+    Malformed(String),
+}
+
+impl PlatformProfile {
+    /// Validates what negotiation needs: a `ucp` object with a `YYYY-MM-DD` version, and if
+    /// present capabilities with dated versions and keys with `kid` and `kty` and no private
+    /// member. Missing `spec`/`schema` on a capability entry is tolerated.
+    pub fn parse(body: &[u8]) -> Result<PlatformProfile, ProfileError> {
+        let malformed = ProfileError::Malformed;
+        let document: Value = serde_json::from_slice(body).map_err(|error| malformed(format!("not JSON ({error})")))?;
+        let ucp =
+            document.get("ucp").and_then(Value::as_object).ok_or_else(|| malformed("no \"ucp\" object".into()))?;
+        let version = ucp.get("version").and_then(Value::as_str).ok_or_else(|| malformed("no ucp.version".into()))?;
+        if !is_date_version(version) {
+            return Err(malformed(format!("ucp.version {version:?} is not YYYY-MM-DD")));
+        }
+        let mut capabilities = BTreeMap::new();
+        let mut incomplete_capabilities = Vec::new();
+        match ucp.get("capabilities") {
+            None => {}
+            Some(Value::Object(map)) => {
+                for (name, entries) in map {
+                    let entries = entries
+                        .as_array()
+                        .ok_or_else(|| malformed(format!("ucp.capabilities[{name:?}] is not an array")))?;
+                    let mut versions = Vec::with_capacity(entries.len());
+                    for (index, entry) in entries.iter().enumerate() {
+                        let entry_version = entry
+                            .get("version")
+                            .and_then(Value::as_str)
+                            .filter(|version| is_date_version(version))
+                            .ok_or_else(|| {
+                                malformed(format!("ucp.capabilities[{name:?}][{index}] has no YYYY-MM-DD version"))
+                            })?;
+                        if entry.get("spec").is_none() || entry.get("schema").is_none() {
+                            incomplete_capabilities.push(name.clone());
+                        }
+                        versions.push(entry_version.to_owned());
+                    }
+                    capabilities.insert(name.clone(), versions);
+                }
+            }
+            Some(_) => return Err(malformed("ucp.capabilities is not an object".into())),
+        }
+        let mut keys = Vec::new();
+        for field in ["keys", "signing_keys"] {
+            match document.get(field) {
+                None => {}
+                Some(Value::Array(items)) => {
+                    for (index, key) in items.iter().enumerate() {
+                        if key.get("kid").and_then(Value::as_str).is_none()
+                            || key.get("kty").and_then(Value::as_str).is_none()
+                        {
+                            return Err(malformed(format!("{field}[{index}] lacks kid or kty")));
+                        }
+                        if key.get("d").is_some() {
+                            return Err(malformed(format!("{field}[{index}] publishes a private key member")));
+                        }
+                        keys.push(key.clone());
+                    }
+                }
+                Some(_) => return Err(malformed(format!("{field} is not an array"))),
+            }
+        }
+        let payment_handlers = ucp
+            .get("payment_handlers")
+            .and_then(Value::as_object)
+            .map(|handlers| handlers.keys().cloned().collect())
+            .unwrap_or_default();
+        Ok(PlatformProfile {
+            version: version.to_owned(),
+            capabilities,
+            keys,
+            payment_handlers,
+            incomplete_capabilities,
+        })
+    }
+}
+
+/// Whether `text` has the `YYYY-MM-DD` shape of a UCP version.
+pub fn is_date_version(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.len() == 10
+        && bytes
+            .iter()
+            .enumerate()
+            .all(|(index, byte)| if index == 4 || index == 7 { *byte == b'-' } else { byte.is_ascii_digit() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn platform_profiles_tolerate_missing_spec_but_not_missing_version() {
+        let good = br#"{"ucp":{"version":"2026-04-08","capabilities":{"dev.ucp.shopping.catalog.search":[{"version":"2026-04-08"}]},"payment_handlers":{"com.example.pay":[]}},"keys":[{"kid":"k","kty":"EC"}]}"#;
+        let profile = PlatformProfile::parse(good).unwrap();
+        assert_eq!(profile.capabilities["dev.ucp.shopping.catalog.search"], vec!["2026-04-08"]);
+        assert_eq!(profile.incomplete_capabilities, ["dev.ucp.shopping.catalog.search"]);
+        assert_eq!(profile.payment_handlers, ["com.example.pay"]);
+        assert_eq!(profile.keys.len(), 1);
+        for (bad, reason) in [
+            (&br#"{}"#[..], "no \"ucp\" object"),
+            (br#"{"ucp":{}}"#, "no ucp.version"),
+            (br#"{"ucp":{"version":"draft"}}"#, "ucp.version \"draft\" is not YYYY-MM-DD"),
+            (br#"{"ucp":{"version":"2026-04-08","capabilities":[]}}"#, "ucp.capabilities is not an object"),
+            (
+                br#"{"ucp":{"version":"2026-04-08"},"keys":[{"kid":"k","kty":"EC","d":"x"}]}"#,
+                "keys[0] publishes a private key member",
+            ),
+        ] {
+            assert_eq!(PlatformProfile::parse(bad).unwrap_err(), ProfileError::Malformed(reason.into()));
+        }
+        assert!(PlatformProfile::parse(b"<html>").unwrap_err().to_string().starts_with("not JSON ("));
+    }
+
+    #[test]
+    fn business_profiles_round_trip_with_one_or_many_parents() {
+        let entry = CapabilityEntry {
+            version: "2026-04-08".into(),
+            spec: "https://ucp.dev/2026-04-08/specification/discount".into(),
+            schema: "https://ucp.dev/2026-04-08/schemas/shopping/discount.json".into(),
+            extends: Extends::of(&["a".into(), "b".into()]),
+        };
+        let value = serde_json::to_value(&entry).unwrap();
+        assert_eq!(value["extends"], serde_json::json!(["a", "b"]));
+        assert_eq!(serde_json::from_value::<CapabilityEntry>(value).unwrap(), entry);
+        assert_eq!(serde_json::to_value(Extends::of(&["a".into()])).unwrap(), serde_json::json!("a"));
+        assert_eq!(Extends::of(&[]), None);
+    }
+}

@@ -1,0 +1,424 @@
+//! The request payloads of every operation (the `catalog`, `cart` or `checkout` member of the
+//! MCP arguments, the REST body): tolerant of unknown and response-only fields, strict on what
+//! a business acts on (quantities, ids, line counts). Their JSON Schemas, derived here, are the
+//! `tools/list` input schemas.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use ucp_domain::catalog::SelectedOption;
+use ucp_domain::checkout::{Address, Buyer, Context, FulfillmentChoice};
+
+/// Most line items a cart or checkout may hold.
+pub const MAX_LINES: usize = 100;
+/// Largest quantity of one line.
+pub const MAX_QUANTITY: i64 = 10_000;
+/// Most discount codes one checkout may carry.
+pub const MAX_DISCOUNT_CODES: usize = 20;
+
+/// A request that deserialized but asks for something no business may act on; the message
+/// names the offending member (`cart.line_items[0].quantity must be at least 1`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct InvalidInput(pub String);
+
+// ---- catalog -------------------------------------------------------------------------------
+
+/// search_catalog: free text and/or filters, paginated. At least one of query or filters.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[schemars(extend("anyOf" = [{ "required": ["query"] }, { "required": ["filters"] }]))]
+pub struct SearchRequest {
+    /// Free-text search query (at least one word).
+    #[serde(default)]
+    #[schemars(length(min = 1))]
+    pub query: Option<String>,
+    #[serde(default)]
+    #[schemars(with = "Option<shapes::Context>")]
+    pub context: Option<RequestContext>,
+    #[serde(default)]
+    pub filters: Option<Filters>,
+    #[serde(default)]
+    pub pagination: Option<PaginationRequest>,
+}
+
+/// lookup_catalog: products by id, variant id, SKU, barcode or handle.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct LookupRequest {
+    /// Product ids, variant ids, SKUs, barcodes or handles.
+    #[schemars(length(min = 1))]
+    pub ids: Vec<String>,
+    #[serde(default)]
+    #[schemars(with = "Option<shapes::Context>")]
+    pub context: Option<RequestContext>,
+    #[serde(default)]
+    pub filters: Option<Filters>,
+}
+
+/// get_product: one product, narrowed by option selections.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct GetProductRequest {
+    /// Product id or variant id.
+    pub id: String,
+    #[serde(default)]
+    #[schemars(with = "Vec<shapes::SelectedOption>")]
+    pub selected: Vec<SelectedOption>,
+    /// Option names in the order selections may be relaxed.
+    #[serde(default)]
+    pub preferences: Vec<String>,
+    #[serde(default)]
+    #[schemars(with = "Option<shapes::Context>")]
+    pub context: Option<RequestContext>,
+    #[serde(default)]
+    pub filters: Option<Filters>,
+}
+
+/// Hints from the platform. Only `currency` changes what a business answers; the rest is accepted
+/// and ignored (unknown eligibility claims included, checklist 106).
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct RequestContext {
+    #[serde(default)]
+    pub currency: Option<String>,
+}
+
+/// All filters combine with AND. categories: any of the values. price: minor units of context.currency.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct Filters {
+    #[serde(default)]
+    pub categories: Option<Vec<String>>,
+    #[serde(default)]
+    pub price: Option<PriceFilter>,
+}
+
+/// A price range in minor units.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct PriceFilter {
+    #[serde(default)]
+    pub min: Option<u64>,
+    #[serde(default)]
+    pub max: Option<u64>,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct PaginationRequest {
+    /// Opaque cursor from the previous page.
+    #[serde(default)]
+    pub cursor: Option<String>,
+    /// Results per page (default 10).
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub limit: Option<u64>,
+}
+
+// ---- cart and checkout ---------------------------------------------------------------------
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct LineItemRequest {
+    /// Our line id, to keep a line on update.
+    #[serde(default)]
+    pub id: Option<String>,
+    pub item: ItemRequest,
+    #[schemars(range(min = 1))]
+    pub quantity: i64,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct ItemRequest {
+    /// Variant id, SKU or product id.
+    pub id: String,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+pub struct DiscountsRequest {
+    #[serde(default)]
+    pub codes: Vec<String>,
+}
+
+/// create_cart and update_cart (full replacement: lines not sent are removed).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct CartRequest {
+    #[serde(default)]
+    pub id: Option<String>,
+    pub line_items: Vec<LineItemRequest>,
+    #[serde(default)]
+    #[schemars(with = "Option<shapes::Buyer>")]
+    pub buyer: Option<Buyer>,
+    #[serde(default)]
+    #[schemars(with = "Option<shapes::Context>")]
+    pub context: Option<Context>,
+    #[serde(default)]
+    pub discounts: Option<DiscountsRequest>,
+    #[serde(default)]
+    pub attribution: Option<serde_json::Map<String, Value>>,
+}
+
+/// create_checkout, update_checkout (full replacement) and complete_checkout.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+pub struct CheckoutRequest {
+    #[serde(default)]
+    pub id: Option<String>,
+    #[serde(default)]
+    pub line_items: Option<Vec<LineItemRequest>>,
+    #[serde(default)]
+    #[schemars(with = "Option<shapes::Buyer>")]
+    pub buyer: Option<Buyer>,
+    #[serde(default)]
+    #[schemars(with = "Option<shapes::Context>")]
+    pub context: Option<Context>,
+    #[serde(default)]
+    pub fulfillment: Option<FulfillmentRequest>,
+    #[serde(default)]
+    pub discounts: Option<DiscountsRequest>,
+    /// Start from this cart (create only).
+    #[serde(default)]
+    pub cart_id: Option<String>,
+    #[serde(default)]
+    pub payment: Option<PaymentRequest>,
+    #[serde(default)]
+    pub attribution: Option<serde_json::Map<String, Value>>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct FulfillmentRequest {
+    #[serde(default)]
+    pub methods: Vec<MethodRequest>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct MethodRequest {
+    /// `shipping` or `pickup`.
+    #[serde(rename = "type", default)]
+    pub kind: Option<String>,
+    #[serde(default)]
+    #[schemars(with = "Vec<shapes::PostalAddress>")]
+    pub destinations: Vec<Address>,
+    #[serde(default)]
+    pub selected_destination_id: Option<String>,
+    #[serde(default)]
+    pub groups: Vec<GroupRequest>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct GroupRequest {
+    #[serde(default)]
+    pub selected_option_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+pub struct PaymentRequest {
+    #[serde(default)]
+    pub instruments: Vec<InstrumentRequest>,
+}
+
+/// One payment instrument: a handler from `ucp.payment_handlers` and its credential.
+#[derive(Clone, Deserialize, JsonSchema)]
+pub struct InstrumentRequest {
+    #[serde(default)]
+    pub id: Option<String>,
+    pub handler_id: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default)]
+    pub credential: Option<CredentialRequest>,
+}
+
+/// A payment credential. Its `Debug` never shows the token.
+#[derive(Clone, Deserialize, JsonSchema)]
+pub struct CredentialRequest {
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default)]
+    pub token: Option<String>,
+}
+
+impl std::fmt::Debug for InstrumentRequest {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("InstrumentRequest")
+            .field("id", &self.id)
+            .field("handler_id", &self.handler_id)
+            .field("kind", &self.kind)
+            .field("credential", &self.credential)
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for CredentialRequest {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("CredentialRequest").field("kind", &self.kind).field("token", &"[redacted]").finish()
+    }
+}
+
+impl FulfillmentRequest {
+    /// The one shipping method we support; pickup requests are ignored (we offer no pickup).
+    pub fn into_choice(self) -> Option<FulfillmentChoice> {
+        let method =
+            self.methods.into_iter().find(|method| method.kind.as_deref().is_none_or(|kind| kind == "shipping"))?;
+        let selected_option_id = method.groups.into_iter().find_map(|group| group.selected_option_id);
+        Some(FulfillmentChoice {
+            destinations: method.destinations,
+            selected_destination_id: method.selected_destination_id,
+            selected_option_id,
+        })
+    }
+}
+
+impl From<FulfillmentRequest> for Option<FulfillmentChoice> {
+    fn from(request: FulfillmentRequest) -> Option<FulfillmentChoice> {
+        request.into_choice()
+    }
+}
+
+fn check_lines(member: &str, lines: &[LineItemRequest]) -> Result<(), InvalidInput> {
+    if lines.len() > MAX_LINES {
+        return Err(InvalidInput(format!(
+            "{member}.line_items has {} lines; at most {MAX_LINES} are allowed",
+            lines.len()
+        )));
+    }
+    let mut seen_ids: Vec<&str> = Vec::new();
+    for (index, line) in lines.iter().enumerate() {
+        if line.quantity < 1 {
+            return Err(InvalidInput(format!("{member}.line_items[{index}].quantity must be at least 1")));
+        }
+        if line.quantity > MAX_QUANTITY {
+            return Err(InvalidInput(format!("{member}.line_items[{index}].quantity must be at most {MAX_QUANTITY}")));
+        }
+        if line.item.id.trim().is_empty() {
+            return Err(InvalidInput(format!("{member}.line_items[{index}].item.id must not be empty")));
+        }
+        if let Some(id) = &line.id {
+            if seen_ids.contains(&id.as_str()) {
+                return Err(InvalidInput(format!("{member}.line_items[{index}].id {id:?} appears twice")));
+            }
+            seen_ids.push(id);
+        }
+    }
+    Ok(())
+}
+
+/// The resource id inside a payload may only repeat the target id.
+fn check_id(member: &str, body_id: Option<&str>, target: Option<&str>) -> Result<(), InvalidInput> {
+    match (body_id, target) {
+        (Some(body), Some(target)) if body != target => {
+            Err(InvalidInput(format!("{member}.id {body:?} disagrees with the id argument {target:?}; leave it out")))
+        }
+        _ => Ok(()),
+    }
+}
+
+impl CartRequest {
+    /// Checks the request under its member name (`cart`) against the target id, if any.
+    pub fn validate(&self, member: &str, target: Option<&str>) -> Result<(), InvalidInput> {
+        check_id(member, self.id.as_deref(), target)?;
+        check_lines(member, &self.line_items)
+    }
+}
+
+impl CheckoutRequest {
+    /// Checks the request under its member name (`checkout`) against the target id, if any.
+    pub fn validate(&self, member: &str, target: Option<&str>) -> Result<(), InvalidInput> {
+        check_id(member, self.id.as_deref(), target)?;
+        if let Some(lines) = &self.line_items {
+            check_lines(member, lines)?;
+        }
+        if let Some(discounts) = &self.discounts
+            && discounts.codes.len() > MAX_DISCOUNT_CODES
+        {
+            return Err(InvalidInput(format!("{member}.discounts.codes holds more than 20 codes")));
+        }
+        Ok(())
+    }
+}
+
+/// Schema-only mirrors of the domain types requests carry (ucp-domain does not depend on
+/// schemars): what `tools/list` publishes for them. Deserialization uses the domain types.
+pub mod shapes {
+    use schemars::JsonSchema;
+
+    /// Who is buying.
+    #[derive(JsonSchema)]
+    pub struct Buyer {
+        pub first_name: Option<String>,
+        pub last_name: Option<String>,
+        pub email: Option<String>,
+        /// E.164
+        pub phone_number: Option<String>,
+    }
+
+    /// Provisional buyer context: address_country, address_region, postal_code, intent, language, currency, eligibility.
+    #[derive(JsonSchema)]
+    pub struct Context {
+        pub address_country: Option<String>,
+        pub address_region: Option<String>,
+        pub postal_code: Option<String>,
+        pub intent: Option<String>,
+        pub language: Option<String>,
+        pub currency: Option<String>,
+        pub eligibility: Option<Vec<String>>,
+    }
+
+    /// A postal address (`shopping/types/postal_address.json`).
+    #[derive(JsonSchema)]
+    pub struct PostalAddress {
+        pub id: Option<String>,
+        pub first_name: Option<String>,
+        pub last_name: Option<String>,
+        pub street_address: Option<String>,
+        pub extended_address: Option<String>,
+        pub address_locality: Option<String>,
+        pub address_region: Option<String>,
+        /// ISO 3166-1 alpha-2
+        pub address_country: Option<String>,
+        pub postal_code: Option<String>,
+        pub phone_number: Option<String>,
+    }
+
+    /// One option selection (`shopping/types/selected_option.json`).
+    #[derive(JsonSchema)]
+    pub struct SelectedOption {
+        pub name: String,
+        pub label: String,
+        pub id: Option<String>,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cart(lines: Value) -> CartRequest {
+        serde_json::from_value(serde_json::json!({ "line_items": lines })).unwrap()
+    }
+
+    #[test]
+    fn validation_names_the_offending_member() {
+        let error =
+            cart(serde_json::json!([{ "item": { "id": "v1" }, "quantity": 0 }])).validate("cart", None).unwrap_err();
+        assert_eq!(error.0, "cart.line_items[0].quantity must be at least 1");
+        let twice = serde_json::json!([
+            { "id": "a", "item": { "id": "v1" }, "quantity": 1 },
+            { "id": "a", "item": { "id": "v2" }, "quantity": 1 }
+        ]);
+        assert_eq!(cart(twice).validate("cart", None).unwrap_err().0, "cart.line_items[1].id \"a\" appears twice");
+        let mut request = cart(serde_json::json!([]));
+        request.id = Some("c1".into());
+        assert_eq!(
+            request.validate("cart", Some("c2")).unwrap_err().to_string(),
+            "cart.id \"c1\" disagrees with the id argument \"c2\"; leave it out"
+        );
+    }
+
+    #[test]
+    fn unknown_members_are_tolerated_and_credentials_are_redacted() {
+        let request: CheckoutRequest = serde_json::from_value(serde_json::json!({
+            "status": "incomplete", "totals": [], "context": { "eligibility": 5, "address_country": "US" },
+            "payment": { "instruments": [{ "handler_id": "h", "type": "card", "credential": { "type": "token", "token": "tok_secret" } }] }
+        }))
+        .unwrap();
+        assert!(!format!("{request:?}").contains("tok_secret"));
+        let search: SearchRequest =
+            serde_json::from_value(serde_json::json!({ "query": "shoes", "signals": {}, "context": { "intent": 3 } }))
+                .unwrap();
+        assert_eq!(search.query.as_deref(), Some("shoes"));
+    }
+}
