@@ -156,14 +156,13 @@ impl Application {
         );
         // Expired carts and checkouts become canceled in storage, so every instance (and a
         // restart) sees the same state; reads also refuse expired sessions on their own.
-        let commerce = Arc::clone(&self.state.commerce);
-        let clock = self.state.clock.clone();
+        let core = self.state.core.clone();
         let sweep_every = self.state.settings.checkout.sweep_interval_secs.max(1);
         let sweeper = tokio::spawn(async move {
             let mut ticks = tokio::time::interval(std::time::Duration::from_secs(sweep_every));
             loop {
                 ticks.tick().await;
-                match commerce.expire_sessions(clock.now()).await {
+                match core.expire_sessions().await {
                     Ok(0) => {}
                     Ok(expired) => tracing::info!(expired, "expired carts and checkouts swept"),
                     Err(error) => tracing::warn!(%error, "sweeping expired sessions failed"),

@@ -67,15 +67,10 @@ fn see_other(location: &str) -> Response {
 
 /// Paths of the pages (ids are ours, but encode them anyway: they come from the URL).
 fn path_of(prefix: &str, id: &str) -> String {
-    let mut path = format!("/{prefix}/");
-    for byte in id.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
-            path.push(char::from(byte));
-        } else {
-            path.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    path
+    /// Everything but RFC 3986's unreserved characters is escaped.
+    const SEGMENT: &percent_encoding::AsciiSet =
+        &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+    format!("/{prefix}/{}", percent_encoding::utf8_percent_encode(id, SEGMENT))
 }
 
 fn business(state: &AppState) -> &str {
