@@ -178,23 +178,6 @@ fn strip_version_suffix(base: &str, version: &str, kind: &str) -> String {
     base.strip_suffix(&format!("/{version}/{kind}")).unwrap_or(base).to_owned()
 }
 
-/// Validates a public base URL: absolute https, or http on a loopback host for local use;
-/// no user info, query or fragment. Returns it without a trailing slash.
-pub fn parse_public_url(text: &str) -> Result<String, String> {
-    let url = url::Url::parse(text).map_err(|error| format!("public_url {text:?}: {error}"))?;
-    let host = url.host_str().unwrap_or_default();
-    let loopback = matches!(host, "localhost" | "127.0.0.1" | "[::1]");
-    match url.scheme() {
-        "https" => {}
-        "http" if loopback => {}
-        _ => return Err(format!("public_url {text:?} must be https (http only on localhost or 127.0.0.1)")),
-    }
-    if !url.username().is_empty() || url.password().is_some() || url.query().is_some() || url.fragment().is_some() {
-        return Err(format!("public_url {text:?} must not carry user info, a query or a fragment"));
-    }
-    Ok(url.as_str().trim_end_matches('/').to_owned())
-}
-
 /// `GET /.well-known/ucp`.
 pub(crate) async fn get_profile(State(state): State<AppState>, headers: HeaderMap) -> Response {
     let profile = &state.profile;
