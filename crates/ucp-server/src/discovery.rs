@@ -2,6 +2,8 @@
 //! can offer. The profile is built once at start from configuration (never from a request's
 //! Host header) and served with `Cache-Control: public` and a strong `ETag`.
 
+use std::sync::Arc;
+
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -13,7 +15,6 @@ use ucp_protocol::profile::{self, BusinessUcp, CapabilityEntry, Extends, Service
 
 use crate::config::Settings;
 use crate::keys::SigningKey;
-use crate::state::AppState;
 
 pub use ucp_protocol::{PROTOCOL_VERSION, UCP_NAMESPACE};
 
@@ -179,8 +180,7 @@ fn strip_version_suffix(base: &str, version: &str, kind: &str) -> String {
 }
 
 /// `GET /.well-known/ucp`.
-pub(crate) async fn get_profile(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    let profile = &state.profile;
+pub(crate) async fn get_profile(State(profile): State<Arc<BusinessProfile>>, headers: HeaderMap) -> Response {
     let not_modified = headers
         .get(header::IF_NONE_MATCH)
         .and_then(|value| value.to_str().ok())

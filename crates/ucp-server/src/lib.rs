@@ -4,6 +4,7 @@
 pub mod catalog;
 pub mod clock;
 pub mod config;
+pub mod cursor;
 pub mod discovery;
 pub mod dispatch;
 pub mod error;

@@ -13,7 +13,7 @@ use tokio::net::TcpListener;
 use ucp_domain::store::CatalogStore;
 use ucp_store::SqliteStore;
 
-use crate::catalog::CursorCodec;
+use crate::cursor::CursorCodec;
 use crate::config::Settings;
 use crate::discovery::BusinessProfile;
 use crate::keys::{SigningKey, load_or_create_cursor_secret};

@@ -5,10 +5,10 @@ use std::sync::Arc;
 use ucp_domain::checkout::PricingRules;
 use ucp_domain::store::{CatalogStore, CommerceStore};
 
-use crate::catalog::CursorCodec;
+use crate::cursor::CursorCodec;
 use crate::config::Settings;
 use crate::discovery::BusinessProfile;
-use crate::layers::Allowed;
+use crate::layers::allowed::Allowed;
 use crate::platform::PlatformResolver;
 
 #[derive(Debug, Clone)]
@@ -32,4 +32,11 @@ pub struct AppState {
     pub tools_list_result: Arc<String>,
     /// Requests in flight; when none is left, new requests get 503 with `Retry-After`.
     pub in_flight: Arc<tokio::sync::Semaphore>,
+}
+
+/// The discovery handler needs only the profile.
+impl axum::extract::FromRef<AppState> for Arc<BusinessProfile> {
+    fn from_ref(state: &AppState) -> Arc<BusinessProfile> {
+        state.profile.clone()
+    }
 }

@@ -3,17 +3,19 @@
 
 mod interned;
 mod model;
+mod parts;
+mod priced;
 mod pricing;
 mod rules;
 
 pub use model::{
-    Address, Buyer, Context, FulfillmentChoice, Line, LineRequest, Locked, NotClaimed, PendingAuthentication, Session,
-    SessionKind, Status,
+    Buyer, Context, FulfillmentChoice, Line, LineRequest, Locked, NotClaimed, PendingAuthentication, Session,
 };
-pub use pricing::{
-    AppliedDiscount, CatalogItem, Priced, PricedDestination, PricedFulfillment, PricedGroup, PricedLine, PricedOption,
-    PricingInput, Total, price,
+pub use parts::{Address, SessionKind, Status};
+pub use priced::{
+    AppliedDiscount, CatalogItem, Priced, PricedDestination, PricedFulfillment, PricedGroup, PricedLine, PricedOption, Total,
 };
+pub use pricing::{PricingInput, price};
 pub use rules::{DiscountKind, DiscountRule, PricingRules, ShippingRate, ShippingRules, ShippingZone, TaxRate};
 
 use serde::{Deserialize, Serialize};

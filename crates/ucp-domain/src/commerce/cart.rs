@@ -2,9 +2,9 @@
 
 use crate::checkout::{SessionKind, Status};
 
-use super::checkout::CartInput;
-use super::session::Attempt;
-use super::{Answer, Caller, Commerce, Error, Refusal, RefusalCode, SessionView};
+use super::inputs::CartInput;
+use super::session::{Attempt, nothing_to_sell};
+use super::{Answer, Caller, Commerce, Error, Refusal, SessionView};
 
 impl Commerce {
     pub async fn create_cart(&self, caller: &Caller<'_>, input: CartInput) -> Result<Answer<SessionView>, Error> {
@@ -76,20 +76,5 @@ impl Commerce {
 
     async fn live_cart(&self, caller: &Caller<'_>, id: &str) -> Result<Option<crate::checkout::Session>, Error> {
         Ok(self.load(caller, id, SessionKind::Cart).await?.filter(|session| session.status != Status::Canceled))
-    }
-}
-
-/// The refusal for a create that cannot make a session.
-pub(super) fn nothing_to_sell(any_known: bool) -> Refusal {
-    if any_known {
-        Refusal {
-            code: RefusalCode::OutOfStock,
-            content: "None of the requested items is in stock; nothing was created.".into(),
-        }
-    } else {
-        Refusal {
-            code: RefusalCode::ItemUnavailable,
-            content: "None of the requested items is sold here; nothing was created.".into(),
-        }
     }
 }

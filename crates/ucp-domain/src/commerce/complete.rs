@@ -6,7 +6,7 @@ use crate::order::Order;
 use crate::payment::{Charge, Handler, PaymentOutcome};
 use crate::store::{PlaceOrder, PlaceOrderError, StoredOrder};
 
-use super::checkout::CheckoutInput;
+use super::inputs::CheckoutInput;
 use super::session::{Attempt, refusal_message};
 use super::{Answer, Caller, Commerce, Error, OrderView, Refusal, RefusalCode, SessionView};
 

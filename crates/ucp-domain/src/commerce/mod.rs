@@ -11,6 +11,7 @@ mod catalog;
 mod checkout;
 mod complete;
 mod error;
+mod inputs;
 mod items;
 mod presentment;
 mod session;
@@ -22,7 +23,7 @@ pub use catalog::{
     CatalogFilters, Cursor, CursorError, Cursors, LookupRequest, LookupResults, ProductRequest, ProductView,
     SEARCH_RESULT_VARIANTS, SearchKey, SearchRequest, SearchResults,
 };
-pub use checkout::{CartInput, CheckoutInput, Instrument, LineInput, MAX_CODES, Payment};
+pub use inputs::{CartInput, CheckoutInput, Instrument, LineInput, MAX_CODES, Payment};
 pub use error::{Error, ErrorCode};
 
 use crate::catalog::Product;

@@ -9,7 +9,7 @@ use crate::checkout::{LineRequest, Message, Priced, PricingInput, Session, Sessi
 use crate::payment::CheckoutContext;
 use crate::store::StoreError;
 
-use super::{Caller, Commerce, Error, LineInput, SessionView};
+use super::{Caller, Commerce, Error, LineInput, Refusal, RefusalCode, SessionView};
 
 /// How often a write that lost a race with a concurrent change is retried from a fresh read.
 const ATTEMPTS: usize = 3;
@@ -223,5 +223,20 @@ impl Commerce {
     /// The view of a session read elsewhere (the buyer's pages), priced for `caller`.
     pub async fn present(&self, caller: &Caller<'_>, session: Session) -> Result<SessionView, Error> {
         self.view(caller, session, Vec::new()).await
+    }
+}
+
+/// The refusal for a create that cannot make a session.
+pub(super) fn nothing_to_sell(any_known: bool) -> Refusal {
+    if any_known {
+        Refusal {
+            code: RefusalCode::OutOfStock,
+            content: "None of the requested items is in stock; nothing was created.".into(),
+        }
+    } else {
+        Refusal {
+            code: RefusalCode::ItemUnavailable,
+            content: "None of the requested items is sold here; nothing was created.".into(),
+        }
     }
 }

@@ -4,6 +4,7 @@
 //! later error can echo it.
 
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
@@ -70,8 +71,28 @@ pub(super) async fn read(State(scope): State<Scope>, request: Request, next: Nex
         }
         Err(Unread::Failed) => read_error(),
     };
-    super::render(scope.binding, &slot.get(), &error)
+    super::render::render(scope.binding, &slot.get(), &error)
 }
+
+/// How much of a refused MCP request's body is read to find its id, and for how long.
+const PEEK_BYTES: usize = 4 * 1024;
+const PEEK_TIME: Duration = Duration::from_millis(100);
+
+/// Refuses `request` in the binding's shape, from any layer. On MCP the id is echoed even when
+/// the body layer has not run yet: it is then looked for in the body's first
+/// [`PEEK_BYTES`], read for at most [`PEEK_TIME`] (so a refusal never costs a full read).
+pub async fn reject(binding: Binding, request: Request, error: &ApiError) -> Response {
+    let slot = request.extensions().get::<RpcId>().cloned().unwrap_or_default();
+    if binding == Binding::Mcp && !slot.is_known() {
+        let prefix = match tokio::time::timeout(PEEK_TIME, collect(request.into_body(), PEEK_BYTES)).await {
+            Ok(Ok(bytes) | Err(Unread::TooLarge(bytes))) => bytes,
+            Ok(Err(Unread::Failed)) | Err(_) => Bytes::new(),
+        };
+        slot.record(&prefix);
+    }
+    super::render::render(binding, &slot.get(), error)
+}
+
 
 fn read_error() -> ApiError {
     ApiError::new(ErrorKind::InvalidRequest, "the request body could not be read")

@@ -20,43 +20,27 @@
 //! still recovers the JSON-RPC id there, from a bounded peek at the body.
 
 mod admission;
+pub mod allowed;
 mod body;
 mod host;
 mod media;
 mod panic;
 mod render;
+mod scope;
 mod trace;
 
 use axum::Router;
 use axum::middleware::from_fn_with_state;
 use tower::ServiceBuilder;
 
-pub use body::{RawBody, RpcId};
-pub use host::{Allowed, check as check_host_and_origin, strip_port};
+pub use body::{RawBody, RpcId, reject};
+pub use allowed::{Allowed, strip_port};
 pub use media::require_json;
-pub use render::{reject, render};
+pub use render::{render, rest_error, rpc_error};
+pub use scope::{Binding, Scope};
 pub use trace::shared;
 
 use crate::state::AppState;
-
-/// How a route group answers errors raised before (or instead of) its handler.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Binding {
-    /// The MCP endpoint: a JSON-RPC error echoing the request's id, with the HTTP status of
-    /// the error's class.
-    Mcp,
-    /// The REST binding, discovery and the 404 fallback: `{code, content}`.
-    Rest,
-    /// The handoff pages a buyer's browser shows: a short plain-text page.
-    Page,
-}
-
-/// What every layer of a route group's stack shares: the application and the group's binding.
-#[derive(Debug, Clone)]
-pub struct Scope {
-    pub state: AppState,
-    pub binding: Binding,
-}
 
 /// Wraps a route group in the per-binding part of the stack (everything but request ids and
 /// tracing, which [`shared`] adds once around the whole router).

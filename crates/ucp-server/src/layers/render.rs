@@ -1,43 +1,20 @@
-//! One error renderer per binding, and the refusal every layer uses.
+//! One error renderer per binding.
 
-use std::time::Duration;
-
-use axum::body::{Body, Bytes};
-use axum::extract::Request;
-use axum::http::{HeaderValue, header};
+use axum::body::Body;
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::Binding;
-use super::body::{RpcId, Unread, collect};
 use crate::error::ApiError;
-
-/// How much of a refused MCP request's body is read to find its id, and for how long.
-const PEEK_BYTES: usize = 4 * 1024;
-const PEEK_TIME: Duration = Duration::from_millis(100);
 
 /// `error` in the binding's shape; `id` is echoed on MCP.
 pub fn render(binding: Binding, id: &Value, error: &ApiError) -> Response {
     match binding {
-        Binding::Mcp => crate::mcp::rpc_error(id, error),
-        Binding::Rest => crate::rest::rest_error(error),
+        Binding::Mcp => rpc_error(id, error),
+        Binding::Rest => rest_error(error),
         Binding::Page => page_error(error),
     }
-}
-
-/// Refuses `request` in the binding's shape, from any layer. On MCP the id is echoed even when
-/// the body layer has not run yet: it is then looked for in the body's first
-/// [`PEEK_BYTES`], read for at most [`PEEK_TIME`] (so a refusal never costs a full read).
-pub async fn reject(binding: Binding, request: Request, error: &ApiError) -> Response {
-    let slot = request.extensions().get::<RpcId>().cloned().unwrap_or_default();
-    if binding == Binding::Mcp && !slot.is_known() {
-        let prefix = match tokio::time::timeout(PEEK_TIME, collect(request.into_body(), PEEK_BYTES)).await {
-            Ok(Ok(bytes) | Err(Unread::TooLarge(bytes))) => bytes,
-            Ok(Err(Unread::Failed)) | Err(_) => Bytes::new(),
-        };
-        slot.record(&prefix);
-    }
-    render(binding, &slot.get(), error)
 }
 
 /// A short plain-text page for a buyer's browser (the handoff pages' own errors are HTML; these
@@ -51,6 +28,56 @@ fn page_error(error: &ApiError) -> Response {
         .header(header::X_CONTENT_TYPE_OPTIONS, "nosniff")
         .header(header::CACHE_CONTROL, "no-store")
         .body(Body::from(text))
+        .unwrap_or_default();
+    if let Some(seconds) = error.retry_after()
+        && let Ok(value) = HeaderValue::from_str(&seconds.to_string())
+    {
+        response.headers_mut().insert(header::RETRY_AFTER, value);
+    }
+    response
+}
+
+/// A JSON-RPC error response with the HTTP status of the error's class.
+pub fn rpc_error(id: &Value, error: &ApiError) -> Response {
+    let mapping = error.kind.mapping();
+    let mut data = serde_json::Map::new();
+    if let Some(code) = mapping.ucp_code {
+        data.insert("code".into(), code.into());
+        data.insert("content".into(), error.message.clone().into());
+    }
+    if let Some(seconds) = error.retry_after() {
+        data.insert("retry_after".into(), seconds.into());
+    }
+    let mut body =
+        json!({ "jsonrpc": "2.0", "id": id, "error": { "code": mapping.jsonrpc_code, "message": error.message } });
+    if !data.is_empty() {
+        body["error"]["data"] = Value::Object(data);
+    }
+    let mut response = json_response(mapping.status, &body);
+    if let Some(seconds) = error.retry_after()
+        && let Ok(value) = HeaderValue::from_str(&seconds.to_string())
+    {
+        response.headers_mut().insert(header::RETRY_AFTER, value);
+    }
+    response
+}
+
+fn json_response(status: StatusCode, body: &Value) -> Response {
+    Response::builder()
+        .status(status)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(serde_json::to_vec(body).unwrap_or_default()))
+        .unwrap_or_default()
+}
+
+/// A protocol error in the REST shape: `{code, content}` with the binding's status.
+pub fn rest_error(error: &ApiError) -> Response {
+    let mapping = error.kind.mapping();
+    let body = json!({ "code": mapping.rest_code, "content": error.message });
+    let mut response = Response::builder()
+        .status(mapping.rest_status)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(body.to_string()))
         .unwrap_or_default();
     if let Some(seconds) = error.retry_after()
         && let Ok(value) = HeaderValue::from_str(&seconds.to_string())

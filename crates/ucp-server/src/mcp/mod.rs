@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::dispatch;
 use crate::error::{ApiError, ErrorKind};
-use crate::layers::{self, RawBody, RpcId};
+use crate::layers::{self, RawBody, RpcId, rpc_error};
 use crate::operations::{self, Operation};
 use crate::state::AppState;
 
@@ -252,38 +252,5 @@ fn rpc_result(id: &Value, result: &str) -> Response {
         .status(StatusCode::OK)
         .header(header::CONTENT_TYPE, "application/json")
         .body(Body::from(body))
-        .unwrap_or_default()
-}
-
-/// A JSON-RPC error response with the HTTP status of the error's class.
-pub(crate) fn rpc_error(id: &Value, error: &ApiError) -> Response {
-    let mapping = error.kind.mapping();
-    let mut data = serde_json::Map::new();
-    if let Some(code) = mapping.ucp_code {
-        data.insert("code".into(), code.into());
-        data.insert("content".into(), error.message.clone().into());
-    }
-    if let Some(seconds) = error.retry_after() {
-        data.insert("retry_after".into(), seconds.into());
-    }
-    let mut body =
-        json!({ "jsonrpc": "2.0", "id": id, "error": { "code": mapping.jsonrpc_code, "message": error.message } });
-    if !data.is_empty() {
-        body["error"]["data"] = Value::Object(data);
-    }
-    let mut response = json_response(mapping.status, &body);
-    if let Some(seconds) = error.retry_after()
-        && let Ok(value) = HeaderValue::from_str(&seconds.to_string())
-    {
-        response.headers_mut().insert(header::RETRY_AFTER, value);
-    }
-    response
-}
-
-fn json_response(status: StatusCode, body: &Value) -> Response {
-    Response::builder()
-        .status(status)
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(Body::from(serde_json::to_vec(body).unwrap_or_default()))
         .unwrap_or_default()
 }

@@ -15,11 +15,11 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
 use axum::routing::{MethodFilter, MethodRouter, get, on};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::dispatch::{self, Invocation};
 use crate::error::{ApiError, ErrorKind};
-use crate::layers::{self, RawBody};
+use crate::layers::{self, RawBody, rest_error};
 use crate::operations::{self, Operation, RestMethod};
 use crate::state::AppState;
 
@@ -194,19 +194,3 @@ fn malformed_escape(path: &str) -> Option<usize> {
         .find(|index| !bytes.get(index + 1..index + 3).is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit)))
 }
 
-/// A protocol error in the REST shape: `{code, content}` with the binding's status.
-pub fn rest_error(error: &ApiError) -> Response {
-    let mapping = error.kind.mapping();
-    let body = json!({ "code": mapping.rest_code, "content": error.message });
-    let mut response = Response::builder()
-        .status(mapping.rest_status)
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(Body::from(body.to_string()))
-        .unwrap_or_default();
-    if let Some(seconds) = error.retry_after()
-        && let Ok(value) = HeaderValue::from_str(&seconds.to_string())
-    {
-        response.headers_mut().insert(header::RETRY_AFTER, value);
-    }
-    response
-}
