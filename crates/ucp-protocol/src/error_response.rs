@@ -1,12 +1,15 @@
 //! The resource-less error response (`shopping/types/error_response.json`): a business
 //! outcome with `ucp.status` `error`, its messages, and where a buyer can continue.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use ucp_domain::commerce::Refusal;
 
 use crate::envelope::Ucp;
 use crate::message::Message;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// `ucp.status` is `error`; at least one message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ErrorResponse {
     pub ucp: Ucp,
     pub messages: Vec<Message>,
@@ -18,6 +21,17 @@ impl ErrorResponse {
     /// One unrecoverable error message under protocol `version`.
     pub fn unrecoverable(version: &str, code: &str, content: &str, continue_url: Option<String>) -> ErrorResponse {
         ErrorResponse { ucp: Ucp::error(version), messages: vec![Message::unrecoverable(code, content)], continue_url }
+    }
+
+    /// A business outcome of the core; the buyer can carry on at the shop's root
+    /// (`base_url` + `/`).
+    pub fn refusal(version: &str, refusal: &Refusal, base_url: Option<&str>) -> ErrorResponse {
+        ErrorResponse::unrecoverable(
+            version,
+            refusal.code.as_str(),
+            &refusal.content,
+            base_url.map(|url| format!("{url}/")),
+        )
     }
 }
 

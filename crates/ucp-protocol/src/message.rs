@@ -1,11 +1,12 @@
 //! UCP messages (`shopping/types/message.json`): what is wrong or worth knowing about a
 //! resource, and where.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use ucp_domain::checkout as domain;
 
 /// `type` of a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum MessageType {
     Error,
@@ -14,7 +15,7 @@ pub enum MessageType {
 }
 
 /// `severity` of an error message: who can resolve it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
     Recoverable,
@@ -24,7 +25,7 @@ pub enum Severity {
 }
 
 /// One message on the wire.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Message {
     #[serde(rename = "type")]
     pub kind: MessageType,

@@ -1,15 +1,16 @@
 //! Self-contained JSON Schemas (draft 2020-12, no remote `$ref`, object roots) for MCP
 //! `tools/list` and the OpenAPI document. Input schemas are derived from the request types in
-//! [`crate::requests`] around the `meta`/`id` envelope; output schemas are still written by
-//! hand from the UCP 2026-04-08 schemas, and also admit the UCP error response, since
-//! clients validate `structuredContent` against them.
+//! [`crate::requests`] around the `meta`/`id` envelope; output schemas from the response
+//! types in [`crate::resources`], and also admit the UCP error response.
 
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde_json::{Value, json};
 
+use crate::envelope::Ucp;
 use crate::operation::Operation;
 use crate::requests::{CartRequest, CheckoutRequest, GetProductRequest, LookupRequest, SearchRequest};
+use crate::resources::{ErrorResponse, LookupBody, OrderBody, ProductBody, SearchBody, SessionBody};
 
 /// The input schema of an operation's tool: `meta`, the target `id` when it takes one, and
 /// its payload member, whose schema is derived from the request type.
@@ -79,239 +80,34 @@ fn meta_schema(operation: Operation) -> Value {
     })
 }
 
-/// The output schema of an operation's tool: its success body or the UCP error response.
-/// Hand-written from the UCP 2026-04-08 schemas until the response types are typed.
+/// The output schema of an operation's tool: its success body or the UCP error response,
+/// both derived from the response types in [`crate::resources`] (clients validate
+/// `structuredContent` against it).
 pub fn output_schema(operation: Operation) -> Value {
-    let resource = |required: Value| {
-        json!({
-            "type": "object",
-            "required": required,
-            "properties": {
-                "ucp": { "$ref": "#/$defs/ucp" },
-                "id": { "type": "string" },
-                "totals": { "type": "array", "items": { "type": "object", "required": ["type", "amount"], "properties": { "type": { "type": "string" }, "amount": { "type": "integer" } } } },
-                "messages": { "type": "array", "items": { "$ref": "#/$defs/message" } }
-            }
-        })
-    };
+    // What the server emits: a field skipped when empty is not required.
+    let mut generator = SchemaSettings::draft2020_12().for_serialize().into_generator();
     let success = match operation {
-        Operation::SearchCatalog => search_output(),
-        Operation::LookupCatalog => lookup_output(),
-        Operation::GetProduct => product_output(),
+        Operation::SearchCatalog => generator.subschema_for::<SearchBody<'static, Ucp>>().to_value(),
+        Operation::LookupCatalog => generator.subschema_for::<LookupBody<Ucp>>().to_value(),
+        Operation::GetProduct => generator.subschema_for::<ProductBody<'static, Ucp>>().to_value(),
         Operation::CreateCart | Operation::GetCart | Operation::UpdateCart | Operation::CancelCart => {
-            resource(json!(["ucp", "id", "line_items", "currency", "totals"]))
+            generator.subschema_for::<SessionBody<'static, Ucp>>().to_value()
         }
+        // One body type serves carts and checkouts; a checkout always has its status and links.
         Operation::CreateCheckout
         | Operation::GetCheckout
         | Operation::UpdateCheckout
         | Operation::CompleteCheckout
-        | Operation::CancelCheckout => {
-            resource(json!(["ucp", "id", "line_items", "status", "currency", "totals", "links"]))
-        }
-        Operation::GetOrder => resource(json!([
-            "ucp",
-            "id",
-            "checkout_id",
-            "permalink_url",
-            "line_items",
-            "fulfillment",
-            "currency",
-            "totals"
-        ])),
+        | Operation::CancelCheckout => json!({
+            "allOf": [generator.subschema_for::<SessionBody<'static, Ucp>>().to_value()],
+            "required": ["status", "links"]
+        }),
+        Operation::GetOrder => generator.subschema_for::<OrderBody<'static, Ucp>>().to_value(),
     };
+    let error = generator.subschema_for::<ErrorResponse>().to_value();
     json!({
         "type": "object",
-        "anyOf": [success, { "$ref": "#/$defs/error_response" }],
-        "$defs": shared_defs(),
-    })
-}
-
-fn search_output() -> Value {
-    json!({
-            "type": "object",
-            "required": ["ucp", "products"],
-            "properties": {
-                "ucp": { "$ref": "#/$defs/ucp" },
-                "products": { "type": "array", "items": { "$ref": "#/$defs/product" } },
-                "pagination": {
-                    "type": "object",
-                    "required": ["has_next_page"],
-                    "properties": {
-                        "cursor": { "type": "string" },
-                        "has_next_page": { "type": "boolean" },
-                        "total_count": { "type": "integer", "minimum": 0 }
-                    }
-                },
-                "messages": { "type": "array", "items": { "$ref": "#/$defs/message" } }
-            }
-    })
-}
-
-fn lookup_output() -> Value {
-    json!({
-            "type": "object",
-            "required": ["ucp", "products"],
-            "properties": {
-                "ucp": { "$ref": "#/$defs/ucp" },
-                "products": {
-                    "type": "array",
-                    "items": {
-                        "allOf": [{ "$ref": "#/$defs/product" }],
-                        "properties": {
-                            "variants": {
-                                "type": "array",
-                                "items": {
-                                    "type": "object",
-                                    "required": ["inputs"],
-                                    "properties": {
-                                        "inputs": {
-                                            "type": "array",
-                                            "minItems": 1,
-                                            "items": {
-                                                "type": "object",
-                                                "required": ["id"],
-                                                "properties": { "id": { "type": "string" }, "match": { "type": "string" } }
-                                            }
-                                        }
-                                    }
-                                }
-                            }
-                        }
-                    }
-                },
-                "messages": { "type": "array", "items": { "$ref": "#/$defs/message" } }
-            }
-    })
-}
-
-fn product_output() -> Value {
-    json!({
-        "type": "object",
-        "required": ["ucp", "product"],
-        "properties": {
-            "ucp": { "$ref": "#/$defs/ucp" },
-            "product": {
-                "allOf": [{ "$ref": "#/$defs/product" }],
-                "properties": { "selected": { "type": "array", "items": { "$ref": "#/$defs/selected_option" } } }
-            },
-            "messages": { "type": "array", "items": { "$ref": "#/$defs/message" } }
-        }
-    })
-}
-
-fn shared_defs() -> Value {
-    json!({
-        "price": {
-            "type": "object",
-            "required": ["amount", "currency"],
-            "properties": {
-                "amount": { "type": "integer", "minimum": 0 },
-                "currency": { "type": "string", "pattern": "^[A-Z]{3}$" }
-            }
-        },
-        "price_range": {
-            "type": "object",
-            "required": ["min", "max"],
-            "properties": { "min": { "$ref": "#/$defs/price" }, "max": { "$ref": "#/$defs/price" } }
-        },
-        "description": {
-            "type": "object",
-            "minProperties": 1,
-            "properties": { "plain": { "type": "string" }, "html": { "type": "string" }, "markdown": { "type": "string" } }
-        },
-        "selected_option": {
-            "type": "object",
-            "required": ["name", "label"],
-            "properties": { "name": { "type": "string" }, "label": { "type": "string" }, "id": { "type": "string" } }
-        },
-        "variant": {
-            "type": "object",
-            "required": ["id", "title", "description", "price"],
-            "properties": {
-                "id": { "type": "string" },
-                "sku": { "type": "string" },
-                "title": { "type": "string" },
-                "description": { "$ref": "#/$defs/description" },
-                "price": { "$ref": "#/$defs/price" },
-                "list_price": { "$ref": "#/$defs/price" },
-                "availability": {
-                    "type": "object",
-                    "properties": { "available": { "type": "boolean" }, "status": { "type": "string" } }
-                },
-                "options": { "type": "array", "items": { "$ref": "#/$defs/selected_option" } }
-            }
-        },
-        "product": {
-            "type": "object",
-            "required": ["id", "title", "description", "price_range", "variants"],
-            "properties": {
-                "id": { "type": "string" },
-                "handle": { "type": "string" },
-                "title": { "type": "string" },
-                "description": { "$ref": "#/$defs/description" },
-                "url": { "type": "string", "format": "uri" },
-                "price_range": { "$ref": "#/$defs/price_range" },
-                "list_price_range": { "$ref": "#/$defs/price_range" },
-                "variants": { "type": "array", "minItems": 1, "items": { "$ref": "#/$defs/variant" } },
-                "options": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "required": ["name", "values"],
-                        "properties": {
-                            "name": { "type": "string" },
-                            "values": {
-                                "type": "array",
-                                "minItems": 1,
-                                "items": {
-                                    "type": "object",
-                                    "required": ["label"],
-                                    "properties": {
-                                        "id": { "type": "string" },
-                                        "label": { "type": "string" },
-                                        "available": { "type": "boolean" },
-                                        "exists": { "type": "boolean" }
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        },
-        "ucp": {
-            "type": "object",
-            "required": ["version"],
-            "properties": {
-                "version": { "type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$" },
-                "status": { "type": "string", "enum": ["success", "error"] },
-                "capabilities": { "type": "object" }
-            }
-        },
-        "message": {
-            "type": "object",
-            "required": ["type", "content"],
-            "properties": {
-                "type": { "type": "string", "enum": ["error", "warning", "info"] },
-                "code": { "type": "string" },
-                "content": { "type": "string" },
-                "path": { "type": "string" },
-                "severity": { "type": "string" }
-            }
-        },
-        "error_response": {
-            "type": "object",
-            "required": ["ucp", "messages"],
-            "additionalProperties": false,
-            "properties": {
-                "ucp": {
-                    "allOf": [{ "$ref": "#/$defs/ucp" }],
-                    "properties": { "status": { "const": "error" } },
-                    "required": ["status"]
-                },
-                "messages": { "type": "array", "minItems": 1, "items": { "$ref": "#/$defs/message" } },
-                "continue_url": { "type": "string", "format": "uri" }
-            }
-        }
+        "anyOf": [success, error],
+        "$defs": generator.take_definitions(true),
     })
 }

@@ -3,7 +3,7 @@
 //! rendering of its answers (the cursors the core pages with are in [`crate::cursor`]).
 
 use ucp_domain::commerce::{self as core, Answer};
-use ucp_protocol::resources::{ErrorBody, LookupBody, ProductBody, SearchBody};
+use ucp_protocol::resources::{ErrorResponse, LookupBody, ProductBody, SearchBody};
 
 use crate::error::ApiError;
 use crate::response::Envelope;
@@ -71,7 +71,7 @@ pub async fn get_product(
     match state.core.get_product(request).await? {
         Answer::Resource(view) => to_json(&ProductBody::new(envelope.ucp(), &view)),
         Answer::Refused(refusal) => {
-            to_json(&ErrorBody::refusal(&envelope.version, &refusal, Some(&state.profile.base_url)))
+            to_json(&ErrorResponse::refusal(&envelope.version, &refusal, Some(&state.profile.base_url)))
         }
     }
 }

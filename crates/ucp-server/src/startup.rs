@@ -13,8 +13,8 @@ use tokio::net::TcpListener;
 use ucp_domain::store::CatalogStore;
 use ucp_store::SqliteStore;
 
-use crate::cursor::CursorCodec;
 use crate::config::Settings;
+use crate::cursor::CursorCodec;
 use crate::discovery::BusinessProfile;
 use crate::keys::{SigningKey, load_or_create_cursor_secret};
 use crate::layers::{self, Allowed, Binding};

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use ucp_domain::checkout::PricingRules;
 use ucp_domain::store::{CatalogStore, CommerceStore};
 
-use crate::cursor::CursorCodec;
 use crate::config::Settings;
+use crate::cursor::CursorCodec;
 use crate::discovery::BusinessProfile;
 use crate::layers::allowed::Allowed;
 use crate::platform::PlatformResolver;

@@ -13,7 +13,8 @@ pub use model::{
 };
 pub use parts::{Address, SessionKind, Status};
 pub use priced::{
-    AppliedDiscount, CatalogItem, Priced, PricedDestination, PricedFulfillment, PricedGroup, PricedLine, PricedOption, Total,
+    AppliedDiscount, CatalogItem, Priced, PricedDestination, PricedFulfillment, PricedGroup, PricedLine, PricedOption,
+    Total,
 };
 pub use pricing::{PricingInput, price};
 pub use rules::{DiscountKind, DiscountRule, PricingRules, ShippingRate, ShippingRules, ShippingZone, TaxRate};

@@ -17,7 +17,6 @@ pub struct CatalogItem {
     pub weight_grams: Option<i64>,
 }
 
-
 /// Deserialize: `interned`.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Total {

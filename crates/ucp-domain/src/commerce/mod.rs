@@ -23,8 +23,8 @@ pub use catalog::{
     CatalogFilters, Cursor, CursorError, Cursors, LookupRequest, LookupResults, ProductRequest, ProductView,
     SEARCH_RESULT_VARIANTS, SearchKey, SearchRequest, SearchResults,
 };
-pub use inputs::{CartInput, CheckoutInput, Instrument, LineInput, MAX_CODES, Payment};
 pub use error::{Error, ErrorCode};
+pub use inputs::{CartInput, CheckoutInput, Instrument, LineInput, MAX_CODES, Payment};
 
 use crate::catalog::Product;
 use crate::checkout::{Message, Priced, PricingRules, Session};

@@ -1,27 +1,29 @@
 //! Catalog answers (`shopping/catalog_search.json`, `catalog_lookup.json`): products are
 //! serialized straight from the domain documents, with no intermediate JSON tree.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use ucp_domain::catalog::{Product, SelectedOption};
 use ucp_domain::commerce::{LookupResults, ProductView, SearchResults};
 use ucp_domain::store::MatchKind;
 
-use super::WireMessage;
+use super::Message;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct Pagination<'a> {
     pub has_next_page: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cursor: Option<&'a str>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct SearchBody<'a, U: Serialize> {
     pub ucp: U,
+    #[schemars(schema_with = "super::shapes::products")]
     pub products: &'a [Product],
     pub pagination: Pagination<'a>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub messages: Vec<WireMessage<'a>>,
+    pub messages: Vec<Message>,
 }
 
 impl<'a, U: Serialize> SearchBody<'a, U> {
@@ -30,17 +32,18 @@ impl<'a, U: Serialize> SearchBody<'a, U> {
             ucp,
             products: &results.products,
             pagination: Pagination { has_next_page: results.has_next_page, cursor: results.cursor.as_deref() },
-            messages: results.messages.iter().map(WireMessage::from).collect(),
+            messages: results.messages.iter().map(Message::from).collect(),
         }
     }
 }
 
-#[derive(Debug, Serialize)]
-pub struct LookupBody<'a, U: Serialize> {
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct LookupBody<U: Serialize> {
     pub ucp: U,
+    #[schemars(schema_with = "super::shapes::looked_up_products")]
     pub products: Vec<serde_json::Value>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub messages: Vec<WireMessage<'a>>,
+    pub messages: Vec<Message>,
 }
 
 /// A product whose variants each carry the request ids that found them (`inputs`). Built
@@ -64,30 +67,32 @@ fn lookup_product(product: &Product, inputs: &[Vec<(String, MatchKind)>]) -> ser
     value
 }
 
-impl<'a, U: Serialize> LookupBody<'a, U> {
-    pub fn new(ucp: U, results: &'a LookupResults) -> LookupBody<'a, U> {
+impl<U: Serialize> LookupBody<U> {
+    pub fn new(ucp: U, results: &LookupResults) -> LookupBody<U> {
         LookupBody {
             ucp,
             products: results.products.iter().map(|found| lookup_product(&found.product, &found.inputs)).collect(),
-            messages: results.messages.iter().map(WireMessage::from).collect(),
+            messages: results.messages.iter().map(Message::from).collect(),
         }
     }
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct DetailProduct<'a> {
     #[serde(flatten)]
+    #[schemars(schema_with = "super::shapes::product")]
     pub product: &'a Product,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Vec<crate::requests::shapes::SelectedOption>>")]
     pub selected: Option<&'a [SelectedOption]>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct ProductBody<'a, U: Serialize> {
     pub ucp: U,
     pub product: DetailProduct<'a>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub messages: Vec<WireMessage<'a>>,
+    pub messages: Vec<Message>,
 }
 
 impl<'a, U: Serialize> ProductBody<'a, U> {
@@ -95,7 +100,7 @@ impl<'a, U: Serialize> ProductBody<'a, U> {
         ProductBody {
             ucp,
             product: DetailProduct { product: &view.product, selected: view.selected.as_deref() },
-            messages: view.messages.iter().map(WireMessage::from).collect(),
+            messages: view.messages.iter().map(Message::from).collect(),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Cart and checkout bodies (`shopping/cart.json`, `shopping/checkout.json`, with the
 //! fulfillment and discount extensions).
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use ucp_domain::checkout::{
     Address, AppliedDiscount, Buyer, Context, PricedFulfillment, PricedGroup, PricedLine, PricedOption, SessionKind,
@@ -9,27 +10,29 @@ use ucp_domain::checkout::{
 use ucp_domain::commerce::SessionView;
 use ucp_domain::json::JsonMap;
 
-use super::{WireMessage, WireTotal, rfc3339, totals};
+use super::{Message, WireTotal, rfc3339, totals};
 
 /// The legal links a checkout carries: (type, url), in order.
 #[derive(Debug, Clone, Default)]
 pub struct Links(pub Vec<(String, String)>);
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct SessionBody<'a, U: Serialize> {
     pub ucp: U,
     pub id: &'a str,
     pub line_items: Vec<LineItem<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<crate::requests::shapes::Buyer>")]
     pub buyer: Option<&'a Buyer>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<crate::requests::shapes::Context>")]
     pub context: Option<&'a Context>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<&'static str>,
     pub currency: &'a str,
     pub totals: Vec<WireTotal<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub messages: Vec<WireMessage<'a>>,
+    pub messages: Vec<Message>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub links: Option<Vec<Link<'a>>>,
     pub expires_at: String,
@@ -44,10 +47,11 @@ pub struct SessionBody<'a, U: Serialize> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cart_id: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub attribution: Option<&'a JsonMap>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct LineItem<'a> {
     pub id: &'a str,
     pub item: Item<'a>,
@@ -56,7 +60,7 @@ pub struct LineItem<'a> {
 }
 
 /// A line's `item` (`types/item.json`): what was bought, at what unit price.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct Item<'a> {
     pub id: &'a str,
     pub title: &'a str,
@@ -71,26 +75,26 @@ impl<'a> From<&'a PricedLine> for Item<'a> {
     }
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct Link<'a> {
     #[serde(rename = "type")]
     pub kind: &'a str,
     pub url: &'a str,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct OrderRef<'a> {
     pub id: &'a str,
     pub permalink_url: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct Fulfillment<'a> {
     pub methods: [Method<'a>; 1],
     pub available_methods: [AvailableMethod<'a>; 1],
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct Method<'a> {
     pub id: &'a str,
     #[serde(rename = "type")]
@@ -104,14 +108,15 @@ pub struct Method<'a> {
     pub groups: Option<[Group<'a>; 1]>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct Destination<'a> {
     #[serde(flatten)]
+    #[schemars(with = "crate::requests::shapes::PostalAddress")]
     pub address: Address,
     pub id: &'a str,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct Group<'a> {
     pub id: &'a str,
     pub line_item_ids: &'a [String],
@@ -119,7 +124,7 @@ pub struct Group<'a> {
     pub selected_option_id: Option<&'a str>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct FulfillmentOption<'a> {
     pub id: &'a str,
     pub title: &'a str,
@@ -132,7 +137,7 @@ pub struct FulfillmentOption<'a> {
     pub carrier: Option<&'a str>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct AvailableMethod<'a> {
     #[serde(rename = "type")]
     pub kind: &'static str,
@@ -141,13 +146,13 @@ pub struct AvailableMethod<'a> {
     pub description: &'static str,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct Discounts<'a> {
     pub codes: &'a [String],
     pub applied: Vec<Applied<'a>>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct Applied<'a> {
     pub title: &'a str,
     pub amount: i64,
@@ -160,7 +165,7 @@ pub struct Applied<'a> {
     pub allocations: Vec<Allocation<'a>>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct Allocation<'a> {
     pub path: &'a str,
     pub amount: i64,
@@ -210,7 +215,7 @@ impl<'a, U: Serialize> SessionBody<'a, U> {
             status: checkout.then(|| priced.status.as_str()),
             currency: &session.currency,
             totals: totals(&priced.totals),
-            messages: view.messages().map(WireMessage::from).collect(),
+            messages: view.messages().map(Message::from).collect(),
             links: checkout.then(|| links.0.iter().map(|(kind, url)| Link { kind, url }).collect()),
             expires_at: rfc3339(session.expires_at),
             continue_url,

@@ -93,7 +93,6 @@ pub async fn reject(binding: Binding, request: Request, error: &ApiError) -> Res
     super::render::render(binding, &slot.get(), error)
 }
 
-
 fn read_error() -> ApiError {
     ApiError::new(ErrorKind::InvalidRequest, "the request body could not be read")
 }

@@ -33,8 +33,8 @@ use axum::Router;
 use axum::middleware::from_fn_with_state;
 use tower::ServiceBuilder;
 
-pub use body::{RawBody, RpcId, reject};
 pub use allowed::{Allowed, strip_port};
+pub use body::{RawBody, RpcId, reject};
 pub use media::require_json;
 pub use render::{render, rest_error, rpc_error};
 pub use scope::{Binding, Scope};

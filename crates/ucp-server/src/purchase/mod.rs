@@ -10,7 +10,7 @@ use ucp_domain::commerce::{
     Answer, Caller, CartInput, CheckoutInput, Instrument, LineInput, OrderView, Payment, SessionView,
 };
 use ucp_domain::json::JsonMap;
-use ucp_protocol::resources::{ErrorBody, Links, OrderBody, SessionBody};
+use ucp_protocol::resources::{ErrorResponse, Links, OrderBody, SessionBody};
 
 pub use requests::{CartRequest, CheckoutRequest};
 
@@ -55,7 +55,7 @@ impl Call<'_> {
                 render_session(self.state, self.envelope, &view).map(|body| (body, created))
             }
             Answer::Refused(refusal) => {
-                let body = ErrorBody::refusal(&self.envelope.version, &refusal, Some(&self.state.profile.base_url));
+                let body = ErrorResponse::refusal(&self.envelope.version, &refusal, Some(&self.state.profile.base_url));
                 to_json(&body).map(|body| (body, false))
             }
         }
@@ -192,7 +192,7 @@ pub async fn get_order(call: &Call<'_>, id: &str) -> Result<String, ApiError> {
     match call.state.core.get_order(&call.caller(), id).await? {
         Answer::Resource(OrderView { order, .. }) => to_json(&OrderBody { ucp: call.envelope.ucp(), order: &order }),
         Answer::Refused(refusal) => {
-            to_json(&ErrorBody::refusal(&call.envelope.version, &refusal, Some(&call.state.profile.base_url)))
+            to_json(&ErrorResponse::refusal(&call.envelope.version, &refusal, Some(&call.state.profile.base_url)))
         }
     }
 }

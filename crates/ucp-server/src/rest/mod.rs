@@ -193,4 +193,3 @@ fn malformed_escape(path: &str) -> Option<usize> {
         .map(|(index, _)| index)
         .find(|index| !bytes.get(index + 1..index + 3).is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit)))
 }
-

@@ -10,13 +10,13 @@ mod lines;
 mod status;
 mod totals;
 
-
 use super::priced::{
-    AppliedDiscount, CatalogItem, Priced, PricedDestination, PricedFulfillment, PricedGroup, PricedLine, PricedOption, Total,
+    AppliedDiscount, CatalogItem, Priced, PricedDestination, PricedFulfillment, PricedGroup, PricedLine, PricedOption,
+    Total,
 };
 use super::{Message, SessionKind};
-pub use input::PricingInput;
 use discounts::Discounts;
+pub use input::PricingInput;
 use totals::Amounts;
 
 /// What pricing needs to know about one catalog item (variant).

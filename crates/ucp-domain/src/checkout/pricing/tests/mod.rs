@@ -11,11 +11,11 @@ mod status;
 use super::discounts::allocate;
 use super::*;
 pub(super) use crate::checkout::{Address, PricingRules, Session, Status};
-pub(super) use std::collections::HashMap;
 use crate::checkout::{
     Buyer, Context, DiscountKind, DiscountRule, FulfillmentChoice, Line, LineRequest, MessageKind,
     PendingAuthentication, Severity, ShippingRate, ShippingRules, ShippingZone, TaxRate,
 };
+pub(super) use std::collections::HashMap;
 
 #[test]
 fn allocation_is_proportional_and_exact() {
