@@ -115,3 +115,65 @@ fn optional_path<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Pa
 fn paths<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<PathBuf>, D::Error> {
     Ok(values::list(deserializer)?.into_iter().map(PathBuf::from).collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::TlsVersion;
+    use crate::config::Settings;
+
+    fn environment(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs.iter().map(|(name, value)| (name.to_string(), value.to_string())).collect()
+    }
+
+    #[test]
+    fn tls_is_off_and_1_3_by_default() {
+        let settings = Settings::load(None, []).unwrap();
+        assert!(!settings.tls.enabled());
+        assert_eq!(settings.tls.min_version, TlsVersion::V1_3);
+    }
+
+    #[test]
+    fn the_file_and_the_environment_set_tls() {
+        let directory = tempfile::tempdir().unwrap();
+        let file = directory.path().join("ucpd.toml");
+        std::fs::write(
+            &file,
+            "[tls]\ncert_file = \"cert.pem\"\nkey_file = \"key.pem\"\nclient_ca_files = [\"a.pem\", \"b.pem\"]\n",
+        )
+        .unwrap();
+        let settings = Settings::load(Some(&file), []).unwrap();
+        assert!(settings.tls.enabled());
+        assert_eq!(settings.tls.client_ca_files, [PathBuf::from("a.pem"), PathBuf::from("b.pem")]);
+
+        // `1.2` reads as a number from the environment; a list is comma-separated there.
+        let settings = Settings::load(
+            None,
+            environment(&[
+                ("UCPD_TLS__CERT_FILE", "/etc/ucpd/cert.pem"),
+                ("UCPD_TLS__KEY_FILE", "/etc/ucpd/key.pem"),
+                ("UCPD_TLS__CLIENT_CA_FILES", "/etc/ucpd/google.pem, /etc/ucpd/other.pem"),
+                ("UCPD_TLS__MIN_VERSION", "1.2"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(settings.tls.cert_file, Some(PathBuf::from("/etc/ucpd/cert.pem")));
+        assert_eq!(settings.tls.client_ca_files.len(), 2);
+        assert_eq!(settings.tls.min_version, TlsVersion::V1_2);
+    }
+
+    #[test]
+    fn incomplete_or_bad_tls_settings_are_refused_by_key() {
+        for (pairs, expected) in [
+            (&[("UCPD_TLS__CERT_FILE", "cert.pem")][..], "tls.key_file"),
+            (&[("UCPD_TLS__KEY_FILE", "key.pem")][..], "tls.cert_file"),
+            (&[("UCPD_TLS__CLIENT_CA_FILES", "ca.pem")][..], "tls.client_ca_files"),
+            (&[("UCPD_TLS__MIN_VERSION", "1.1")][..], "UCPD_TLS__MIN_VERSION"),
+            (&[("UCPD_TLS__HANDSHAKE_TIMEOUT_SECS", "0")][..], "tls.handshake_timeout_secs"),
+        ] {
+            let error = Settings::load(None, environment(pairs)).unwrap_err().to_string();
+            assert!(error.contains(expected), "{expected}: {error}");
+        }
+    }
+}
