@@ -39,7 +39,7 @@ use crate::trust::ClientCertificate;
 pub enum TlsError {
     #[error("tls.{setting} {path}: {reason}")]
     File { setting: &'static str, path: String, reason: String },
-    #[error("tls: {0}")]
+    #[error("{0}")]
     Config(String),
 }
 
@@ -63,7 +63,7 @@ pub fn server_config(settings: &TlsSettings) -> Result<Arc<rustls::ServerConfig>
     };
     let builder = rustls::ServerConfig::builder_with_provider(provider())
         .with_protocol_versions(versions)
-        .map_err(|error| TlsError::Config(error.to_string()))?;
+        .map_err(|error| TlsError::Config(format!("tls.min_version: {error}")))?;
     let builder = if settings.client_ca_files.is_empty() {
         builder.with_no_client_auth()
     } else {
@@ -78,12 +78,15 @@ pub fn server_config(settings: &TlsSettings) -> Result<Arc<rustls::ServerConfig>
         let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider())
             .allow_unauthenticated()
             .build()
-            .map_err(|error| TlsError::Config(format!("client_ca_files: {error}")))?;
+            .map_err(|error| TlsError::Config(format!("tls.client_ca_files: {error}")))?;
         builder.with_client_cert_verifier(verifier)
     };
-    let mut config = builder
-        .with_single_cert(chain, key)
-        .map_err(|error| TlsError::Config(format!("cert_file and key_file: {error}")))?;
+    let mut config = builder.with_single_cert(chain, key).map_err(|error| match error {
+        rustls::Error::InconsistentKeys(_) => {
+            TlsError::Config("the key in tls.key_file is not the key of the certificate in tls.cert_file".into())
+        }
+        other => TlsError::Config(format!("tls.cert_file and tls.key_file: {other}")),
+    })?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(Arc::new(config))
 }

@@ -290,7 +290,10 @@ async fn unusable_tls_files_stop_the_start_naming_the_setting() {
         (TlsSettings { key_file: Some(pki.path("missing.key")), ..pki.settings(false) }, "tls.key_file"),
         (TlsSettings { cert_file: Some(pki.path("empty.pem")), ..pki.settings(false) }, "tls.cert_file"),
         (TlsSettings { client_ca_files: vec![pki.path("empty.pem")], ..pki.settings(false) }, "tls.client_ca_files"),
-        (TlsSettings { key_file: Some(pki.path("other.key")), ..pki.settings(false) }, "key_file"),
+        (
+            TlsSettings { key_file: Some(pki.path("other.key")), ..pki.settings(false) },
+            "is not the key of the certificate",
+        ),
     ];
     for (tls, expected) in cases {
         let data = tempfile::tempdir().unwrap();
