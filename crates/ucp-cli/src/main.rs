@@ -71,6 +71,17 @@ struct ServeArgs {
     /// [config: dev_insecure_profiles].
     #[arg(long)]
     dev_insecure_profiles: bool,
+    /// PEM certificate chain (leaf first): serve https on the listen address; needs --tls-key
+    /// [config: tls.cert_file].
+    #[arg(long, value_name = "PEM")]
+    tls_cert: Option<PathBuf>,
+    /// PEM private key of --tls-cert [config: tls.key_file].
+    #[arg(long, value_name = "PEM")]
+    tls_key: Option<PathBuf>,
+    /// PEM file of a CA whose client certificates are accepted (mTLS; repeatable; replaces
+    /// tls.client_ca_files). Clients without a certificate still connect.
+    #[arg(long, value_name = "PEM")]
+    tls_client_ca: Vec<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -176,6 +187,15 @@ async fn serve(args: ServeArgs) -> anyhow::Result<std::process::ExitCode> {
     }
     if args.dev_insecure_profiles {
         settings.dev_insecure_profiles = true;
+    }
+    if let Some(cert) = args.tls_cert {
+        settings.tls.cert_file = Some(cert);
+    }
+    if let Some(key) = args.tls_key {
+        settings.tls.key_file = Some(key);
+    }
+    if !args.tls_client_ca.is_empty() {
+        settings.tls.client_ca_files = args.tls_client_ca;
     }
     settings.validate()?;
     settings.check_capabilities(|name| {

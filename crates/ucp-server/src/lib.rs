@@ -21,6 +21,7 @@ pub mod response;
 pub mod rest;
 pub mod startup;
 pub mod state;
+pub mod tls;
 pub mod trust;
 
 pub use config::Settings;

@@ -36,6 +36,8 @@ pub enum StartError {
     Store(#[from] ucp_domain::store::StoreError),
     #[error("{0}")]
     Config(String),
+    #[error("{0}")]
+    Tls(#[from] crate::tls::TlsError),
 }
 
 /// A server bound to its port, ready to run.
@@ -44,6 +46,8 @@ pub struct Application {
     listener: TcpListener,
     router: Router,
     state: AppState,
+    /// Set when ucpd terminates TLS itself (`[tls]`).
+    tls: Option<crate::tls::TlsAcceptor>,
 }
 
 impl Application {
@@ -51,6 +55,10 @@ impl Application {
         let data_dir = settings.data_dir.clone();
         let data_dir_error = |source| StartError::DataDir { path: data_dir.display().to_string(), source };
         std::fs::create_dir_all(&data_dir).map_err(data_dir_error)?;
+        // Bad certificate files fail the start before anything binds.
+        let tls =
+            if settings.tls.enabled() { Some(crate::tls::TlsAcceptor::from_settings(&settings.tls)?) } else { None };
+        let scheme = if tls.is_some() { "https" } else { "http" };
         let listener = TcpListener::bind(settings.listen)
             .await
             .map_err(|source| StartError::Bind { address: settings.listen, source })?;
@@ -69,7 +77,7 @@ impl Application {
         let cursor_secret = load_or_create_cursor_secret(&data_dir).map_err(data_dir_error)?;
         let base_url = match &settings.public_url {
             Some(url) => url.as_str().to_owned(),
-            None => format!("http://{local_addr}"),
+            None => format!("{scheme}://{local_addr}"),
         };
         if !base_url.starts_with("https://") {
             tracing::warn!(%base_url, "the profile advertises a plain-http base URL: fine for local use, never for production (set --public-url https://…)");
@@ -83,7 +91,7 @@ impl Application {
         let profile = BusinessProfile::build(&settings, &base_url, &key, payments.advertised());
         let platforms =
             PlatformResolver::new(&settings.profiles, settings.dev_insecure_profiles).map_err(StartError::Config)?;
-        let allowed = allowed_hosts_and_origins(&settings, &base_url, local_addr);
+        let allowed = allowed_hosts_and_origins(&settings, &base_url, local_addr, scheme);
         let tools = mcp::tool_list(&settings.capabilities.enabled);
         let in_flight = Arc::new(tokio::sync::Semaphore::new(settings.http.max_concurrent_requests.max(1)));
         let pricing_rules = Arc::new(settings.pricing_rules());
@@ -122,7 +130,7 @@ impl Application {
         };
         state.links = Arc::new(crate::purchase::links(&state));
         let router = router(state.clone());
-        Ok(Application { listener, router, state })
+        Ok(Application { listener, router, state, tls })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
@@ -150,6 +158,7 @@ impl Application {
         });
         tracing::info!(
             listen = %self.local_addr(),
+            tls = self.tls.is_some(),
             profile = %format!("{}/.well-known/ucp", self.state.profile.base_url),
             mcp = %self.state.profile.mcp_endpoint,
             "ucpd ready"
@@ -169,7 +178,10 @@ impl Application {
                 }
             }
         });
-        let served = axum::serve(self.listener, self.router).with_graceful_shutdown(shutdown).await;
+        let served = match self.tls {
+            Some(acceptor) => crate::tls::serve(self.listener, acceptor, self.router, shutdown).await,
+            None => axum::serve(self.listener, self.router).with_graceful_shutdown(shutdown).await,
+        };
         refresher.abort();
         sweeper.abort();
         served
@@ -246,12 +258,12 @@ async fn seed_demo(catalog: &Arc<dyn CatalogStore>, settings: &Settings) -> Resu
     Ok(())
 }
 
-fn allowed_hosts_and_origins(settings: &Settings, base_url: &str, local_addr: SocketAddr) -> Allowed {
+fn allowed_hosts_and_origins(settings: &Settings, base_url: &str, local_addr: SocketAddr, scheme: &str) -> Allowed {
     let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "[::1]".into()];
     let mut origins: Vec<String> = Vec::new();
     let port = local_addr.port();
     for loopback in ["localhost", "127.0.0.1", "[::1]"] {
-        origins.push(format!("http://{loopback}:{port}"));
+        origins.push(format!("{scheme}://{loopback}:{port}"));
     }
     if let Ok(url) = url::Url::parse(base_url) {
         if let Some(host) = url.host_str() {

@@ -12,6 +12,7 @@
 mod layers;
 mod pricing;
 mod sections;
+mod tls;
 mod values;
 
 #[cfg(test)]
@@ -28,6 +29,7 @@ pub use sections::{
     CapabilitySettings, CatalogSettings, CheckoutSettings, HttpProcessorSettings, HttpSettings, NamespaceAlias,
     PaymentSettings, ProfileSettings,
 };
+pub use tls::{TlsSettings, TlsVersion};
 pub use values::{PublicUrl, web_url};
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -64,6 +66,8 @@ pub struct Settings {
     /// Discount codes and automatic promotions.
     pub discounts: Vec<DiscountSettings>,
     pub payments: PaymentSettings,
+    /// TLS termination and client certificates (`[tls]`).
+    pub tls: TlsSettings,
 }
 
 impl Default for Settings {
@@ -85,6 +89,7 @@ impl Default for Settings {
             taxes: pricing::demo_taxes(),
             discounts: pricing::demo_discounts(),
             payments: PaymentSettings::default(),
+            tls: TlsSettings::default(),
         }
     }
 }
@@ -152,6 +157,7 @@ impl Settings {
                 "checkout.cart_ttl_secs and checkout.checkout_ttl_secs must be at least 60".into(),
             ));
         }
+        self.tls.validate()?;
         Ok(())
     }
 
