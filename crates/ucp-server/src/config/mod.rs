@@ -9,6 +9,7 @@
 //! value fails at start, named by its key, and no request ever parses one. This module
 //! depends on the domain only, never on the rest of the server.
 
+mod idempotency;
 mod layers;
 mod pricing;
 mod sections;
@@ -23,6 +24,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use ucp_domain::checkout::PricingRules;
 
+pub use idempotency::IdempotencySettings;
 pub use pricing::{DiscountSettings, ShippingOptionSettings, ShippingZoneSettings, TaxSettings};
 pub use sections::{
     CapabilitySettings, CatalogSettings, CheckoutSettings, HttpProcessorSettings, HttpSettings, NamespaceAlias,
@@ -64,6 +66,8 @@ pub struct Settings {
     /// Discount codes and automatic promotions.
     pub discounts: Vec<DiscountSettings>,
     pub payments: PaymentSettings,
+    /// Stored idempotency: retention, waiting duplicates.
+    pub idempotency: IdempotencySettings,
 }
 
 impl Default for Settings {
@@ -85,6 +89,7 @@ impl Default for Settings {
             taxes: pricing::demo_taxes(),
             discounts: pricing::demo_discounts(),
             payments: PaymentSettings::default(),
+            idempotency: IdempotencySettings::default(),
         }
     }
 }
@@ -152,6 +157,7 @@ impl Settings {
                 "checkout.cart_ttl_secs and checkout.checkout_ttl_secs must be at least 60".into(),
             ));
         }
+        self.idempotency.validate()?;
         Ok(())
     }
 
