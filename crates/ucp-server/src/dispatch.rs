@@ -7,11 +7,13 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::error::ApiError;
+pub use crate::response::Reply;
 use crate::operations::{Capability, Operation};
 use crate::platform::negotiate;
 use crate::response::{Envelope, error_response};
 use crate::state::AppState;
-use crate::{catalog, purchase};
+use crate::trust::Principal;
+use crate::{catalog, idempotency, purchase};
 
 /// One call of one operation, as a transport read it.
 #[derive(Debug)]
@@ -27,6 +29,10 @@ pub struct Invocation<'a> {
     pub payload: Option<&'a Value>,
     /// How errors name the payload: `arguments.catalog` (MCP) or `body` (REST).
     pub payload_label: String,
+    /// What the caller sent, as the idempotency fingerprint covers it.
+    pub arguments: idempotency::Arguments<'a>,
+    /// The caller a trust layer authenticated, if any (its platform scopes idempotency keys).
+    pub principal: Option<Principal>,
 }
 
 /// The payload member of an operation's arguments, if it has one.
@@ -34,24 +40,29 @@ pub fn payload_member(operation: Operation) -> Option<&'static str> {
     operation.payload().member()
 }
 
-/// What an operation answered: the UCP body (resource or error response), and whether the
-/// call created the resource (REST answers 201 only then).
-#[derive(Debug)]
-pub struct Reply {
-    pub body: String,
-    pub created: bool,
-}
 
-impl From<String> for Reply {
-    fn from(body: String) -> Reply {
-        Reply { body, created: false }
+/// Runs the operation, at most once per idempotency key: a state-changing call with a key
+/// goes through [`idempotency::Idempotency::once`], which replays a finished call's answer.
+pub async fn run(state: &AppState, invocation: Invocation<'_>) -> Result<Reply, ApiError> {
+    let request = ParsedRequest::parse(invocation.operation, invocation.payload, &invocation.payload_label)?;
+    let claimed =
+        state.platforms.profile_url(invocation.headers.get("ucp-agent"), invocation.meta_profile.as_deref())?;
+    let platform = invocation.principal.as_ref().map_or(claimed.as_str(), |principal| principal.platform.as_str());
+    let keyed = state.idempotency.keyed(
+        invocation.operation,
+        invocation.idempotency_key.as_deref(),
+        platform,
+        invocation.id.as_deref(),
+        invocation.arguments,
+    )?;
+    match keyed {
+        Some(keyed) => state.idempotency.once(keyed, execute(state, invocation, request)).await,
+        None => execute(state, invocation, request).await,
     }
 }
 
-/// Runs the operation.
-pub async fn run(state: &AppState, invocation: Invocation<'_>) -> Result<Reply, ApiError> {
+async fn execute(state: &AppState, invocation: Invocation<'_>, request: ParsedRequest) -> Result<Reply, ApiError> {
     let operation = invocation.operation;
-    let request = ParsedRequest::parse(operation, invocation.payload, &invocation.payload_label)?;
     let url = state.platforms.profile_url(invocation.headers.get("ucp-agent"), invocation.meta_profile.as_deref())?;
     let platform = state.platforms.resolve(&url).await?;
     let negotiated = negotiate(&state.profile, &platform)?;
@@ -86,7 +97,6 @@ pub async fn run(state: &AppState, invocation: Invocation<'_>) -> Result<Reply, 
         fulfillment: has(Capability::Fulfillment),
         discounts: has(Capability::Discount),
         cart_negotiated,
-        idempotency_key: invocation.idempotency_key.as_deref(),
         platform_handlers: &platform.payment_handlers,
     };
     let id = invocation.id.as_deref().unwrap_or_default();

@@ -30,6 +30,10 @@ pub enum ErrorKind {
     UnsupportedProtocolVersion,
     /// A REST request without a header the binding requires.
     MissingHeader,
+    /// An idempotency key reused with another payload (security.md §4; checklist 80).
+    IdempotencyConflict,
+    /// A duplicate that waited its bound while the first call with its key still ran.
+    IdempotencyInFlight,
     Unavailable,
     Internal,
 }
@@ -74,6 +78,8 @@ impl ErrorKind {
             ErrorKind::PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, -32600, Some("request_too_large")),
             ErrorKind::UnsupportedProtocolVersion => (StatusCode::BAD_REQUEST, -32600, None),
             ErrorKind::MissingHeader => (StatusCode::BAD_REQUEST, -32600, None),
+            ErrorKind::IdempotencyConflict => (StatusCode::CONFLICT, -32000, Some("idempotency_conflict")),
+            ErrorKind::IdempotencyInFlight => (StatusCode::CONFLICT, -32000, Some("idempotency_in_progress")),
             ErrorKind::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, -32000, Some("unavailable")),
             ErrorKind::Internal => (StatusCode::INTERNAL_SERVER_ERROR, -32603, None),
         };
@@ -93,6 +99,8 @@ impl ErrorKind {
             ErrorKind::PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
             ErrorKind::UnsupportedProtocolVersion => (StatusCode::BAD_REQUEST, "invalid_request"),
             ErrorKind::MissingHeader => (StatusCode::BAD_REQUEST, "missing_header"),
+            ErrorKind::IdempotencyConflict => (StatusCode::CONFLICT, "idempotency_conflict"),
+            ErrorKind::IdempotencyInFlight => (StatusCode::CONFLICT, "idempotency_in_progress"),
             ErrorKind::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
             ErrorKind::Internal => (StatusCode::INTERNAL_SERVER_ERROR, "internal_error"),
         };
@@ -117,7 +125,7 @@ impl ApiError {
 
     /// Seconds a client should wait before retrying, for the kinds that have one.
     pub fn retry_after(&self) -> Option<u64> {
-        matches!(self.kind, ErrorKind::Unavailable).then_some(1)
+        matches!(self.kind, ErrorKind::Unavailable | ErrorKind::IdempotencyInFlight).then_some(1)
     }
 }
 

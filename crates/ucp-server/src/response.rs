@@ -36,3 +36,17 @@ pub fn error_response(version: &str, code: &str, content: &str, continue_url: Op
 fn to_value(body: &impl serde::Serialize) -> Value {
     serde_json::to_value(body).unwrap_or(Value::Null)
 }
+
+/// What an operation answered: the UCP body (resource or error response), and whether the
+/// call created the resource (REST answers 201 only then).
+#[derive(Debug)]
+pub struct Reply {
+    pub body: String,
+    pub created: bool,
+}
+
+impl From<String> for Reply {
+    fn from(body: String) -> Reply {
+        Reply { body, created: false }
+    }
+}

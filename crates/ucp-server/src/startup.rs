@@ -68,6 +68,7 @@ impl Application {
         let readers = std::thread::available_parallelism().map(|cores| cores.get() * 2).unwrap_or(4).clamp(2, 16);
         let store = Arc::new(SqliteStore::open(&data_dir.join(DATABASE_FILE), readers)?);
         let catalog: Arc<dyn CatalogStore> = store.clone();
+        let idempotency_store: Arc<dyn ucp_domain::store::IdempotencyStore> = store.clone();
         let commerce: Arc<dyn ucp_domain::store::CommerceStore> = store;
         if settings.demo && catalog.product_count().await? == 0 {
             seed_demo(&catalog, &settings).await?;
@@ -111,7 +112,10 @@ impl Application {
                 cursors: &cursors,
             },
         )?;
+        let idempotency =
+            crate::idempotency::Idempotency::new(idempotency_store, clock.clone(), settings.idempotency.clone());
         let mut state = AppState {
+            idempotency,
             core,
             links: Arc::default(),
             in_flight,
@@ -165,7 +169,9 @@ impl Application {
         );
         // Expired carts and checkouts become canceled in storage, so every instance (and a
         // restart) sees the same state; reads also refuse expired sessions on their own.
+        // Idempotency records past their retention go in the same sweep.
         let core = self.state.core.clone();
+        let idempotency = self.state.idempotency.clone();
         let sweep_every = self.state.settings.checkout.sweep_interval_secs.max(1);
         let sweeper = tokio::spawn(async move {
             let mut ticks = tokio::time::interval(std::time::Duration::from_secs(sweep_every));
@@ -175,6 +181,11 @@ impl Application {
                     Ok(0) => {}
                     Ok(expired) => tracing::info!(expired, "expired carts and checkouts swept"),
                     Err(error) => tracing::warn!(%error, "sweeping expired sessions failed"),
+                }
+                match idempotency.sweep().await {
+                    Ok(0) => {}
+                    Ok(swept) => tracing::info!(swept, "idempotency records past their retention swept"),
+                    Err(error) => tracing::warn!(%error, "sweeping idempotency records failed"),
                 }
             }
         });

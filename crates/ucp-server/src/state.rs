@@ -32,6 +32,8 @@ pub struct AppState {
     pub tools_list_result: Arc<String>,
     /// Requests in flight; when none is left, new requests get 503 with `Retry-After`.
     pub in_flight: Arc<tokio::sync::Semaphore>,
+    /// Stored idempotency for state-changing calls (`dispatch::run`).
+    pub idempotency: crate::idempotency::Idempotency,
 }
 
 /// The discovery handler needs only the profile.

@@ -106,4 +106,23 @@ mod tests {
             assert!(!is_valid_phone(bad), "{bad}");
         }
     }
+
+    // The processor key is ours (checkout + attempt), stable within an attempt and new after
+    // a decline or a refund (issue 8 item 4).
+    #[test]
+    fn charge_keys_are_per_checkout_and_attempt() {
+        let mut session = Session::new("chk_1".into(), SessionKind::Checkout, "USD".into(), "p".into(), 0, 60);
+        let first = session.charge_key();
+        assert_eq!(first, "chk_1-attempt-1");
+        session.claim().unwrap();
+        session.release();
+        assert_eq!(session.charge_key(), first, "a processor outage retries the same attempt");
+        session.claim().unwrap();
+        session.fail_payment(Message::error("payment_failed", Severity::Recoverable, "declined", None));
+        assert_eq!(session.charge_key(), "chk_1-attempt-2");
+        session.claim().unwrap();
+        session.refunded();
+        assert_eq!(session.status, Status::Incomplete, "a refund gives the claim back");
+        assert_eq!(session.charge_key(), "chk_1-attempt-3");
+    }
 }

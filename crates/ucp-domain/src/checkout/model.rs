@@ -105,6 +105,11 @@ pub struct Session {
     /// writer working from a stale read cannot undo a concurrent change (a completion).
     #[serde(default)]
     pub version: u64,
+    /// Charges of this checkout that ended (declined, or approved and refunded because no
+    /// order could be placed): the next charge is attempt `payment_attempts + 1`, and its
+    /// processor idempotency key ([`Session::charge_key`]) is new.
+    #[serde(default)]
+    pub payment_attempts: u32,
 }
 
 impl Session {
@@ -132,7 +137,16 @@ impl Session {
             final_pricing: None,
             completed_at: None,
             version: 0,
+            payment_attempts: 0,
         }
+    }
+
+    /// The idempotency key of the charge this checkout makes now: ours, derived from the
+    /// checkout and the attempt, never the platform's key. Every retry of one attempt (a
+    /// processor timeout, a lost response, a replayed complete) sends the same key, so the
+    /// processor charges once; after a decline or a refund the next attempt has a new one.
+    pub fn charge_key(&self) -> String {
+        format!("{}-attempt-{}", self.id, self.payment_attempts + 1)
     }
 
     /// Replaces the lines, keeping the ids of lines the request names and numbering new ones.
@@ -214,6 +228,14 @@ impl Session {
     pub fn fail_payment(&mut self, message: super::Message) {
         self.sticky_messages = vec![message];
         self.pending_authentication = None;
+        self.payment_attempts += 1;
+        self.release();
+    }
+
+    /// The charge was refunded because no order could be placed (stock or a discount ran
+    /// out, the store failed): the claim ends and the next charge is a new attempt.
+    pub fn refunded(&mut self) {
+        self.payment_attempts += 1;
         self.release();
     }
 

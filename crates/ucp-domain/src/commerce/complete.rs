@@ -61,7 +61,6 @@ impl Commerce {
             return done(self.view_priced(caller, session, priced, vec![refusal], now));
         }
         let total = priced.totals.iter().find(|total| total.kind == "total").map_or(0, |total| total.amount);
-        let charge_key = caller.idempotency_key.map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_owned);
 
         let approved_challenge = session.pending_authentication.clone().filter(|pending| pending.approved);
         let (handler, step, token) = if let Some(pending) = approved_challenge {
@@ -109,7 +108,7 @@ impl Commerce {
             amount: total,
             currency: session.currency.clone(),
             token,
-            idempotency_key: charge_key,
+            idempotency_key: session.charge_key(),
         };
         let outcome = match &step {
             PaymentStep::Charge => handler.processor.charge(&charge).await,
@@ -174,6 +173,19 @@ impl Commerce {
             Ok(false) => tracing::warn!(checkout = %session.id, "checkout changed while being completed"),
             Err(error) => {
                 tracing::error!(checkout = %session.id, %error, "could not release a checkout being completed")
+            }
+        }
+    }
+
+    /// Gives a claimed checkout back after its charge was refunded: the next charge is a new
+    /// attempt with a new processor key.
+    async fn release_refunded(&self, session: &mut Session) {
+        session.refunded();
+        match self.save(session).await {
+            Ok(true) => {}
+            Ok(false) => tracing::warn!(checkout = %session.id, "checkout changed while its charge was refunded"),
+            Err(error) => {
+                tracing::error!(checkout = %session.id, %error, "could not release a checkout after a refund")
             }
         }
     }
@@ -244,7 +256,7 @@ impl Commerce {
                 let Some(mut current) = self.load(caller, &session.id, SessionKind::Checkout).await? else {
                     return Ok(Answer::Refused(Refusal::not_found("Checkout")));
                 };
-                self.release(&mut current).await;
+                self.release_refunded(&mut current).await;
                 let priced = self.price(caller, &current).await?;
                 let index = current.lines.iter().position(|line| line.item_id == variant_id);
                 let path = index.map(|index| format!("$.line_items[{index}]"));
@@ -280,14 +292,14 @@ impl Commerce {
                 let Some(mut current) = self.load(caller, &session.id, SessionKind::Checkout).await? else {
                     return Ok(Answer::Refused(Refusal::not_found("Checkout")));
                 };
-                self.release(&mut current).await;
+                self.release_refunded(&mut current).await;
                 tracing::info!(checkout = %current.id, %code, "discount code ran out while the order was being placed");
                 Ok(Answer::Resource(self.view(caller, current, Vec::new()).await?))
             }
             Err(PlaceOrderError::Store(error)) => {
                 self.refund(handler, reference).await;
                 if let Some(mut current) = self.load(caller, &session.id, SessionKind::Checkout).await.ok().flatten() {
-                    self.release(&mut current).await;
+                    self.release_refunded(&mut current).await;
                 }
                 Err(error.into())
             }

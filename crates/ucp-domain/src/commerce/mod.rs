@@ -88,7 +88,6 @@ pub struct Caller<'a> {
     pub fulfillment: bool,
     pub discounts: bool,
     pub cart: bool,
-    pub idempotency_key: Option<&'a str>,
     /// Payment handler names the platform declares (empty: no restriction).
     pub payment_handlers: &'a [String],
 }
@@ -97,14 +96,7 @@ impl<'a> Caller<'a> {
     /// The buyer on our own pages, acting for the platform that owns the session: every
     /// extension applies and every handler of the checkout is usable.
     pub fn buyer_page(platform: &'a str) -> Caller<'a> {
-        Caller {
-            platform,
-            fulfillment: true,
-            discounts: true,
-            cart: true,
-            idempotency_key: None,
-            payment_handlers: &[],
-        }
+        Caller { platform, fulfillment: true, discounts: true, cart: true, payment_handlers: &[] }
     }
 }
 

@@ -9,6 +9,7 @@
 //! value fails at start, named by its key, and no request ever parses one. This module
 //! depends on the domain only, never on the rest of the server.
 
+mod idempotency;
 mod layers;
 mod pricing;
 mod sections;
@@ -24,6 +25,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use ucp_domain::checkout::PricingRules;
 
+pub use idempotency::IdempotencySettings;
 pub use pricing::{DiscountSettings, ShippingOptionSettings, ShippingZoneSettings, TaxSettings};
 pub use sections::{
     CapabilitySettings, CatalogSettings, CheckoutSettings, HttpProcessorSettings, HttpSettings, NamespaceAlias,
@@ -68,6 +70,8 @@ pub struct Settings {
     pub payments: PaymentSettings,
     /// TLS termination and client certificates (`[tls]`).
     pub tls: TlsSettings,
+    /// Stored idempotency: retention, waiting duplicates.
+    pub idempotency: IdempotencySettings,
 }
 
 impl Default for Settings {
@@ -90,6 +94,7 @@ impl Default for Settings {
             discounts: pricing::demo_discounts(),
             payments: PaymentSettings::default(),
             tls: TlsSettings::default(),
+            idempotency: IdempotencySettings::default(),
         }
     }
 }
@@ -158,6 +163,7 @@ impl Settings {
             ));
         }
         self.tls.validate()?;
+        self.idempotency.validate()?;
         Ok(())
     }
 

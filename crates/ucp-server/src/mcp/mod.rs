@@ -10,11 +10,12 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use crate::dispatch;
 use crate::error::{ApiError, ErrorKind};
 use crate::layers::{self, RawBody, RpcId, rpc_error};
 use crate::operations::{self, Operation};
 use crate::state::AppState;
+use crate::trust::Principal;
+use crate::{dispatch, idempotency};
 
 /// MCP protocol revisions we answer `initialize` with; the first is the newest.
 const MCP_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
@@ -45,7 +46,8 @@ pub(crate) async fn endpoint(State(state): State<AppState>, request: Request) ->
     let Some(RawBody(bytes)) = parts.extensions.remove::<RawBody>() else {
         return rpc_error(&id, &ApiError::internal("the MCP route is missing the body layer"));
     };
-    handle(&state, &parts.headers, &bytes).await
+    let principal = parts.extensions.get::<Principal>().cloned();
+    handle(&state, &parts.headers, principal, &bytes).await
 }
 
 fn check_headers(headers: &HeaderMap) -> Result<(), ApiError> {
@@ -62,7 +64,7 @@ fn check_headers(headers: &HeaderMap) -> Result<(), ApiError> {
     Ok(())
 }
 
-async fn handle(state: &AppState, headers: &HeaderMap, bytes: &Bytes) -> Response {
+async fn handle(state: &AppState, headers: &HeaderMap, principal: Option<Principal>, bytes: &Bytes) -> Response {
     let message: Value = match serde_json::from_slice(bytes) {
         Ok(message) => message,
         Err(error) => {
@@ -120,7 +122,7 @@ async fn handle(state: &AppState, headers: &HeaderMap, bytes: &Bytes) -> Respons
         "initialize" => Ok(initialize(state, &params).to_string()),
         "ping" => Ok("{}".to_owned()),
         "tools/list" => Ok(state.tools_list_result.as_ref().clone()),
-        "tools/call" => call_tool(state, headers, &params).await.and_then(|reply| tool_result(&reply.body)),
+        "tools/call" => call_tool(state, headers, principal, &params).await.and_then(|reply| tool_result(&reply.body)),
         _ => Err(ApiError::new(ErrorKind::MethodNotFound, format!("method {method:?} is not supported"))),
     };
     match result {
@@ -171,7 +173,12 @@ pub fn tool_list(enabled: &[String]) -> Vec<Value> {
         .collect()
 }
 
-async fn call_tool(state: &AppState, headers: &HeaderMap, params: &Value) -> Result<dispatch::Reply, ApiError> {
+async fn call_tool(
+    state: &AppState,
+    headers: &HeaderMap,
+    principal: Option<Principal>,
+    params: &Value,
+) -> Result<dispatch::Reply, ApiError> {
     let name = params
         .get("name")
         .and_then(Value::as_str)
@@ -208,16 +215,24 @@ async fn call_tool(state: &AppState, headers: &HeaderMap, params: &Value) -> Res
             ));
         }
     };
-    match meta.get("idempotency-key") {
-        Some(Value::String(key)) if uuid::Uuid::parse_str(key).is_ok() => {}
-        Some(_) => return Err(ApiError::invalid_params("arguments.meta[\"idempotency-key\"] must be a UUID string")),
+    let idempotency_key = match meta.get("idempotency-key") {
+        Some(Value::String(key)) if idempotency::is_valid_key(key) => Some(key.clone()),
+        Some(_) => {
+            return Err(ApiError::invalid_params(format!(
+                "arguments.meta[\"idempotency-key\"] must be a string of 1-{} printable ASCII characters (a UUID)",
+                idempotency::MAX_KEY_LEN
+            )));
+        }
         None if operation.requires_idempotency_key() => {
             return Err(ApiError::invalid_params(format!(
                 "{name} requires arguments.meta[\"idempotency-key\"] (a UUID)"
             )));
         }
-        None => {}
-    }
+        // Google's HTTP Idempotency-Key is generated apart from the meta key: it stands in
+        // only on a state-changing call without one, and is ignored on reads (checklist 46).
+        None if !operation.read_only() => header_key(headers)?,
+        None => None,
+    };
     let target_id = if operation.takes_id() {
         match arguments.get("id") {
             Some(Value::String(id)) if !id.is_empty() => Some(id.clone()),
@@ -232,12 +247,26 @@ async fn call_tool(state: &AppState, headers: &HeaderMap, params: &Value) -> Res
         operation,
         headers,
         meta_profile: Some(profile),
-        idempotency_key: meta.get("idempotency-key").and_then(Value::as_str).map(str::to_owned),
+        idempotency_key,
         id: target_id,
         payload: member.and_then(|member| arguments.get(member)),
         payload_label: member.map(|member| format!("arguments.{member}")).unwrap_or_default(),
+        arguments: idempotency::Arguments::Mcp(arguments),
+        principal,
     };
     dispatch::run(state, invocation).await
+}
+
+/// The HTTP `Idempotency-Key` header, when it stands in for a missing meta key.
+fn header_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
+    let Some(value) = headers.get("idempotency-key") else { return Ok(None) };
+    match value.to_str() {
+        Ok(key) if idempotency::is_valid_key(key) => Ok(Some(key.to_owned())),
+        _ => Err(ApiError::invalid_params(format!(
+            "the Idempotency-Key header must be 1-{} printable ASCII characters (a UUID)",
+            idempotency::MAX_KEY_LEN
+        ))),
+    }
 }
 
 /// A JSON-RPC success response around an already serialized `result`.

@@ -30,7 +30,6 @@ pub struct Call<'a> {
     pub fulfillment: bool,
     pub discounts: bool,
     pub cart_negotiated: bool,
-    pub idempotency_key: Option<&'a str>,
     /// Payment handler names the platform declares (empty: no restriction).
     pub platform_handlers: &'a [String],
 }
@@ -42,7 +41,6 @@ impl Call<'_> {
             fulfillment: self.fulfillment,
             discounts: self.discounts,
             cart: self.cart_negotiated,
-            idempotency_key: self.idempotency_key,
             payment_handlers: self.platform_handlers,
         }
     }

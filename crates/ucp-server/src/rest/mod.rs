@@ -19,9 +19,11 @@ use serde_json::Value;
 
 use crate::dispatch::{self, Invocation};
 use crate::error::{ApiError, ErrorKind};
+use crate::idempotency;
 use crate::layers::{self, RawBody, rest_error};
 use crate::operations::{self, Operation, RestMethod};
 use crate::state::AppState;
+use crate::trust::Principal;
 
 /// The routes of the enabled operations below `http.rest_path`, plus `/openapi.json`.
 pub fn router(state: &AppState) -> Router<AppState> {
@@ -78,7 +80,8 @@ async fn handle(state: &AppState, operation: &'static Operation, request: Reques
     } else {
         None
     };
-    match run(state, operation, &parts.headers, &bytes, id).await {
+    let principal = parts.extensions.get::<Principal>().cloned();
+    match run(state, operation, &parts.headers, principal, &bytes, id).await {
         Ok(reply) => {
             let status = if reply.created { StatusCode::CREATED } else { StatusCode::OK };
             Response::builder()
@@ -95,6 +98,7 @@ async fn run(
     state: &AppState,
     operation: &'static Operation,
     headers: &HeaderMap,
+    principal: Option<Principal>,
     bytes: &Bytes,
     id: Option<String>,
 ) -> Result<dispatch::Reply, ApiError> {
@@ -128,14 +132,23 @@ async fn run(
         )));
     }
     let member_payload = if dispatch::payload_member(*operation).is_some() { payload.as_ref() } else { None };
+    // Reads accept any Idempotency-Key and ignore it (checklist 46); the state-changing
+    // routes require a valid one (`check_headers`).
+    let idempotency_key = headers
+        .get("idempotency-key")
+        .and_then(|value| value.to_str().ok())
+        .filter(|key| !operation.read_only() && idempotency::is_valid_key(key))
+        .map(str::to_owned);
     let invocation = Invocation {
         operation: *operation,
         headers,
         meta_profile: None,
-        idempotency_key: headers.get("idempotency-key").and_then(|value| value.to_str().ok()).map(str::to_owned),
+        idempotency_key,
         id,
         payload: member_payload,
         payload_label: "body".into(),
+        arguments: idempotency::Arguments::Rest(payload.as_ref()),
+        principal,
     };
     dispatch::run(state, invocation).await
 }
@@ -159,8 +172,11 @@ fn check_headers(operation: &Operation, headers: &HeaderMap) -> Result<(), ApiEr
                     format!("the Idempotency-Key header is required on {} (a UUID)", operation.name()),
                 ));
             }
-            Some(key) if uuid::Uuid::parse_str(key).is_err() => {
-                return Err(ApiError::invalid_params("the Idempotency-Key header must be a UUID"));
+            Some(key) if !idempotency::is_valid_key(key) => {
+                return Err(ApiError::invalid_params(format!(
+                    "the Idempotency-Key header must be 1-{} printable ASCII characters (a UUID)",
+                    idempotency::MAX_KEY_LEN
+                )));
             }
             Some(_) => {}
         }

@@ -12,6 +12,7 @@ mod discovery;
 mod fuzz;
 mod handoff;
 mod helpers;
+mod idempotency;
 mod layers;
 mod mcp_transport;
 mod negotiation;

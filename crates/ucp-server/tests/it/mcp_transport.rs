@@ -232,8 +232,11 @@ async fn reads_tolerate_idempotency_keys_and_unknown_fields() {
     });
     let body = app.tool("search_catalog", arguments).await;
     assert_eq!(body["products"][0]["id"], "mug");
+    // Any 1-255 printable ASCII characters are a key (not only UUIDs); longer ones are not.
+    let meta = json!({ "ucp-agent": { "profile": app.platform.profile_url() }, "idempotency-key": "not-a-uuid" });
+    app.tool("search_catalog", json!({ "meta": meta, "catalog": { "query": "mug" } })).await;
     let (_, error) = app
-        .tool_error("search_catalog", json!({ "meta": { "ucp-agent": { "profile": app.platform.profile_url() }, "idempotency-key": "not-a-uuid" }, "catalog": { "query": "mug" } }))
+        .tool_error("search_catalog", json!({ "meta": { "ucp-agent": { "profile": app.platform.profile_url() }, "idempotency-key": "k".repeat(256) }, "catalog": { "query": "mug" } }))
         .await;
     assert_eq!(error["code"], -32602);
 }

@@ -199,7 +199,8 @@ async fn http_processor_approves_and_the_token_never_leaks() {
     assert_eq!(seen.len(), 1);
     assert_eq!(seen[0].1["token"], token.as_str(), "the processor received the token");
     assert_eq!(seen[0].1["amount"], 1500 + 599 + 109);
-    assert_eq!(seen[0].0, idempotency_key, "the complete's idempotency key is passed on");
+    assert_ne!(seen[0].0, idempotency_key, "the processor gets our key, never the platform's (issue 8 item 4)");
+    assert!(seen[0].0.starts_with(&id), "the processor key is derived from the checkout: {}", seen[0].0);
     for text in &texts {
         assert!(!text.contains(&token), "a response carries the payment token: {text}");
     }

@@ -280,15 +280,17 @@ async fn mcp_and_rest_give_identical_bodies_for_the_same_scenario() {
     // Carts and checkouts, with everything that varies between runs redacted.
     let cart = json!({ "line_items": [{ "item": { "id": "mug-1" }, "quantity": 2 }] });
     pairs.push((
-        app.tool("create_cart", json!({ "meta": meta, "cart": cart })).await,
+        app.tool("create_cart", json!({ "meta": app.keyed_meta(), "cart": cart })).await,
         rest(&app, "POST", "/carts", Some(cart)).await.1,
     ));
     let nothing = json!({ "line_items": [{ "item": { "id": "shoe-blue-10" }, "quantity": 1 }] });
     pairs.push((
-        app.tool("create_cart", json!({ "meta": meta, "cart": nothing })).await,
+        app.tool("create_cart", json!({ "meta": app.keyed_meta(), "cart": nothing })).await,
         rest(&app, "POST", "/carts", Some(nothing)).await.1,
     ));
-    let over_mcp = app.tool("create_checkout", json!({ "meta": meta, "checkout": ready_checkout("mug-1", 1) })).await;
+    // One key per state-changing call: a key reused with another payload is a conflict (checklist 80).
+    let over_mcp =
+        app.tool("create_checkout", json!({ "meta": app.keyed_meta(), "checkout": ready_checkout("mug-1", 1) })).await;
     let (_, over_rest) = rest(&app, "POST", "/checkout-sessions", Some(ready_checkout("mug-1", 1))).await;
     let mcp_id = over_mcp["id"].as_str().unwrap().to_owned();
     let rest_id = over_rest["id"].as_str().unwrap().to_owned();
