@@ -12,6 +12,7 @@
 mod layers;
 mod pricing;
 mod sections;
+mod signatures;
 mod values;
 
 #[cfg(test)]
@@ -28,6 +29,7 @@ pub use sections::{
     CapabilitySettings, CatalogSettings, CheckoutSettings, HttpProcessorSettings, HttpSettings, NamespaceAlias,
     PaymentSettings, ProfileSettings,
 };
+pub use signatures::{EffectivePolicy, PlatformSignatureSettings, ResponseSigning, SignaturePolicy, SignatureSettings};
 pub use values::{PublicUrl, web_url};
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -64,6 +66,8 @@ pub struct Settings {
     /// Discount codes and automatic promotions.
     pub discounts: Vec<DiscountSettings>,
     pub payments: PaymentSettings,
+    /// RFC 9421 request verification and response signing (`config/signatures.rs`).
+    pub signatures: SignatureSettings,
 }
 
 impl Default for Settings {
@@ -85,6 +89,7 @@ impl Default for Settings {
             taxes: pricing::demo_taxes(),
             discounts: pricing::demo_discounts(),
             payments: PaymentSettings::default(),
+            signatures: SignatureSettings::default(),
         }
     }
 }
