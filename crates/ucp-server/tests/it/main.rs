@@ -19,3 +19,4 @@ mod orders;
 mod payments;
 mod rest;
 mod schema;
+mod signatures;
