@@ -51,12 +51,16 @@ pub struct SignatureInput {
     pub params_line: String,
 }
 
+/// A header value that is not visible ASCII (it cannot appear in a signature base).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NotAscii;
+
 /// The values of header `name` (lowercase), trimmed and joined with `, ` (RFC 9421 §2.1);
 /// `Ok(None)` when absent; an error when a value is not visible ASCII.
-pub fn joined_field(headers: &HeaderMap, name: &str) -> Result<Option<String>, ()> {
+pub fn joined_field(headers: &HeaderMap, name: &str) -> Result<Option<String>, NotAscii> {
     let mut joined: Option<String> = None;
     for value in headers.get_all(name) {
-        let text = value.to_str().map_err(|_| ())?.trim();
+        let text = value.to_str().map_err(|_| NotAscii)?.trim();
         match &mut joined {
             Some(joined) => {
                 joined.push_str(", ");
