@@ -119,6 +119,7 @@ pub(crate) async fn catalog(args: CatalogArgs) -> anyhow::Result<()> {
                     body: json!({ "jsonrpc": "2.0", "id": index + 1, "method": "tools/call", "params": { "name": tool,
                         "arguments": { "meta": { "ucp-agent": { "profile": args.profile } }, "catalog": catalog } } })
                     .to_string(),
+                    own_headers: Vec::new(),
                 })
                 .collect();
             (requests, vec![("content-type", "application/json".to_owned())], Check::McpTool)
@@ -127,7 +128,12 @@ pub(crate) async fn catalog(args: CatalogArgs) -> anyhow::Result<()> {
             let url = format!("{base}{}{path}", args.common.rest_path);
             let requests = payloads
                 .into_iter()
-                .map(|catalog| Request { method: reqwest::Method::POST, url: url.clone(), body: catalog.to_string() })
+                .map(|catalog| Request {
+                    method: reqwest::Method::POST,
+                    url: url.clone(),
+                    body: catalog.to_string(),
+                    own_headers: Vec::new(),
+                })
                 .collect();
             let headers = vec![
                 ("content-type", "application/json".to_owned()),
@@ -136,6 +142,19 @@ pub(crate) async fn catalog(args: CatalogArgs) -> anyhow::Result<()> {
             (requests, headers, Check::Rest)
         }
     };
+    let mut requests: Vec<Request> = requests;
+    let mut headers = headers;
+    if args.common.sign {
+        // Signed once per body before the run: the server's verification is what is measured,
+        // not the load generator's signing (no `expires`, so the signatures stay valid).
+        let signer = crate::sign::Signer::new();
+        for request in &mut requests {
+            request.own_headers = signer.headers("POST", &request.url, Some(request.body.as_bytes()), None);
+        }
+        if args.transport == Transport::Mcp {
+            headers.push(("ucp-agent", format!("profile=\"{}\"", args.profile)));
+        }
+    }
     run_fixed(&args.common, op, args.transport, requests, headers, check).await
 }
 

@@ -19,6 +19,8 @@ pub(crate) enum Command {
     Ping(CommonArgs),
     /// One catalog operation over MCP or REST.
     Catalog(CatalogArgs),
+    /// Print the public JWK of the `--sign` test key (for the platform profile's signing_keys).
+    Jwk,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -47,6 +49,9 @@ pub(crate) struct CommonArgs {
     /// Per-request timeout.
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub(crate) timeout: Duration,
+    /// Sign every request (RFC 9421, Google's shape) with the test key `ucpd-bench jwk` prints.
+    #[arg(long)]
+    pub(crate) sign: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

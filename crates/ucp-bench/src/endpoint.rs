@@ -15,6 +15,7 @@ pub(crate) struct Endpoint {
     rest_base: String,
     profile: String,
     agent_header: String,
+    signer: Option<crate::sign::Signer>,
 }
 
 impl Endpoint {
@@ -26,6 +27,7 @@ impl Endpoint {
             rest_base: format!("{base}{}", common.rest_path),
             profile: profile.to_owned(),
             agent_header: format!("profile=\"{profile}\""),
+            signer: common.sign.then(crate::sign::Signer::new),
         })
     }
 
@@ -37,14 +39,17 @@ impl Endpoint {
         }
         arguments["meta"] = meta;
         let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": name, "arguments": arguments } });
-        let response = self
-            .http
-            .post(&self.mcp_url)
-            .header("content-type", "application/json")
-            .body(body.to_string())
-            .send()
-            .await
-            .map_err(transport_kind)?;
+        let body = body.to_string();
+        let mut request = self.http.post(&self.mcp_url).header("content-type", "application/json");
+        if let Some(signer) = &self.signer {
+            // Google's shape: a UCP-Agent header and an Idempotency-Key on every POST, signed.
+            let key = uuid::Uuid::new_v4().to_string();
+            for (name, value) in signer.headers("POST", &self.mcp_url, Some(body.as_bytes()), Some(&key)) {
+                request = request.header(name, value);
+            }
+            request = request.header("ucp-agent", &self.agent_header).header("idempotency-key", key);
+        }
+        let response = request.body(body).send().await.map_err(transport_kind)?;
         let status = response.status();
         let bytes = response.bytes().await.map_err(transport_kind)?;
         if status != StatusCode::OK {
@@ -69,16 +74,26 @@ impl Endpoint {
         body: Option<&Value>,
         idempotent: bool,
     ) -> CallResult {
+        let url = format!("{}{path}", self.rest_base);
         let mut request = self
             .http
-            .request(method, format!("{}{path}", self.rest_base))
+            .request(method.clone(), &url)
             .header("ucp-agent", &self.agent_header)
             .header("request-id", uuid::Uuid::new_v4().to_string());
-        if idempotent {
-            request = request.header("idempotency-key", uuid::Uuid::new_v4().to_string());
+        let key = (idempotent || self.signer.is_some()).then(|| uuid::Uuid::new_v4().to_string());
+        if let Some(key) = &key {
+            request = request.header("idempotency-key", key);
+        }
+        let body = body.map(Value::to_string);
+        if let Some(signer) = &self.signer {
+            for (name, value) in
+                signer.headers(method.as_str(), &url, body.as_deref().map(str::as_bytes), key.as_deref())
+            {
+                request = request.header(name, value);
+            }
         }
         if let Some(body) = body {
-            request = request.header("content-type", "application/json").body(body.to_string());
+            request = request.header("content-type", "application/json").body(body);
         }
         let response = request.send().await.map_err(transport_kind)?;
         let status = response.status();

@@ -16,6 +16,8 @@ pub(crate) struct Request {
     pub(crate) method: reqwest::Method,
     pub(crate) url: String,
     pub(crate) body: String,
+    /// Headers of this request only (its signature, with `--sign`).
+    pub(crate) own_headers: Vec<(&'static str, String)>,
 }
 
 /// How a response is judged good: HTTP status and the absence of error markers.
@@ -84,7 +86,7 @@ pub(crate) async fn fixed_worker(
         let request = &requests[next];
         next = (next + 1) % requests.len();
         let mut builder = http.request(request.method.clone(), &request.url).body(request.body.clone());
-        for (header, value) in headers.iter() {
+        for (header, value) in headers.iter().chain(&request.own_headers) {
             builder = builder.header(*header, value);
         }
         if matches!(check, Check::Rest) {
@@ -164,6 +166,7 @@ pub(crate) async fn ping(common: CommonArgs) -> anyhow::Result<()> {
         method: reqwest::Method::POST,
         url,
         body: r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#.to_owned(),
+        own_headers: Vec::new(),
     }];
     let headers = vec![("content-type", "application/json".to_owned())];
     run_fixed(&common, "ping", Transport::Mcp, requests, headers, Check::Ping).await

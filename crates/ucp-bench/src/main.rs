@@ -4,6 +4,7 @@
 //!   counts completed orders and records the latency of each call type.
 //! - `ping`: the JSON-RPC `ping` baseline through the MCP stack, from the same tool.
 //! - `catalog`: search_catalog / lookup_catalog / get_product over MCP or REST.
+//! - `--sign` on any of them: RFC 9421-signed requests (`sign`); `jwk` prints the test key.
 //!
 //! Each run prints one `BENCH_RESULT key=value ...` line (machine-readable) and a small table.
 
@@ -16,6 +17,7 @@ mod endpoint;
 mod fixed;
 mod purchase;
 mod report;
+mod sign;
 mod stats;
 
 use clap::Parser;
@@ -28,6 +30,10 @@ fn main() -> anyhow::Result<()> {
         Command::Purchase(args) => args.common.threads,
         Command::Ping(args) => args.threads,
         Command::Catalog(args) => args.common.threads,
+        Command::Jwk => {
+            println!("{}", sign::Signer::new().jwk());
+            return Ok(());
+        }
     }
     .max(1);
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(threads).enable_all().build()?;
@@ -36,6 +42,7 @@ fn main() -> anyhow::Result<()> {
             Command::Purchase(args) => purchase::purchase(args).await,
             Command::Ping(args) => fixed::ping(args).await,
             Command::Catalog(args) => catalog::catalog(args).await,
+            Command::Jwk => Ok(()),
         }
     })
 }

@@ -37,6 +37,34 @@ enum Command {
     Import(ImportArgs),
     /// Print every operation with its capability, MCP tool and REST route.
     Routes(RoutesArgs),
+    /// Manage the business signing keys (ES256) published in the profile and used to sign
+    /// responses. A running server picks up a rotation at its next start.
+    #[command(subcommand)]
+    Keys(KeysCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum KeysCommand {
+    /// Create the signing key if there is none (`ucpd serve` also does on first start).
+    Generate(KeysArgs),
+    /// Make a new current key; the old one stays published for the grace period
+    /// [config: signatures.key_grace_days; default 7], then drops out of the profile.
+    Rotate(KeysArgs),
+    /// List the keys: the current one and the retired ones with the end of their grace period.
+    List(KeysArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct KeysArgs {
+    /// Directory of the keys [config: data_dir; default ./ucpd-data].
+    #[arg(long, env = "UCPD_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    /// TOML configuration file.
+    #[arg(long, env = "UCPD_CONFIG")]
+    config: Option<PathBuf>,
+    /// Days a rotated-out key stays published [config: signatures.key_grace_days].
+    #[arg(long)]
+    grace_days: Option<u64>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -142,6 +170,7 @@ fn main() -> std::process::ExitCode {
             Command::DemoCatalog(args) => demo_catalog(args),
             Command::Import(args) => import_feed(args).await,
             Command::Routes(args) => routes(args),
+            Command::Keys(command) => keys(command),
         }
     });
     match result {
@@ -329,6 +358,50 @@ fn routes(args: RoutesArgs) -> anyhow::Result<std::process::ExitCode> {
             operation.rest_path(),
             if enabled { "" } else { "   (disabled)" }
         );
+    }
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+fn keys(command: KeysCommand) -> anyhow::Result<std::process::ExitCode> {
+    use ucp_server::keys::KeyRing;
+    let (KeysCommand::Generate(args) | KeysCommand::Rotate(args) | KeysCommand::List(args)) = &command;
+    let mut settings = load_settings(args.config.as_ref())?;
+    if let Some(data_dir) = &args.data_dir {
+        settings.data_dir = data_dir.clone();
+    }
+    let days = args.grace_days.unwrap_or(settings.signatures.key_grace_days);
+    let grace_secs = i64::try_from(days.saturating_mul(86_400)).unwrap_or(i64::MAX);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|elapsed| i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX))
+        .unwrap_or_default();
+    let data_dir = &settings.data_dir;
+    let context = || format!("keys in {}", data_dir.display());
+    match command {
+        KeysCommand::Generate(_) => match KeyRing::generate(data_dir).with_context(context)? {
+            Ok(kid) => println!("generated signing key {kid} in {}", data_dir.display()),
+            Err(kid) => {
+                eprintln!("a signing key exists already ({kid}); use `ucpd keys rotate` to replace it");
+                return Ok(std::process::ExitCode::FAILURE);
+            }
+        },
+        KeysCommand::Rotate(_) => {
+            std::fs::create_dir_all(data_dir).with_context(context)?;
+            let (old, new) = KeyRing::rotate(data_dir, grace_secs, now).with_context(context)?;
+            println!("new current key {new}; {old} stays published for {days} days (restart the server to publish)");
+        }
+        KeysCommand::List(_) => {
+            let rows = KeyRing::list(data_dir, grace_secs, now).with_context(context)?;
+            if rows.is_empty() {
+                println!(
+                    "no signing key in {} (one is made on first start or by `ucpd keys generate`)",
+                    data_dir.display()
+                );
+            }
+            for (kid, state) in rows {
+                println!("{kid}  {state}");
+            }
+        }
     }
     Ok(std::process::ExitCode::SUCCESS)
 }

@@ -147,3 +147,28 @@ fn serve_refuses_bad_settings_naming_the_key() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success() && stderr.contains("public_url"), "{stderr}");
 }
+
+// Issue 8 item 3: `ucpd keys generate|rotate|list`; the old key stays listed as published.
+#[test]
+fn keys_generate_rotate_and_list() {
+    let directory = tempfile::tempdir().unwrap();
+    let data = directory.path().to_str().unwrap();
+    let run = |arguments: &[&str]| {
+        let output = ucpd().args(arguments).args(["--data-dir", data]).output().unwrap();
+        (
+            output.status.success(),
+            String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr),
+        )
+    };
+    let (ok, generated) = run(&["keys", "generate"]);
+    assert!(ok && generated.contains("generated signing key"), "{generated}");
+    let (ok, again) = run(&["keys", "generate"]);
+    assert!(!ok && again.contains("exists already"), "{again}");
+    let (ok, rotated) = run(&["keys", "rotate", "--grace-days", "3"]);
+    assert!(ok && rotated.contains("stays published for 3 days"), "{rotated}");
+    let (ok, listed) = run(&["keys", "list", "--grace-days", "3"]);
+    assert!(ok, "{listed}");
+    let lines: Vec<&str> = listed.lines().collect();
+    assert_eq!(lines.len(), 2, "{listed}");
+    assert!(lines[0].contains("current") && lines[1].contains("retired, published until"), "{listed}");
+}

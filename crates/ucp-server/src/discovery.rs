@@ -14,7 +14,7 @@ use ucp_protocol::negotiation::OfferedCapability;
 use ucp_protocol::profile::{self, BusinessUcp, CapabilityEntry, Extends, ServiceBinding, Transport};
 
 use crate::config::Settings;
-use crate::keys::SigningKey;
+use crate::keys::KeyRing;
 
 pub use ucp_protocol::{PROTOCOL_VERSION, UCP_NAMESPACE};
 
@@ -69,7 +69,7 @@ impl BusinessProfile {
     pub fn build(
         settings: &Settings,
         base_url: &str,
-        key: &SigningKey,
+        keys: &KeyRing,
         payment_handlers: serde_json::Value,
     ) -> BusinessProfile {
         let namespaces = namespaces(settings);
@@ -124,11 +124,13 @@ impl BusinessProfile {
                 short_names.insert(name, *capability);
             }
         }
-        let jwk = key.public_jwk();
+        // The current key and the rotated-out ones still in their grace period, under both
+        // member names (04-08 `signing_keys`, draft `keys`).
+        let jwks = keys.public_jwks();
         let document = profile::BusinessProfile {
             ucp: BusinessUcp { version: PROTOCOL_VERSION.to_owned(), services, capabilities, payment_handlers },
-            signing_keys: vec![jwk.clone()],
-            keys: vec![jwk],
+            signing_keys: jwks.clone(),
+            keys: jwks,
         };
         // Through a `Value`, so members come out sorted as they always have (the ETag hashes
         // these bytes).

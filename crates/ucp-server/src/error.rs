@@ -36,6 +36,16 @@ pub enum ErrorKind {
     IdempotencyInFlight,
     Unavailable,
     Internal,
+    /// Signatures are required and the request has no `Signature-Input` (401 / -32000).
+    SignatureMissing,
+    /// No signature verified: bad value, missing required components, expired, garbled.
+    SignatureInvalid,
+    /// The `keyid` is not in the signer's profile, even after one refresh.
+    KeyNotFound,
+    /// `Content-Digest` does not match the bytes received (400 / -32600).
+    DigestMismatch,
+    /// The key's type or curve, or the signature's `alg`, is one we do not verify.
+    AlgorithmUnsupported,
 }
 
 /// A protocol error with a message a developer can act on.
@@ -82,6 +92,11 @@ impl ErrorKind {
             ErrorKind::IdempotencyInFlight => (StatusCode::CONFLICT, -32000, Some("idempotency_in_progress")),
             ErrorKind::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, -32000, Some("unavailable")),
             ErrorKind::Internal => (StatusCode::INTERNAL_SERVER_ERROR, -32603, None),
+            ErrorKind::SignatureMissing => (StatusCode::UNAUTHORIZED, -32000, Some("signature_missing")),
+            ErrorKind::SignatureInvalid => (StatusCode::UNAUTHORIZED, -32000, Some("signature_invalid")),
+            ErrorKind::KeyNotFound => (StatusCode::UNAUTHORIZED, -32000, Some("key_not_found")),
+            ErrorKind::DigestMismatch => (StatusCode::BAD_REQUEST, -32600, Some("digest_mismatch")),
+            ErrorKind::AlgorithmUnsupported => (StatusCode::BAD_REQUEST, -32600, Some("algorithm_unsupported")),
         };
         let (rest_status, rest_code) = match self {
             ErrorKind::Parse => (StatusCode::BAD_REQUEST, "invalid_json"),
@@ -103,6 +118,11 @@ impl ErrorKind {
             ErrorKind::IdempotencyInFlight => (StatusCode::CONFLICT, "idempotency_in_progress"),
             ErrorKind::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
             ErrorKind::Internal => (StatusCode::INTERNAL_SERVER_ERROR, "internal_error"),
+            ErrorKind::SignatureMissing => (StatusCode::UNAUTHORIZED, "signature_missing"),
+            ErrorKind::SignatureInvalid => (StatusCode::UNAUTHORIZED, "signature_invalid"),
+            ErrorKind::KeyNotFound => (StatusCode::UNAUTHORIZED, "key_not_found"),
+            ErrorKind::DigestMismatch => (StatusCode::BAD_REQUEST, "digest_mismatch"),
+            ErrorKind::AlgorithmUnsupported => (StatusCode::BAD_REQUEST, "algorithm_unsupported"),
         };
         Mapping { status, rest_status, rest_code, jsonrpc_code, ucp_code }
     }

@@ -1,6 +1,8 @@
-//! The business's signing key (ES256, P-256): generated on first start, kept in the data
-//! directory as PKCS#8 PEM (mode 0600), published as a public JWK in the profile.
-//! Also the random secret that makes catalog cursors tamper-evident.
+//! The business's signing keys (ES256, P-256): the current one is generated on first start
+//! (or by `ucpd keys generate`) and kept in the data directory as PKCS#8 PEM (mode 0600);
+//! `ucpd keys rotate` makes a new current key and moves the old one to `retired-keys/`, where
+//! it stays published in the profile (so still verifiable) for a grace period, then drops
+//! out. Also the random secret that makes catalog cursors tamper-evident.
 
 use std::io::Write;
 use std::path::Path;
@@ -13,12 +15,15 @@ use rand::RngCore;
 use sha2::{Digest, Sha256};
 
 const SIGNING_KEY_FILE: &str = "signing-key.pem";
+/// `<retired unix seconds>-<kid>.pem` per rotated-out key.
+const RETIRED_DIR: &str = "retired-keys";
 const CURSOR_SECRET_FILE: &str = "cursor-secret";
 
 /// The business signing key and its published form.
 #[derive(Clone)]
 pub struct SigningKey {
     secret: SecretKey,
+    signer: p256::ecdsa::SigningKey,
     /// RFC 7638 thumbprint of the public key, used as `kid`.
     pub kid: String,
 }
@@ -33,23 +38,48 @@ impl SigningKey {
     /// Loads the key from `data_dir`, creating it on first start.
     pub fn load_or_create(data_dir: &Path) -> std::io::Result<SigningKey> {
         let path = data_dir.join(SIGNING_KEY_FILE);
-        let secret = match std::fs::read_to_string(&path) {
-            Ok(pem) => SecretKey::from_pkcs8_pem(&pem).map_err(|error| {
-                std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{}: {error}", path.display()))
-            })?,
+        match SigningKey::read(&path) {
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                let secret = generate_secret();
-                let pem = secret
-                    .to_pkcs8_pem(LineEnding::LF)
-                    .map_err(|error| std::io::Error::other(format!("encoding the signing key: {error}")))?;
-                write_private(&path, pem.as_bytes())?;
-                tracing::info!(path = %path.display(), "generated a new business signing key");
-                secret
+                let key = SigningKey::generate();
+                write_private(&path, key.pem()?.as_bytes())?;
+                tracing::info!(path = %path.display(), kid = %key.kid, "generated a new business signing key");
+                Ok(key)
             }
-            Err(error) => return Err(error),
-        };
+            other => other,
+        }
+    }
+
+    /// A fresh random key.
+    pub fn generate() -> SigningKey {
+        SigningKey::from_secret(generate_secret())
+    }
+
+    fn from_secret(secret: SecretKey) -> SigningKey {
         let kid = thumbprint(&secret);
-        Ok(SigningKey { secret, kid })
+        let signer = p256::ecdsa::SigningKey::from(&secret);
+        SigningKey { secret, signer, kid }
+    }
+
+    fn read(path: &Path) -> std::io::Result<SigningKey> {
+        let pem = std::fs::read_to_string(path)?;
+        let secret = SecretKey::from_pkcs8_pem(&pem).map_err(|error| {
+            std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{}: {error}", path.display()))
+        })?;
+        Ok(SigningKey::from_secret(secret))
+    }
+
+    fn pem(&self) -> std::io::Result<String> {
+        self.secret
+            .to_pkcs8_pem(LineEnding::LF)
+            .map(|pem| pem.to_string())
+            .map_err(|error| std::io::Error::other(format!("encoding the signing key: {error}")))
+    }
+
+    /// An ES256 signature over `message`: raw `r‖s`, 64 bytes (RFC 9421 §3.3.4).
+    pub fn sign(&self, message: &[u8]) -> [u8; 64] {
+        use p256::ecdsa::signature::Signer;
+        let signature: p256::ecdsa::Signature = self.signer.sign(message);
+        signature.to_bytes().into()
     }
 
     /// The public JWK, with no private members.
@@ -57,6 +87,123 @@ impl SigningKey {
         let (x, y) = coordinates(&self.secret);
         serde_json::json!({ "kid": self.kid, "kty": "EC", "crv": "P-256", "x": x, "y": y, "use": "sig", "alg": "ES256" })
     }
+}
+
+/// A rotated-out key, still published until `retired_at` + the grace period.
+#[derive(Debug, Clone)]
+pub struct RetiredKey {
+    pub key: SigningKey,
+    /// Unix seconds of the rotation that retired it.
+    pub retired_at: i64,
+}
+
+/// The current signing key and the retired ones still inside their grace period.
+#[derive(Debug, Clone)]
+pub struct KeyRing {
+    pub current: SigningKey,
+    pub retired: Vec<RetiredKey>,
+}
+
+impl KeyRing {
+    /// The current key (created on first start) and the retired keys whose grace period
+    /// (`grace_secs` after their retirement) has not ended at `now`.
+    pub fn load(data_dir: &Path, grace_secs: i64, now: i64) -> std::io::Result<KeyRing> {
+        let current = SigningKey::load_or_create(data_dir)?;
+        let retired = retired_keys(data_dir)?
+            .into_iter()
+            .filter(|retired| retired.retired_at + grace_secs > now && retired.key.kid != current.kid)
+            .collect();
+        Ok(KeyRing { current, retired })
+    }
+
+    /// The public JWKs to publish: the current key first, then the retired ones in grace.
+    pub fn public_jwks(&self) -> Vec<serde_json::Value> {
+        std::iter::once(&self.current)
+            .chain(self.retired.iter().map(|retired| &retired.key))
+            .map(SigningKey::public_jwk)
+            .collect()
+    }
+
+    /// `ucpd keys generate`: creates the first key; an existing key is kept (`Err` names it).
+    pub fn generate(data_dir: &Path) -> std::io::Result<Result<String, String>> {
+        let path = data_dir.join(SIGNING_KEY_FILE);
+        if path.exists() {
+            return Ok(Err(SigningKey::read(&path)?.kid));
+        }
+        std::fs::create_dir_all(data_dir)?;
+        Ok(Ok(SigningKey::load_or_create(data_dir)?.kid))
+    }
+
+    /// `ucpd keys rotate`: a new current key; the old one moves to `retired-keys/` (published
+    /// for the grace period from `now`); retired keys past their grace period are deleted.
+    /// Returns (old kid, new kid).
+    pub fn rotate(data_dir: &Path, grace_secs: i64, now: i64) -> std::io::Result<(String, String)> {
+        let current_path = data_dir.join(SIGNING_KEY_FILE);
+        let old = SigningKey::load_or_create(data_dir)?;
+        let retired_dir = data_dir.join(RETIRED_DIR);
+        std::fs::create_dir_all(&retired_dir)?;
+        for retired in retired_keys(data_dir)? {
+            if retired.retired_at + grace_secs <= now {
+                std::fs::remove_file(retired_dir.join(format!("{}-{}.pem", retired.retired_at, retired.key.kid)))?;
+            }
+        }
+        let new = SigningKey::generate();
+        let staged = data_dir.join(format!("{SIGNING_KEY_FILE}.new"));
+        let _ = std::fs::remove_file(&staged);
+        write_private(&staged, new.pem()?.as_bytes())?;
+        std::fs::rename(&current_path, retired_dir.join(format!("{now}-{}.pem", old.kid)))?;
+        std::fs::rename(&staged, &current_path)?;
+        Ok((old.kid, new.kid))
+    }
+
+    /// `ucpd keys list`: (kid, state) for every key on disk, current first; a retired key's
+    /// state says until when it stays published.
+    pub fn list(data_dir: &Path, grace_secs: i64, now: i64) -> std::io::Result<Vec<(String, String)>> {
+        let mut rows = Vec::new();
+        match SigningKey::read(&data_dir.join(SIGNING_KEY_FILE)) {
+            Ok(current) => rows.push((current.kid, "current (signing, published)".to_owned())),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+            Err(error) => return Err(error),
+        }
+        for retired in retired_keys(data_dir)? {
+            let until = retired.retired_at + grace_secs;
+            let state = if until > now {
+                format!("retired, published until {}", rfc3339(until))
+            } else {
+                format!("retired, expired {} (no longer published)", rfc3339(until))
+            };
+            rows.push((retired.key.kid, state));
+        }
+        Ok(rows)
+    }
+}
+
+fn rfc3339(unix: i64) -> String {
+    time::OffsetDateTime::from_unix_timestamp(unix)
+        .ok()
+        .and_then(|instant| instant.format(&time::format_description::well_known::Rfc3339).ok())
+        .unwrap_or_else(|| unix.to_string())
+}
+
+/// The keys in `retired-keys/`, newest first; files that are not `<unix>-<kid>.pem` are ignored.
+fn retired_keys(data_dir: &Path) -> std::io::Result<Vec<RetiredKey>> {
+    let directory = data_dir.join(RETIRED_DIR);
+    let entries = match std::fs::read_dir(&directory) {
+        Ok(entries) => entries,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(error) => return Err(error),
+    };
+    let mut keys = Vec::new();
+    for entry in entries {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(stem) = name.strip_suffix(".pem") else { continue };
+        let Some((when, _kid)) = stem.split_once('-') else { continue };
+        let Ok(retired_at) = when.parse::<i64>() else { continue };
+        keys.push(RetiredKey { key: SigningKey::read(&entry.path())?, retired_at });
+    }
+    keys.sort_by_key(|retired| std::cmp::Reverse(retired.retired_at));
+    Ok(keys)
 }
 
 /// The 32-byte secret for cursor MACs, created on first start.
@@ -111,4 +258,40 @@ fn write_private(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     let mut file = options.open(path)?;
     file.write_all(contents)?;
     file.sync_all()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rotation_keeps_the_old_key_published_for_the_grace_period_only() {
+        let directory = tempfile::tempdir().unwrap();
+        let data = directory.path();
+        let first = KeyRing::generate(data).unwrap().unwrap();
+        assert_eq!(KeyRing::generate(data).unwrap(), Err(first.clone()));
+        let (old, new) = KeyRing::rotate(data, 100, 1_000).unwrap();
+        assert_eq!(old, first);
+        assert_ne!(new, first);
+        let ring = KeyRing::load(data, 100, 1_050).unwrap();
+        assert_eq!(ring.current.kid, new);
+        let kids: Vec<String> = ring.public_jwks().iter().map(|jwk| jwk["kid"].as_str().unwrap().to_owned()).collect();
+        assert_eq!(kids, [new.clone(), first.clone()]);
+        assert_eq!(KeyRing::load(data, 100, 1_100).unwrap().public_jwks().len(), 1, "out after the grace period");
+        let listed = KeyRing::list(data, 100, 1_100).unwrap();
+        assert_eq!(listed.len(), 2);
+        assert!(listed[1].1.contains("no longer published"));
+        // The next rotation deletes the expired file.
+        KeyRing::rotate(data, 100, 2_000).unwrap();
+        assert_eq!(KeyRing::list(data, 100, 2_000).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn signatures_are_raw_r_s_and_verify_with_the_published_jwk() {
+        let key = SigningKey::generate();
+        let signature = key.sign(b"base");
+        let published = crate::signatures::keys::parse_jwk(&key.public_jwk()).unwrap();
+        assert!(published.verify(b"base", &signature));
+        assert!(!published.verify(b"other", &signature));
+    }
 }

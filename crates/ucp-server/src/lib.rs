@@ -20,6 +20,7 @@ pub mod platform;
 pub mod purchase;
 pub mod response;
 pub mod rest;
+pub mod signatures;
 pub mod startup;
 pub mod state;
 pub mod tls;

@@ -28,6 +28,8 @@ pub struct PlatformProfile {
     pub capabilities: BTreeMap<String, Vec<String>>,
     /// Public keys (`keys` or `signing_keys`), for signature checks.
     pub keys: Vec<serde_json::Value>,
+    /// The same keys as verifying keys (unusable ones kept with the reason).
+    pub signature_keys: crate::signatures::keys::KeySet,
     /// Payment handler names the platform declares it can use; empty when it declares none.
     pub payment_handlers: Vec<String>,
 }
@@ -38,6 +40,8 @@ pub struct PlatformResolver {
     client: reqwest::Client,
     profiles: moka::future::Cache<String, Arc<PlatformProfile>>,
     failures: moka::future::Cache<String, ApiError>,
+    /// Origins whose profile was force-refreshed (unknown signature `keyid`) within the TTL.
+    refreshed: moka::future::Cache<String, ()>,
     settings: ProfileSettings,
     allow_loopback_http: bool,
 }
@@ -69,6 +73,10 @@ impl PlatformResolver {
             failures: moka::future::Cache::builder()
                 .max_capacity(settings.cache_capacity)
                 .time_to_live(Duration::from_secs(settings.failure_ttl_secs.max(1)))
+                .build(),
+            refreshed: moka::future::Cache::builder()
+                .max_capacity(settings.cache_capacity)
+                .time_to_live(Duration::from_secs(settings.cache_ttl_secs))
                 .build(),
             settings: settings.clone(),
             allow_loopback_http,
@@ -104,6 +112,19 @@ impl PlatformResolver {
             self.failures.insert(url.to_owned(), error.clone()).await;
         }
         result
+    }
+
+    /// Fetches the profile at `url` again and replaces the cached copy, at most once per
+    /// cache TTL per origin (for a signature whose `keyid` the cached profile lacks). `None`
+    /// when the origin was refreshed within the TTL already, or the fetch failed.
+    pub async fn refresh(&self, url: &str) -> Option<Arc<PlatformProfile>> {
+        let origin = url::Url::parse(url).ok()?.origin().ascii_serialization();
+        if !self.refreshed.entry(origin).or_insert(()).await.is_fresh() {
+            return None;
+        }
+        let profile = Arc::new(self.fetch(url).await.ok()?);
+        self.profiles.insert(url.to_owned(), Arc::clone(&profile)).await;
+        Some(profile)
     }
 
     async fn fetch(&self, text: &str) -> Result<PlatformProfile, ApiError> {
@@ -215,6 +236,7 @@ pub fn parse_profile(url: &str, body: &[u8]) -> Result<PlatformProfile, ApiError
         url: url.to_owned(),
         version: parsed.version,
         capabilities: parsed.capabilities,
+        signature_keys: crate::signatures::keys::KeySet::from_jwks(&parsed.keys),
         keys: parsed.keys,
         payment_handlers: parsed.payment_handlers,
     })

@@ -16,7 +16,7 @@ use ucp_store::SqliteStore;
 use crate::config::Settings;
 use crate::cursor::CursorCodec;
 use crate::discovery::BusinessProfile;
-use crate::keys::{SigningKey, load_or_create_cursor_secret};
+use crate::keys::{KeyRing, load_or_create_cursor_secret};
 use crate::layers::{self, Allowed, Binding};
 use crate::platform::PlatformResolver;
 use crate::state::AppState;
@@ -74,7 +74,9 @@ impl Application {
             seed_demo(&catalog, &settings).await?;
         }
 
-        let key = SigningKey::load_or_create(&data_dir).map_err(data_dir_error)?;
+        let grace_secs = i64::try_from(settings.signatures.key_grace_days.saturating_mul(86_400)).unwrap_or(i64::MAX);
+        let keys = KeyRing::load(&data_dir, grace_secs, time::OffsetDateTime::now_utc().unix_timestamp())
+            .map_err(data_dir_error)?;
         let cursor_secret = load_or_create_cursor_secret(&data_dir).map_err(data_dir_error)?;
         let base_url = match &settings.public_url {
             Some(url) => url.as_str().to_owned(),
@@ -89,7 +91,11 @@ impl Application {
             );
         }
         let payments = crate::payment::Handlers::from_settings(&settings).map_err(StartError::Config)?;
-        let profile = BusinessProfile::build(&settings, &base_url, &key, payments.advertised());
+        let profile = BusinessProfile::build(&settings, &base_url, &keys, payments.advertised());
+        let signatures = Arc::new(crate::signatures::Signatures {
+            settings: settings.signatures.clone(),
+            key: keys.current.clone(),
+        });
         let platforms =
             PlatformResolver::new(&settings.profiles, settings.dev_insecure_profiles).map_err(StartError::Config)?;
         let allowed = allowed_hosts_and_origins(&settings, &base_url, local_addr, scheme);
@@ -128,6 +134,7 @@ impl Application {
             profile: Arc::new(profile),
             catalog,
             platforms,
+            signatures,
             cursors,
             allowed: Arc::new(allowed),
             tools_list_result: Arc::new(serde_json::json!({ "tools": tools }).to_string()),

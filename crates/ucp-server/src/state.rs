@@ -26,6 +26,8 @@ pub struct AppState {
     pub mailer: crate::mailer::Mailer,
     pub clock: crate::clock::Clock,
     pub platforms: PlatformResolver,
+    /// RFC 9421: the signature settings and our current signing key.
+    pub signatures: Arc<crate::signatures::Signatures>,
     pub cursors: CursorCodec,
     pub allowed: Arc<Allowed>,
     /// The precomputed `tools/list` result, serialized.

@@ -14,6 +14,7 @@ mod layers;
 mod pricing;
 mod sections;
 mod tls;
+mod signatures;
 mod values;
 
 #[cfg(test)]
@@ -32,6 +33,7 @@ pub use sections::{
     PaymentSettings, ProfileSettings,
 };
 pub use tls::{TlsSettings, TlsVersion};
+pub use signatures::{EffectivePolicy, PlatformSignatureSettings, ResponseSigning, SignaturePolicy, SignatureSettings};
 pub use values::{PublicUrl, web_url};
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -72,6 +74,8 @@ pub struct Settings {
     pub tls: TlsSettings,
     /// Stored idempotency: retention, waiting duplicates.
     pub idempotency: IdempotencySettings,
+    /// RFC 9421 request verification and response signing (`config/signatures.rs`).
+    pub signatures: SignatureSettings,
 }
 
 impl Default for Settings {
@@ -95,6 +99,7 @@ impl Default for Settings {
             payments: PaymentSettings::default(),
             tls: TlsSettings::default(),
             idempotency: IdempotencySettings::default(),
+            signatures: SignatureSettings::default(),
         }
     }
 }

@@ -11,7 +11,10 @@
 //! 4. Host and Origin ([`host`]), still before the body is read;
 //! 5. the body ([`body`]): read up to `http.max_body_bytes` (413 otherwise) into [`RawBody`],
 //!    and, on MCP, the JSON-RPC id into [`RpcId`];
-//! 6. the handler, which takes the bytes from [`RawBody`].
+//! 6. RFC 9421 signatures ([`signature`]): `Content-Digest` and the signatures checked over
+//!    [`RawBody`] per the platform's policy (a [`crate::trust::Principal`] on success), and our
+//!    response signed on the way out;
+//! 7. the handler, which takes the bytes from [`RawBody`].
 //!
 //! The trust layers (authentication, signatures, idempotency, rate limits) slot in between 5
 //! and 6 in [`binding_stack`]: they see the raw bytes ([`RawBody`]) before any JSON parsing,
@@ -27,6 +30,7 @@ mod media;
 mod panic;
 mod render;
 mod scope;
+mod signature;
 mod trace;
 
 use axum::Router;
@@ -51,7 +55,8 @@ pub fn binding_stack(router: Router<AppState>, state: &AppState, binding: Bindin
             .layer(from_fn_with_state(binding, panic::catch))
             .layer(from_fn_with_state(scope.clone(), admission::admit))
             .layer(from_fn_with_state(scope.clone(), host::guard))
-            .layer(from_fn_with_state(scope, body::read)),
-        // The trust layers go here, after the body is read and before the handler.
+            .layer(from_fn_with_state(scope.clone(), body::read))
+            .layer(from_fn_with_state(scope, signature::check)),
+        // The other trust layers go here, after the body is read and before the handler.
     )
 }

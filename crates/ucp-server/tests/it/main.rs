@@ -21,3 +21,4 @@ mod payments;
 mod rest;
 mod schema;
 mod tls;
+mod signatures;

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# Signed vs unsigned throughput (issue 8: signed >= 70 % of unsigned in the same run).
+#
+# One ucpd serves two platform profiles from a loopback profile server: `profile.json`
+# (signatures off, the default) and `signed-profile.json`, which publishes the ucpd-bench test
+# key in `signing_keys` and has `policy = "enforce"` in [[signatures.platforms]]. Each round
+# runs get_product (MCP) and the purchase flow (MCP) unsigned, then signed (`ucpd-bench --sign`,
+# Google's signature shape), alternating the order per round; prints BENCH_RESULT lines and
+# the signed/unsigned ratio per operation.
+#
+# Environment [defaults]: PRODUCTS [10000] RUNS [2] DURATION [10s] CONCURRENCY [16]
+#   BENCH_THREADS [2] SKIP_BUILD [0] BIN_DIR [target/release] OUT_DIR [bench-out/signed]
+# Requires: cargo, python3, curl.
+set -euo pipefail
+
+BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$BENCH_DIR/.." && pwd)"
+PRODUCTS="${PRODUCTS:-10000}"
+RUNS="${RUNS:-2}"
+DURATION="${DURATION:-10s}"
+CONCURRENCY="${CONCURRENCY:-16}"
+BENCH_THREADS="${BENCH_THREADS:-2}"
+SKIP_BUILD="${SKIP_BUILD:-0}"
+BIN_DIR="${BIN_DIR:-$ROOT/target/release}"
+OUT_DIR="${OUT_DIR:-$ROOT/bench-out/signed}"
+UCPD="$BIN_DIR/ucpd"
+UCPD_BENCH="$BIN_DIR/ucpd-bench"
+
+log() { printf '[signed %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { printf '[signed] ERROR: %s\n' "$*" >&2; exit 1; }
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+
+PIDS=()
+cleanup() {
+  local rc=$?
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
+  exit "$rc"
+}
+trap cleanup EXIT
+
+if [[ "$SKIP_BUILD" != "1" ]]; then
+  log "cargo build --release -p ucp-cli -p ucp-bench"
+  (cd "$ROOT" && cargo build --release -p ucp-cli -p ucp-bench) >/dev/null 2>&1 || die "release build failed"
+fi
+[[ -x "$UCPD" && -x "$UCPD_BENCH" ]] || die "$UCPD or $UCPD_BENCH missing"
+
+WORK="$OUT_DIR/work"
+rm -rf "$WORK"
+mkdir -p "$WORK/profile"
+"$UCPD" demo-catalog --products "$PRODUCTS" --output "$WORK/catalog.jsonl" >/dev/null 2>&1
+python3 - "$WORK/catalog.jsonl" "$WORK/ids.json" "$WORK/items.txt" <<'PY'
+import json, sys
+products = [json.loads(line) for line in open(sys.argv[1], encoding="utf-8") if line.strip()]
+step = max(1, len(products) // 1000)
+pids = [p["id"] for p in products[::step]][:1000]
+json.dump({"products": pids, "variants": []}, open(sys.argv[2], "w"))
+# In-stock variants for the purchase flow: stock set high so no line runs out.
+open(sys.argv[3], "w").write("\n".join(p["variants"][0]["id"] for p in products[:200] if p.get("variants")))
+PY
+python3 - "$WORK/catalog.jsonl" <<'PY'
+import json, sys
+lines = [json.loads(line) for line in open(sys.argv[1], encoding="utf-8") if line.strip()]
+with open(sys.argv[1], "w", encoding="utf-8") as out:
+    for product in lines:
+        for variant in product.get("variants", []):
+            variant["inventory_quantity"] = 1_000_000
+        out.write(json.dumps(product) + "\n")
+PY
+"$UCPD" import "$WORK/catalog.jsonl" --format jsonl --data-dir "$WORK/data" >/dev/null 2>&1 || die "import failed"
+
+CAPABILITIES='{"dev.ucp.shopping.catalog.search":[{"version":"2026-04-08"}],"dev.ucp.shopping.catalog.lookup":[{"version":"2026-04-08"}],"dev.ucp.shopping.cart":[{"version":"2026-04-08"}],"dev.ucp.shopping.checkout":[{"version":"2026-04-08"}],"dev.ucp.shopping.order":[{"version":"2026-04-08"}],"dev.ucp.shopping.fulfillment":[{"version":"2026-04-08"}],"dev.ucp.shopping.discount":[{"version":"2026-04-08"}]}'
+JWK="$("$UCPD_BENCH" jwk)"
+printf '{"ucp":{"version":"2026-04-08","capabilities":%s,"payment_handlers":{}}}\n' "$CAPABILITIES" >"$WORK/profile/profile.json"
+printf '{"ucp":{"version":"2026-04-08","capabilities":%s,"payment_handlers":{}},"signing_keys":[%s]}\n' "$CAPABILITIES" "$JWK" >"$WORK/profile/signed-profile.json"
+PROFILE_PORT=$(free_port)
+python3 -m http.server "$PROFILE_PORT" --bind 127.0.0.1 --directory "$WORK/profile" >"$WORK/profile-server.log" 2>&1 &
+PIDS+=($!)
+UNSIGNED="http://127.0.0.1:$PROFILE_PORT/profile.json"
+SIGNED="http://127.0.0.1:$PROFILE_PORT/signed-profile.json"
+for _ in $(seq 1 100); do curl -fsS -o /dev/null "$SIGNED" 2>/dev/null && break; sleep 0.1; done
+
+cat >"$WORK/ucpd.toml" <<TOML
+demo = false
+[payments]
+sandbox = true
+[signatures]
+policy = "off"
+[[signatures.platforms]]
+profile = "$SIGNED"
+policy = "enforce"
+TOML
+PORT=$(free_port)
+URL="http://127.0.0.1:$PORT"
+UCPD_LOG=warn "$UCPD" serve --config "$WORK/ucpd.toml" --listen "127.0.0.1:$PORT" --data-dir "$WORK/data" \
+  --dev-insecure-profiles >"$WORK/server.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 1 300); do curl -fsS -o /dev/null "$URL/.well-known/ucp" 2>/dev/null && break; sleep 0.1; done
+curl -fsS -o /dev/null "$URL/.well-known/ucp" || die "ucpd not answering (log: $WORK/server.log)"
+
+run() { # name profile extra-args...
+  local name="$1" profile="$2"; shift 2
+  local out="$WORK/$name.txt"
+  "$UCPD_BENCH" "$@" --url "$URL" --profile "$profile" --concurrency "$CONCURRENCY" --duration "$DURATION" \
+    --threads "$BENCH_THREADS" >"$out" 2>&1 || { cat "$out" >&2; die "ucpd-bench $name failed"; }
+  grep '^BENCH_RESULT' "$out" | tail -n1 | sed "s/^BENCH_RESULT /BENCH_RESULT variant=$name /"
+}
+rps() { sed -n 's/.* \(rps\|orders_per_s\)=\([0-9.]*\).*/\2/p' <<<"$1" | tail -n1; }
+
+log "warm-up"
+DURATION=2s run warmup-unsigned "$UNSIGNED" catalog --op get-product --ids "$WORK/ids.json" >/dev/null
+DURATION=2s run warmup-signed "$SIGNED" catalog --op get-product --ids "$WORK/ids.json" --sign >/dev/null
+declare -A total
+for round in $(seq 1 "$RUNS"); do
+  if ((round % 2)); then order=(unsigned signed); else order=(signed unsigned); fi
+  for op in get_product purchase; do
+    for variant in "${order[@]}"; do
+      profile="$UNSIGNED"; flags=()
+      [[ "$variant" == signed ]] && { profile="$SIGNED"; flags=(--sign); }
+      if [[ "$op" == get_product ]]; then
+        line=$(run "$op-$variant-$round" "$profile" catalog --op get-product --ids "$WORK/ids.json" "${flags[@]}")
+      else
+        line=$(run "$op-$variant-$round" "$profile" purchase --items "$WORK/items.txt" "${flags[@]}")
+      fi
+      echo "$line"
+      log "$op $variant round $round: $(rps "$line") req/s"
+      total[$op-$variant]=$(python3 -c "print(${total[$op-$variant]:-0} + $(rps "$line"))")
+    done
+  done
+done
+for op in get_product purchase; do
+  ratio=$(python3 -c "u=${total[$op-unsigned]}; s=${total[$op-signed]}; print(f'{s / u * 100:.1f}' if u else 'n/a')")
+  echo "SIGNED_RATIO op=$op signed_over_unsigned_percent=$ratio target=70"
+done

@@ -1,0 +1,229 @@
+//! The signature layer (after the body layer): RFC 9421 verification of MCP and REST
+//! operation requests with keys from the signer's profile, RFC 9530 `Content-Digest` over the
+//! exact bytes in [`RawBody`] (before any JSON parsing), and the signing of our responses.
+//!
+//! Policy per platform (`[signatures]`, `config/signatures.rs`): `off` looks at nothing;
+//! `log` verifies what is sent and logs failures; `enforce` refuses an unsigned request with
+//! `signature_missing` and a bad one with its code (`security.md` §2 Errors). A verified
+//! request carries a [`Principal`] with [`Credential::Signature`] for the authentication step.
+//! Discovery, `openapi.json` and the handoff pages are never checked.
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::request::Parts;
+use axum::http::{Method, header};
+use axum::middleware::Next;
+use axum::response::Response;
+use serde::Deserialize;
+
+use super::{Binding, RawBody, Scope};
+use crate::config::{ResponseSigning, SignaturePolicy};
+use crate::error::{ApiError, ErrorKind};
+use crate::signatures::base::{self, Message, Target};
+use crate::signatures::{digest, verify};
+use crate::state::AppState;
+use crate::trust::{Credential, Principal};
+
+/// The layer.
+pub(super) async fn check(State(scope): State<Scope>, mut request: Request, next: Next) -> Response {
+    let state = &scope.state;
+    let settings = &state.signatures.settings;
+    if !is_operation_route(scope.binding, request.uri().path(), state) {
+        return next.run(request).await;
+    }
+    let body = request.extensions().get::<RawBody>().map(|raw| raw.0.clone()).unwrap_or_default();
+    let verifying = settings.any_verification();
+    let peek = if scope.binding == Binding::Mcp
+        && ((verifying && !request.headers().contains_key("ucp-agent"))
+            || settings.sign_responses == ResponseSigning::CompleteCheckout)
+    {
+        serde_json::from_slice::<Peek>(&body).unwrap_or_default()
+    } else {
+        Peek::default()
+    };
+    let sign = match settings.sign_responses {
+        ResponseSigning::None => false,
+        ResponseSigning::All => true,
+        ResponseSigning::CompleteCheckout => match scope.binding {
+            Binding::Mcp => peek.tool() == Some("complete_checkout"),
+            Binding::Rest | Binding::Page => {
+                request.method() == Method::POST && request.uri().path().ends_with("/complete")
+            }
+        },
+    };
+    if verifying {
+        // `Body` is not `Sync`: the checks borrow the head only.
+        let (mut parts, request_body) = request.into_parts();
+        let checked = check_request(state, &parts, &body, peek.profile()).await;
+        if let Ok(Some(principal)) = &checked {
+            parts.extensions.insert(principal.clone());
+        }
+        request = Request::from_parts(parts, request_body);
+        if let Err(error) = checked {
+            return super::reject(scope.binding, request, &error).await;
+        }
+    }
+    let response = next.run(request).await;
+    if sign { sign_response(state, response).await } else { response }
+}
+
+/// MCP, and the REST operations below `http.rest_path` (not its `openapi.json`).
+fn is_operation_route(binding: Binding, path: &str, state: &AppState) -> bool {
+    match binding {
+        Binding::Mcp => true,
+        Binding::Rest => {
+            let base = &state.settings.http.rest_path;
+            path.strip_prefix(base.as_str()).is_some_and(|rest| rest.starts_with('/') && rest != "/openapi.json")
+        }
+        Binding::Page => false,
+    }
+}
+
+/// `Ok(Some)` when a signature verified, `Ok(None)` when the policy lets the request through
+/// without one (off, or log after logging), `Err` to refuse.
+async fn check_request(
+    state: &AppState,
+    request: &Parts,
+    body: &Bytes,
+    meta_profile: Option<&str>,
+) -> Result<Option<Principal>, ApiError> {
+    let header = request.headers.get("ucp-agent");
+    let claimed = if header.is_some() || meta_profile.is_some() {
+        // A malformed UCP-Agent is dispatch's to report; here it only means no override.
+        state.platforms.profile_url(header, meta_profile).ok()
+    } else {
+        None
+    };
+    let policy = state.signatures.settings.for_platform(claimed.as_deref());
+    if policy.policy == SignaturePolicy::Off {
+        return Ok(None);
+    }
+    match verify_signed(state, request, body, claimed.as_deref(), policy.require_ucp_agent).await {
+        Ok(kid) => {
+            let url = claimed.unwrap_or_default();
+            tracing::debug!(profile = %url, %kid, "request signature verified");
+            let mut profiles = vec![url.clone()];
+            if let Some(raw) = meta_profile.filter(|raw| *raw != url) {
+                profiles.push(raw.to_owned());
+            }
+            Ok(Some(Principal { platform: url, credential: Credential::Signature, profiles }))
+        }
+        Err(error) if policy.policy == SignaturePolicy::Log => {
+            tracing::warn!(
+                profile = claimed.as_deref().unwrap_or("unknown"),
+                code = error.kind.mapping().ucp_code.unwrap_or_default(),
+                reason = %error.message,
+                "request signature not verified (signatures.policy = log: let through)"
+            );
+            Ok(None)
+        }
+        Err(error) => Err(error),
+    }
+}
+
+/// The digest, then the signatures; returns the kid that verified.
+async fn verify_signed(
+    state: &AppState,
+    request: &Parts,
+    body: &Bytes,
+    claimed: Option<&str>,
+    require_ucp_agent: bool,
+) -> Result<String, ApiError> {
+    let headers = &request.headers;
+    let Some(inputs) = base::parse_inputs(headers)? else {
+        return Err(ApiError::new(
+            ErrorKind::SignatureMissing,
+            "this server requires RFC 9421 signatures: send Signature-Input, Signature and Content-Digest",
+        ));
+    };
+    digest::check(headers, body)?;
+    let url = claimed.ok_or_else(|| {
+        ApiError::new(
+            ErrorKind::InvalidProfileUrl,
+            "a signed request names its platform profile (UCP-Agent, or MCP meta[\"ucp-agent\"].profile): its keys verify the signature",
+        )
+    })?;
+    let profile = state.platforms.resolve(url).await?;
+    let authority = request
+        .uri
+        .authority()
+        .map(|authority| authority.as_str().to_owned())
+        .or_else(|| headers.get(header::HOST).and_then(|host| host.to_str().ok()).map(str::to_owned))
+        .unwrap_or_default();
+    let message = Message {
+        target: Target::Request {
+            method: request.method.as_str(),
+            authority: &authority,
+            path: request.uri.path(),
+            query: request.uri.query(),
+        },
+        headers,
+    };
+    let accepted_tags = &state.signatures.settings.accepted_tags;
+    let max_skew_secs = i64::try_from(state.signatures.settings.max_clock_skew_secs).unwrap_or(i64::MAX);
+    let rules = verify::Rules { now: state.clock.now(), max_skew_secs, accepted_tags, require_ucp_agent };
+    let has_body = !body.is_empty();
+    match verify::verify_request(&message, has_body, &inputs, &profile.signature_keys, &rules) {
+        Ok(verified) => Ok(verified.kid),
+        Err(failure) if failure.unknown_kid => match state.platforms.refresh(url).await {
+            Some(fresh) => verify::verify_request(&message, has_body, &inputs, &fresh.signature_keys, &rules)
+                .map(|verified| verified.kid)
+                .map_err(|failure| failure.error),
+            None => Err(failure.error),
+        },
+        Err(failure) => Err(failure.error),
+    }
+}
+
+/// Adds `Content-Digest`, `Signature-Input` and `Signature` to one of our responses.
+async fn sign_response(state: &AppState, response: Response) -> Response {
+    let (mut parts, body) = response.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
+        return Response::from_parts(parts, Body::empty());
+    };
+    state.signatures.sign_response(parts.status.as_u16(), &mut parts.headers, &bytes, state.clock.now());
+    Response::from_parts(parts, Body::from(bytes))
+}
+
+/// What the layer needs from an MCP body, read without building it: the tool and the profile.
+#[derive(Debug, Default, Deserialize)]
+struct Peek {
+    #[serde(default)]
+    params: Option<PeekParams>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct PeekParams {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    arguments: Option<PeekArguments>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct PeekArguments {
+    #[serde(default)]
+    meta: Option<PeekMeta>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct PeekMeta {
+    #[serde(default, rename = "ucp-agent")]
+    agent: Option<PeekAgent>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct PeekAgent {
+    #[serde(default)]
+    profile: Option<String>,
+}
+
+impl Peek {
+    fn tool(&self) -> Option<&str> {
+        self.params.as_ref()?.name.as_deref()
+    }
+
+    fn profile(&self) -> Option<&str> {
+        self.params.as_ref()?.arguments.as_ref()?.meta.as_ref()?.agent.as_ref()?.profile.as_deref()
+    }
+}

@@ -1,0 +1,336 @@
+//! RFC 9421 §2: the `Signature-Input` and `Signature` dictionaries, parsed with `sfv` (labels,
+//! covered components and parameters as sent, never a fixed list), and the signature base.
+
+use std::convert::Infallible;
+
+use axum::http::HeaderMap;
+use sfv::visitor::{DictionaryVisitor, EntryVisitor, Ignored};
+
+use crate::error::{ApiError, ErrorKind};
+
+fn invalid(reason: impl Into<String>) -> ApiError {
+    ApiError::new(ErrorKind::SignatureInvalid, reason)
+}
+
+/// What is signed: a request or a response, seen through its derived components and headers.
+#[derive(Debug, Clone, Copy)]
+pub enum Target<'a> {
+    Request {
+        method: &'a str,
+        /// Host[:port] as received (lowercased in the base).
+        authority: &'a str,
+        /// The absolute path as received, percent-encoding kept.
+        path: &'a str,
+        /// The raw query without `?`, if the target has one.
+        query: Option<&'a str>,
+    },
+    Response {
+        status: u16,
+    },
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Message<'a> {
+    pub target: Target<'a>,
+    pub headers: &'a HeaderMap,
+}
+
+/// One member of `Signature-Input`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignatureInput {
+    pub label: String,
+    /// Covered component identifiers in order (`@method`, `content-digest`, …).
+    pub components: Vec<String>,
+    pub created: Option<i64>,
+    pub expires: Option<i64>,
+    pub keyid: Option<String>,
+    pub alg: Option<String>,
+    pub tag: Option<String>,
+    /// The `@signature-params` value: the inner list and its parameters, serialized (RFC 8941
+    /// canonical form).
+    pub params_line: String,
+}
+
+/// A header value that is not visible ASCII (it cannot appear in a signature base).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NotAscii;
+
+/// The values of header `name` (lowercase), trimmed and joined with `, ` (RFC 9421 §2.1);
+/// `Ok(None)` when absent; an error when a value is not visible ASCII.
+pub fn joined_field(headers: &HeaderMap, name: &str) -> Result<Option<String>, NotAscii> {
+    let mut joined: Option<String> = None;
+    for value in headers.get_all(name) {
+        let text = value.to_str().map_err(|_| NotAscii)?.trim();
+        match &mut joined {
+            Some(joined) => {
+                joined.push_str(", ");
+                joined.push_str(text);
+            }
+            None => joined = Some(text.to_owned()),
+        }
+    }
+    Ok(joined)
+}
+
+/// Counts dictionary member names, to find a label sent twice (which `sfv` would silently
+/// reduce to its last occurrence).
+struct Names(Vec<String>);
+
+impl<'de> DictionaryVisitor<'de> for Names {
+    type Out = Vec<String>;
+    type Error = Infallible;
+
+    fn entry(&mut self, key: &'de sfv::KeyRef) -> Result<impl EntryVisitor<'de>, Self::Error> {
+        self.0.push(key.as_str().to_owned());
+        Ok(Ignored)
+    }
+
+    fn finish(self) -> Result<Self::Out, Self::Error> {
+        Ok(self.0)
+    }
+}
+
+/// Parses a dictionary header (`Signature-Input`, `Signature`), refusing a label that appears
+/// twice (on one field line or across lines).
+fn dictionary(headers: &HeaderMap, name: &str) -> Result<Option<sfv::Dictionary>, ApiError> {
+    let Some(text) = joined_field(headers, name).map_err(|_| invalid(format!("{name} is not visible ASCII")))? else {
+        return Ok(None);
+    };
+    let garbled = || invalid(format!("{name} is not an RFC 8941 dictionary"));
+    let names = sfv::Parser::new(&text).parse_dictionary_with_visitor(Names(Vec::new())).map_err(|_| garbled())?;
+    let mut sorted = names.clone();
+    sorted.sort();
+    if let Some(pair) = sorted.windows(2).find(|pair| pair[0] == pair[1]) {
+        return Err(invalid(format!("{name} carries the label {} more than once", pair[0])));
+    }
+    sfv::Parser::new(&text).parse_dictionary().map(Some).map_err(|_| garbled())
+}
+
+/// The members of `Signature-Input`; `Ok(None)` when the header is absent.
+pub fn parse_inputs(headers: &HeaderMap) -> Result<Option<Vec<SignatureInput>>, ApiError> {
+    let Some(dictionary) = dictionary(headers, "signature-input")? else { return Ok(None) };
+    if dictionary.is_empty() {
+        return Err(invalid("Signature-Input has no member"));
+    }
+    let mut inputs = Vec::with_capacity(dictionary.len());
+    for (label, entry) in &dictionary {
+        let sfv::ListEntry::InnerList(list) = entry else {
+            return Err(invalid(format!("Signature-Input {label} is not an inner list of components")));
+        };
+        let mut components = Vec::with_capacity(list.items.len());
+        for item in &list.items {
+            let Some(name) = item.bare_item.as_string() else {
+                return Err(invalid(format!("Signature-Input {label}: components are quoted strings")));
+            };
+            if !item.params.is_empty() {
+                return Err(invalid(format!(
+                    "Signature-Input {label}: component parameters (;sf, ;key, ;req, ;bs, ;tr) are not supported"
+                )));
+            }
+            let name = name.as_str();
+            if components.iter().any(|known: &String| known == name) {
+                return Err(invalid(format!("Signature-Input {label} covers {name} twice")));
+            }
+            components.push(name.to_owned());
+        }
+        let integer = |key: &str| -> Result<Option<i64>, ApiError> {
+            match list.params.get(key) {
+                None => Ok(None),
+                Some(value) => value
+                    .as_integer()
+                    .map(|value| Some(i64::from(value)))
+                    .ok_or_else(|| invalid(format!("Signature-Input {label}: {key} is not an integer"))),
+            }
+        };
+        let string = |key: &str| -> Result<Option<String>, ApiError> {
+            match list.params.get(key) {
+                None => Ok(None),
+                Some(value) => value
+                    .as_string()
+                    .map(|value| Some(value.as_str().to_owned()))
+                    .ok_or_else(|| invalid(format!("Signature-Input {label}: {key} is not a quoted string"))),
+            }
+        };
+        let mut serializer = sfv::ListSerializer::new();
+        serializer.members([entry]);
+        let params_line =
+            serializer.finish().ok_or_else(|| invalid(format!("Signature-Input {label} cannot be serialized")))?;
+        inputs.push(SignatureInput {
+            label: label.as_str().to_owned(),
+            components,
+            created: integer("created")?,
+            expires: integer("expires")?,
+            keyid: string("keyid")?,
+            alg: string("alg")?,
+            tag: string("tag")?,
+            params_line,
+        });
+    }
+    Ok(Some(inputs))
+}
+
+/// The members of `Signature`: label → signature bytes.
+pub fn parse_signatures(headers: &HeaderMap) -> Result<Vec<(String, Vec<u8>)>, ApiError> {
+    let Some(dictionary) = dictionary(headers, "signature")? else {
+        return Err(invalid("Signature-Input is sent without a Signature header"));
+    };
+    let mut signatures = Vec::with_capacity(dictionary.len());
+    for (label, entry) in &dictionary {
+        let bytes = match entry {
+            sfv::ListEntry::Item(item) => item.bare_item.as_byte_sequence(),
+            sfv::ListEntry::InnerList(_) => None,
+        }
+        .ok_or_else(|| invalid(format!("Signature {label} is not a byte sequence (:base64:)")))?;
+        signatures.push((label.as_str().to_owned(), bytes.to_vec()));
+    }
+    Ok(signatures)
+}
+
+/// The signature base of `input` over `message` (RFC 9421 §2.5): one line per covered
+/// component, then `@signature-params`, joined by `\n` with no trailing newline.
+pub fn signature_base(message: &Message<'_>, input: &SignatureInput) -> Result<String, ApiError> {
+    let mut base = String::with_capacity(256);
+    for name in &input.components {
+        let value = component(message, name)?;
+        if value.contains(['\n', '\r']) {
+            return Err(invalid(format!("the value of {name} contains a line break")));
+        }
+        base.push('"');
+        base.push_str(name);
+        base.push_str("\": ");
+        base.push_str(&value);
+        base.push('\n');
+    }
+    base.push_str("\"@signature-params\": ");
+    base.push_str(&input.params_line);
+    Ok(base)
+}
+
+fn component(message: &Message<'_>, name: &str) -> Result<String, ApiError> {
+    let missing = || invalid(format!("the signature covers {name}, which this message does not have"));
+    match (name, message.target) {
+        ("@method", Target::Request { method, .. }) => Ok(method.to_ascii_uppercase()),
+        ("@authority", Target::Request { authority, .. }) => Ok(authority.to_ascii_lowercase()),
+        ("@path", Target::Request { path, .. }) => Ok(if path.is_empty() { "/".into() } else { path.to_owned() }),
+        ("@query", Target::Request { query, .. }) => Ok(format!("?{}", query.unwrap_or_default())),
+        ("@status", Target::Response { status }) => Ok(status.to_string()),
+        (derived, _) if derived.starts_with('@') => Err(invalid(format!(
+            "the derived component {derived} is not supported here (@method, @authority, @path, @query on requests; @status on responses)"
+        ))),
+        (field, _) => {
+            if field.bytes().any(|byte| byte.is_ascii_uppercase()) {
+                return Err(invalid(format!("component {field} must be lowercase")));
+            }
+            joined_field(message.headers, field)
+                .map_err(|_| invalid(format!("header {field} is not visible ASCII")))?
+                .ok_or_else(missing)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::http::HeaderValue;
+
+    use super::*;
+
+    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.append(
+                axum::http::HeaderName::from_bytes(name.as_bytes()).unwrap(),
+                HeaderValue::from_str(value).unwrap(),
+            );
+        }
+        map
+    }
+
+    /// RFC 9421 Appendix B.2.6: the base of the Ed25519 example, byte for byte.
+    #[test]
+    fn rfc_9421_b26_base_is_reproduced() {
+        let map = headers(&[
+            ("date", "Tue, 20 Apr 2021 02:07:55 GMT"),
+            ("content-type", "application/json"),
+            ("content-length", "18"),
+            (
+                "signature-input",
+                r#"sig-b26=("date" "@method" "@path" "@authority" "content-type" "content-length");created=1618884473;keyid="test-key-ed25519""#,
+            ),
+        ]);
+        let inputs = parse_inputs(&map).unwrap().unwrap();
+        assert_eq!(inputs[0].label, "sig-b26");
+        assert_eq!(inputs[0].created, Some(1618884473));
+        let message = Message {
+            target: Target::Request {
+                method: "POST",
+                authority: "example.com",
+                path: "/foo",
+                query: Some("param=Value&Pet=dog"),
+            },
+            headers: &map,
+        };
+        let expected = concat!(
+            "\"date\": Tue, 20 Apr 2021 02:07:55 GMT\n",
+            "\"@method\": POST\n",
+            "\"@path\": /foo\n",
+            "\"@authority\": example.com\n",
+            "\"content-type\": application/json\n",
+            "\"content-length\": 18\n",
+            "\"@signature-params\": (\"date\" \"@method\" \"@path\" \"@authority\" \"content-type\" \"content-length\");created=1618884473;keyid=\"test-key-ed25519\""
+        );
+        assert_eq!(signature_base(&message, &inputs[0]).unwrap(), expected);
+    }
+
+    // Checklist 67: any label, components in any order, several members, parameters kept.
+    #[test]
+    fn labels_components_and_parameters_are_dynamic() {
+        let map = headers(&[
+            ("signature-input", r#"sig-ucp=("idempotency-key" "@path" "@method");keyid="k1";tag="ucp-rest-request""#),
+            ("signature-input", r#"other=("@status");created=5;expires=9;alg="ed25519";keyid="k2""#),
+            ("idempotency-key", "abc"),
+            ("x-multi", " a "),
+            ("x-multi", "b"),
+        ]);
+        let inputs = parse_inputs(&map).unwrap().unwrap();
+        assert_eq!(inputs.len(), 2);
+        assert_eq!(inputs[0].components, ["idempotency-key", "@path", "@method"]);
+        assert_eq!(inputs[0].tag.as_deref(), Some("ucp-rest-request"));
+        assert_eq!(inputs[1].expires, Some(9));
+        assert_eq!(inputs[1].alg.as_deref(), Some("ed25519"));
+        assert_eq!(joined_field(&map, "x-multi").unwrap().as_deref(), Some("a, b"));
+    }
+
+    // Issue 8 bad input: duplicated or garbage Signature-Input.
+    #[test]
+    fn duplicated_and_garbage_inputs_are_signature_invalid() {
+        for bad in [
+            &[("signature-input", r#"a=("@method");keyid="k", a=("@path");keyid="k""#)][..],
+            &[("signature-input", r#"a=("@method");keyid="k""#), ("signature-input", r#"a=("@path");keyid="k""#)],
+            &[("signature-input", "((((garbage")],
+            &[("signature-input", r#"a="@method""#)],
+            &[("signature-input", r#"a=(method)"#)],
+            &[("signature-input", r#"a=("@method" "@method")"#)],
+            &[("signature-input", r#"a=("content-type";sf)"#)],
+            &[("signature-input", r#"a=("@method");created="yesterday""#)],
+            &[("signature-input", "")],
+        ] {
+            let error = parse_inputs(&headers(bad)).unwrap_err();
+            assert_eq!(error.kind, ErrorKind::SignatureInvalid, "{bad:?}");
+        }
+        assert_eq!(parse_inputs(&HeaderMap::new()).unwrap(), None);
+        let both = headers(&[("signature", "a=:AAAA:, a=:AAAA:")]);
+        assert_eq!(parse_signatures(&both).unwrap_err().kind, ErrorKind::SignatureInvalid);
+        assert_eq!(
+            parse_signatures(&headers(&[("signature", "a=\"AAAA\"")])).unwrap_err().kind,
+            ErrorKind::SignatureInvalid
+        );
+    }
+
+    #[test]
+    fn missing_headers_and_unknown_derived_components_fail() {
+        let map = headers(&[("signature-input", r#"s=("content-digest" "@target-uri")"#)]);
+        let input = &parse_inputs(&map).unwrap().unwrap()[0];
+        let message = Message { target: Target::Response { status: 200 }, headers: &map };
+        assert_eq!(signature_base(&message, input).unwrap_err().kind, ErrorKind::SignatureInvalid);
+    }
+}
