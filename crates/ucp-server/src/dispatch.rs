@@ -11,6 +11,7 @@ use crate::operations::{Capability, Operation};
 use crate::platform::negotiate;
 use crate::response::{Envelope, error_response};
 use crate::state::AppState;
+use crate::trust::Principal;
 use crate::{catalog, purchase};
 
 /// One call of one operation, as a transport read it.
@@ -27,6 +28,9 @@ pub struct Invocation<'a> {
     pub payload: Option<&'a Value>,
     /// How errors name the payload: `arguments.catalog` (MCP) or `body` (REST).
     pub payload_label: String,
+    /// Who the trust layers authenticated (`crate::auth`), if anyone: the scope of
+    /// idempotency records and the audit line.
+    pub principal: Option<Principal>,
 }
 
 /// The payload member of an operation's arguments, if it has one.
@@ -51,6 +55,7 @@ impl From<String> for Reply {
 /// Runs the operation.
 pub async fn run(state: &AppState, invocation: Invocation<'_>) -> Result<Reply, ApiError> {
     let operation = invocation.operation;
+    crate::auth::authorize(state, &invocation)?;
     let request = ParsedRequest::parse(operation, invocation.payload, &invocation.payload_label)?;
     let url = state.platforms.profile_url(invocation.headers.get("ucp-agent"), invocation.meta_profile.as_deref())?;
     let platform = state.platforms.resolve(&url).await?;

@@ -32,6 +32,13 @@ pub enum ErrorKind {
     MissingHeader,
     Unavailable,
     Internal,
+    /// No credential where the operation needs one, or one that does not verify (401);
+    /// `challenge` is the `WWW-Authenticate` value.
+    Unauthenticated { challenge: String },
+    /// A bearer token without a scope the platform must have (403 + `WWW-Authenticate`).
+    InsufficientScope { challenge: String },
+    /// A profile no onboarded platform lists, when only those may call (403).
+    ProfileNotTrusted,
 }
 
 /// A protocol error with a message a developer can act on.
@@ -76,6 +83,9 @@ impl ErrorKind {
             ErrorKind::MissingHeader => (StatusCode::BAD_REQUEST, -32600, None),
             ErrorKind::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, -32000, Some("unavailable")),
             ErrorKind::Internal => (StatusCode::INTERNAL_SERVER_ERROR, -32603, None),
+            ErrorKind::Unauthenticated { .. } => (StatusCode::UNAUTHORIZED, -32000, None),
+            ErrorKind::InsufficientScope { .. } => (StatusCode::FORBIDDEN, -32000, Some("insufficient_scope")),
+            ErrorKind::ProfileNotTrusted => (StatusCode::FORBIDDEN, -32000, Some("profile_not_trusted")),
         };
         let (rest_status, rest_code) = match self {
             ErrorKind::Parse => (StatusCode::BAD_REQUEST, "invalid_json"),
@@ -95,6 +105,9 @@ impl ErrorKind {
             ErrorKind::MissingHeader => (StatusCode::BAD_REQUEST, "missing_header"),
             ErrorKind::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
             ErrorKind::Internal => (StatusCode::INTERNAL_SERVER_ERROR, "internal_error"),
+            ErrorKind::Unauthenticated { .. } => (StatusCode::UNAUTHORIZED, "unauthenticated"),
+            ErrorKind::InsufficientScope { .. } => (StatusCode::FORBIDDEN, "insufficient_scope"),
+            ErrorKind::ProfileNotTrusted => (StatusCode::FORBIDDEN, "profile_not_trusted"),
         };
         Mapping { status, rest_status, rest_code, jsonrpc_code, ucp_code }
     }
@@ -113,6 +126,23 @@ impl ApiError {
     pub fn internal(cause: impl std::fmt::Display) -> Self {
         tracing::error!(error = %cause, "internal error");
         ApiError::new(ErrorKind::Internal, "internal error")
+    }
+
+    /// The `WWW-Authenticate` challenge of a 401 (or a scope 403), if this error has one.
+    pub fn challenge(&self) -> Option<&str> {
+        match &self.kind {
+            ErrorKind::Unauthenticated { challenge } | ErrorKind::InsufficientScope { challenge } => Some(challenge),
+            _ => None,
+        }
+    }
+
+    /// Adds the headers this error's class calls for (`WWW-Authenticate`) to `headers`.
+    pub fn add_challenge(&self, headers: &mut axum::http::HeaderMap) {
+        if let Some(challenge) = self.challenge()
+            && let Ok(value) = axum::http::HeaderValue::from_str(challenge)
+        {
+            headers.insert(axum::http::header::WWW_AUTHENTICATE, value);
+        }
     }
 
     /// Seconds a client should wait before retrying, for the kinds that have one.

@@ -83,6 +83,7 @@ impl Application {
         let profile = BusinessProfile::build(&settings, &base_url, &key, payments.advertised());
         let platforms =
             PlatformResolver::new(&settings.profiles, settings.dev_insecure_profiles).map_err(StartError::Config)?;
+        let auth = crate::auth::Authenticator::new(&settings, &base_url).map_err(StartError::Config)?;
         let allowed = allowed_hosts_and_origins(&settings, &base_url, local_addr);
         let tools = mcp::tool_list(&settings.capabilities.enabled);
         let in_flight = Arc::new(tokio::sync::Semaphore::new(settings.http.max_concurrent_requests.max(1)));
@@ -119,6 +120,7 @@ impl Application {
             cursors,
             allowed: Arc::new(allowed),
             tools_list_result: Arc::new(serde_json::json!({ "tools": tools }).to_string()),
+            auth: Arc::new(auth),
         };
         state.links = Arc::new(crate::purchase::links(&state));
         let router = router(state.clone());

@@ -67,7 +67,9 @@ pub fn binding_stack(router: Router<AppState>, state: &AppState, binding: Bindin
             .layer(from_fn_with_state(binding, panic::catch))
             .layer(from_fn_with_state(scope.clone(), admission::admit))
             .layer(from_fn_with_state(scope.clone(), host::guard))
-            .layer(from_fn_with_state(scope, body::read)),
-        // The trust layers go here, after the body is read and before the handler.
+            .layer(from_fn_with_state(scope.clone(), body::read))
+            // The trust layers go here, after the body is read and before the handler.
+            // Authentication stays innermost: it takes the signature layer's principal.
+            .layer(from_fn_with_state(scope, crate::auth::layer)),
     )
 }

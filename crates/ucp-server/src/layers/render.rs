@@ -52,6 +52,7 @@ fn page_error(error: &ApiError) -> Response {
         .header(header::CACHE_CONTROL, "no-store")
         .body(Body::from(text))
         .unwrap_or_default();
+    error.add_challenge(response.headers_mut());
     if let Some(seconds) = error.retry_after()
         && let Ok(value) = HeaderValue::from_str(&seconds.to_string())
     {

@@ -15,6 +15,7 @@ use crate::error::{ApiError, ErrorKind};
 use crate::layers::{self, RawBody, RpcId};
 use crate::operations::{self, Operation};
 use crate::state::AppState;
+use crate::trust::Principal;
 
 /// MCP protocol revisions we answer `initialize` with; the first is the newest.
 const MCP_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
@@ -45,7 +46,8 @@ pub(crate) async fn endpoint(State(state): State<AppState>, request: Request) ->
     let Some(RawBody(bytes)) = parts.extensions.remove::<RawBody>() else {
         return rpc_error(&id, &ApiError::internal("the MCP route is missing the body layer"));
     };
-    handle(&state, &parts.headers, &bytes).await
+    let principal = parts.extensions.remove::<Principal>();
+    handle(&state, &parts.headers, principal, &bytes).await
 }
 
 fn check_headers(headers: &HeaderMap) -> Result<(), ApiError> {
@@ -62,7 +64,7 @@ fn check_headers(headers: &HeaderMap) -> Result<(), ApiError> {
     Ok(())
 }
 
-async fn handle(state: &AppState, headers: &HeaderMap, bytes: &Bytes) -> Response {
+async fn handle(state: &AppState, headers: &HeaderMap, principal: Option<Principal>, bytes: &Bytes) -> Response {
     let message: Value = match serde_json::from_slice(bytes) {
         Ok(message) => message,
         Err(error) => {
@@ -120,7 +122,7 @@ async fn handle(state: &AppState, headers: &HeaderMap, bytes: &Bytes) -> Respons
         "initialize" => Ok(initialize(state, &params).to_string()),
         "ping" => Ok("{}".to_owned()),
         "tools/list" => Ok(state.tools_list_result.as_ref().clone()),
-        "tools/call" => call_tool(state, headers, &params).await.and_then(|reply| tool_result(&reply.body)),
+        "tools/call" => call_tool(state, headers, principal, &params).await.and_then(|reply| tool_result(&reply.body)),
         _ => Err(ApiError::new(ErrorKind::MethodNotFound, format!("method {method:?} is not supported"))),
     };
     match result {
@@ -171,7 +173,12 @@ pub fn tool_list(enabled: &[String]) -> Vec<Value> {
         .collect()
 }
 
-async fn call_tool(state: &AppState, headers: &HeaderMap, params: &Value) -> Result<dispatch::Reply, ApiError> {
+async fn call_tool(
+    state: &AppState,
+    headers: &HeaderMap,
+    principal: Option<Principal>,
+    params: &Value,
+) -> Result<dispatch::Reply, ApiError> {
     let name = params
         .get("name")
         .and_then(Value::as_str)
@@ -236,6 +243,7 @@ async fn call_tool(state: &AppState, headers: &HeaderMap, params: &Value) -> Res
         id: target_id,
         payload: member.and_then(|member| arguments.get(member)),
         payload_label: member.map(|member| format!("arguments.{member}")).unwrap_or_default(),
+        principal,
     };
     dispatch::run(state, invocation).await
 }
@@ -272,6 +280,7 @@ pub(crate) fn rpc_error(id: &Value, error: &ApiError) -> Response {
         body["error"]["data"] = Value::Object(data);
     }
     let mut response = json_response(mapping.status, &body);
+    error.add_challenge(response.headers_mut());
     if let Some(seconds) = error.retry_after()
         && let Ok(value) = HeaderValue::from_str(&seconds.to_string())
     {

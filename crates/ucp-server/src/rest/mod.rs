@@ -22,6 +22,7 @@ use crate::error::{ApiError, ErrorKind};
 use crate::layers::{self, RawBody};
 use crate::operations::{self, Operation, RestMethod};
 use crate::state::AppState;
+use crate::trust::Principal;
 
 /// The routes of the enabled operations below `http.rest_path`, plus `/openapi.json`.
 pub fn router(state: &AppState) -> Router<AppState> {
@@ -78,7 +79,8 @@ async fn handle(state: &AppState, operation: &'static Operation, request: Reques
     } else {
         None
     };
-    match run(state, operation, &parts.headers, &bytes, id).await {
+    let principal = parts.extensions.remove::<Principal>();
+    match run(state, operation, &parts.headers, principal, &bytes, id).await {
         Ok(reply) => {
             let status = if reply.created { StatusCode::CREATED } else { StatusCode::OK };
             Response::builder()
@@ -95,6 +97,7 @@ async fn run(
     state: &AppState,
     operation: &'static Operation,
     headers: &HeaderMap,
+    principal: Option<Principal>,
     bytes: &Bytes,
     id: Option<String>,
 ) -> Result<dispatch::Reply, ApiError> {
@@ -136,6 +139,7 @@ async fn run(
         id,
         payload: member_payload,
         payload_label: "body".into(),
+        principal,
     };
     dispatch::run(state, invocation).await
 }
@@ -203,6 +207,7 @@ pub fn rest_error(error: &ApiError) -> Response {
         .header(header::CONTENT_TYPE, "application/json")
         .body(Body::from(body.to_string()))
         .unwrap_or_default();
+    error.add_challenge(response.headers_mut());
     if let Some(seconds) = error.retry_after()
         && let Ok(value) = HeaderValue::from_str(&seconds.to_string())
     {
