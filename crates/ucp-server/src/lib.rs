@@ -9,6 +9,7 @@ pub mod discovery;
 pub mod dispatch;
 pub mod error;
 pub mod handoff;
+pub mod hardening;
 pub mod keys;
 pub mod layers;
 pub mod mailer;

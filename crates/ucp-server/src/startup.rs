@@ -51,6 +51,8 @@ impl Application {
         let data_dir = settings.data_dir.clone();
         let data_dir_error = |source| StartError::DataDir { path: data_dir.display().to_string(), source };
         std::fs::create_dir_all(&data_dir).map_err(data_dir_error)?;
+        let database = data_dir.join(DATABASE_FILE);
+        crate::hardening::secure_data_dir(&data_dir, &database).map_err(data_dir_error)?;
         let listener = TcpListener::bind(settings.listen)
             .await
             .map_err(|source| StartError::Bind { address: settings.listen, source })?;
@@ -58,7 +60,8 @@ impl Application {
             listener.local_addr().map_err(|source| StartError::Bind { address: settings.listen, source })?;
 
         let readers = std::thread::available_parallelism().map(|cores| cores.get() * 2).unwrap_or(4).clamp(2, 16);
-        let store = Arc::new(SqliteStore::open(&data_dir.join(DATABASE_FILE), readers)?);
+        let store = Arc::new(SqliteStore::open(&database, readers)?);
+        crate::hardening::secure_database_files(&database).map_err(data_dir_error)?;
         let catalog: Arc<dyn CatalogStore> = store.clone();
         let commerce: Arc<dyn ucp_domain::store::CommerceStore> = store;
         if settings.demo && catalog.product_count().await? == 0 {

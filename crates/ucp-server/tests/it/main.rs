@@ -12,6 +12,7 @@ mod concurrency;
 mod discovery;
 mod fuzz;
 mod handoff;
+mod hardening;
 mod helpers;
 mod layers;
 mod mcp_transport;
