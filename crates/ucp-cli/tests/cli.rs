@@ -156,7 +156,10 @@ fn serve_with_an_https_public_url_refuses_demo_leftovers() {
     let data = directory.path().join("data");
     let serve = || {
         let mut command = ucpd();
-        command.args(["serve", "--listen", "127.0.0.1:0", "--public-url", "https://shop.example"]).arg("--data-dir").arg(&data);
+        command
+            .args(["serve", "--listen", "127.0.0.1:0", "--public-url", "https://shop.example"])
+            .arg("--data-dir")
+            .arg(&data);
         command
     };
     let output = serve().arg("--dev-insecure-profiles").output().unwrap();
@@ -177,7 +180,8 @@ fn platforms_hash_key_prints_the_sha256_of_the_key() {
         String::from_utf8_lossy(&output.stdout).trim(),
         "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
     );
-    let mut child = ucpd().args(["platforms", "hash-key"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    let mut child =
+        ucpd().args(["platforms", "hash-key"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
     std::io::Write::write_all(&mut child.stdin.take().unwrap(), b"abc\n").unwrap();
     let output = child.wait_with_output().unwrap();
     assert_eq!(

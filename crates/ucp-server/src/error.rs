@@ -34,9 +34,13 @@ pub enum ErrorKind {
     Internal,
     /// No credential where the operation needs one, or one that does not verify (401);
     /// `challenge` is the `WWW-Authenticate` value.
-    Unauthenticated { challenge: String },
+    Unauthenticated {
+        challenge: String,
+    },
     /// A bearer token without a scope the platform must have (403 + `WWW-Authenticate`).
-    InsufficientScope { challenge: String },
+    InsufficientScope {
+        challenge: String,
+    },
     /// A profile no onboarded platform lists, when only those may call (403).
     ProfileNotTrusted,
 }

@@ -190,13 +190,12 @@ impl TokenValidator {
         if fresh {
             self.keys.invalidate(&url).await;
         }
-        self.keys
-            .try_get_with(url, async { self.fetch(&oauth.jwks_url).await.map(Arc::new) })
-            .await
-            .map_err(|error: Arc<String>| {
+        self.keys.try_get_with(url, async { self.fetch(&oauth.jwks_url).await.map(Arc::new) }).await.map_err(
+            |error: Arc<String>| {
                 tracing::warn!(jwks = %oauth.jwks_url, reason = %error, "JWKS fetch failed");
                 Refusal::Unavailable(format!("the token issuer's keys are unavailable: {error}"))
-            })
+            },
+        )
     }
 
     async fn fetch(&self, url: &url::Url) -> Result<Vec<Jwk>, String> {
@@ -207,9 +206,7 @@ impl TokenValidator {
             None => false,
         };
         if url.scheme() != "https" && !(self.allow_loopback_http && loopback) {
-            return Err(format!(
-                "{url} is not https (plain http only from loopback with dev_insecure_profiles)"
-            ));
+            return Err(format!("{url} is not https (plain http only from loopback with dev_insecure_profiles)"));
         }
         let mut response = self.client.get(url.clone()).send().await.map_err(|error| error.to_string())?;
         if !response.status().is_success() {

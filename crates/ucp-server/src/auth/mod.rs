@@ -127,8 +127,10 @@ impl Authenticator {
         let mut found: Vec<Principal> = Vec::new();
         if let Some(value) = headers.get(&self.api_key_header) {
             let hash = hash_key(value.as_bytes());
-            let platform = credentials::find(&self.platforms, |platform| &platform.key_hashes, &hash)
-                .ok_or_else(|| self.unauthenticated(format!("the {} is not a key we issued", self.api_key_header), None))?;
+            let platform =
+                credentials::find(&self.platforms, |platform| &platform.key_hashes, &hash).ok_or_else(|| {
+                    self.unauthenticated(format!("the {} is not a key we issued", self.api_key_header), None)
+                })?;
             found.push(platform.principal(Credential::ApiKey));
         }
         if let Some(token) = bearer_token(headers)? {
@@ -255,9 +257,10 @@ pub fn authorize(state: &AppState, invocation: &Invocation<'_>) -> Result<(), Ap
         state.platforms.profile_url(invocation.headers.get("ucp-agent"), invocation.meta_profile.as_deref())?;
     if let Some(principal) = principal
         && !principal.may_claim(&claimed)
-        && !invocation.meta_profile.as_deref().is_some_and(|raw| {
-            invocation.headers.get("ucp-agent").is_none() && principal.may_claim(raw)
-        })
+        && !invocation
+            .meta_profile
+            .as_deref()
+            .is_some_and(|raw| invocation.headers.get("ucp-agent").is_none() && principal.may_claim(raw))
     {
         return Err(ApiError::new(
             ErrorKind::Forbidden,

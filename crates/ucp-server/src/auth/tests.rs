@@ -32,7 +32,8 @@ fn authenticator() -> Authenticator {
 async fn a_signature_principal_is_accepted() {
     let auth = authenticator();
     let mut extensions = Extensions::new();
-    let signed = Principal { platform: PROFILE.into(), credential: Credential::Signature, profiles: vec![PROFILE.into()] };
+    let signed =
+        Principal { platform: PROFILE.into(), credential: Credential::Signature, profiles: vec![PROFILE.into()] };
     extensions.insert(signed.clone());
     let principal = auth.establish(&HeaderMap::new(), &extensions).await.expect("accepted").expect("a principal");
     assert_eq!(principal, signed);
@@ -62,12 +63,16 @@ async fn configured_profiles_cover_aliases_and_wildcards() {
     let mut headers = HeaderMap::new();
     headers.insert("x-api-key", HeaderValue::from_static(" google-key "));
     let principal = auth.establish(&headers, &Extensions::new()).await.unwrap().expect("the key is known");
-    for claimed in
-        ["https://www.google.com", "https://ucp.goog/profiles/2026-04-08/ucp.json", "https://ucp.goog/profiles/next.json"]
-    {
+    for claimed in [
+        "https://www.google.com",
+        "https://ucp.goog/profiles/2026-04-08/ucp.json",
+        "https://ucp.goog/profiles/next.json",
+    ] {
         assert!(principal.may_claim(claimed), "{claimed}");
     }
-    for stranger in ["https://ucp.goog.evil.example/p.json", "https://ucp.goog", "https://www.google.com.evil/", PROFILE] {
+    for stranger in
+        ["https://ucp.goog.evil.example/p.json", "https://ucp.goog", "https://www.google.com.evil/", PROFILE]
+    {
         assert!(!principal.may_claim(stranger), "{stranger}");
     }
     assert!(!profile_covers("https://*", "https://anything.example/"), "a wildcard needs a host");

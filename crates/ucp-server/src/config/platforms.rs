@@ -173,9 +173,10 @@ pub(super) fn validate(auth: &AuthSettings, platforms: &[PlatformSettings]) -> R
         {
             return Err(ConfigError(format!("platforms {id:?}: oauth needs an issuer and at least one audience")));
         }
-        let has_mtls = platform.mtls.as_ref().is_some_and(|mtls| {
-            !(mtls.fingerprints.is_empty() && mtls.subjects.is_empty() && mtls.sans.is_empty())
-        });
+        let has_mtls = platform
+            .mtls
+            .as_ref()
+            .is_some_and(|mtls| !(mtls.fingerprints.is_empty() && mtls.subjects.is_empty() && mtls.sans.is_empty()));
         if platform.api_keys.is_empty() && platform.oauth.is_none() && !has_mtls {
             tracing::info!(platform = %id, "platform has no API key, OAuth or mTLS credential: it can authenticate only by signature");
         }

@@ -84,7 +84,10 @@ fn platform(id: &str, profile: &str, key: &str) -> PlatformSettings {
 
 /// ucpd with platform `a` (our test platform's profile) and `b` (another platform's), both
 /// by API key; `a` also by OAuth when an issuer is given.
-async fn app_with(issuer: Option<&Issuer>, configure: impl FnOnce(&mut ucp_server::Settings)) -> (TestApp, PlatformServer) {
+async fn app_with(
+    issuer: Option<&Issuer>,
+    configure: impl FnOnce(&mut ucp_server::Settings),
+) -> (TestApp, PlatformServer) {
     let other = PlatformServer::start(platform_profile(ALL_CAPABILITIES)).await;
     let other_url = other.profile_url();
     let oauth = issuer.map(|issuer| OAuthSettings {
@@ -249,7 +252,10 @@ async fn bearer_tokens_are_validated() {
         }
         assert_refused(status, &body, StatusCode::UNAUTHORIZED);
         let challenge = challenge(&headers);
-        assert!(challenge.starts_with("Bearer realm=") && challenge.contains("error=\"invalid_token\""), "{case}: {challenge}");
+        assert!(
+            challenge.starts_with("Bearer realm=") && challenge.contains("error=\"invalid_token\""),
+            "{case}: {challenge}"
+        );
     }
     // The retry with a fresh token.
     let fresh = format!("Bearer {}", issuer.token(claims(AUDIENCE, 300, -10)));
@@ -260,8 +266,7 @@ async fn bearer_tokens_are_validated() {
     let (status, _, body) = call(&app, "create_cart", theirs, &[("authorization", &fresh)]).await;
     assert_refused(status, &body, StatusCode::FORBIDDEN);
     // Credentials naming two platforms (A's token, B's key) are refused.
-    let (status, _, body) =
-        call(&app, "create_cart", cart(), &[("authorization", &fresh), ("x-api-key", KEY_B)]).await;
+    let (status, _, body) = call(&app, "create_cart", cart(), &[("authorization", &fresh), ("x-api-key", KEY_B)]).await;
     assert_refused(status, &body, StatusCode::FORBIDDEN);
 }
 
