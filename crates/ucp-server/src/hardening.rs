@@ -130,7 +130,7 @@ mod tests {
 
     #[test]
     fn a_demo_start_keeps_the_demo() {
-        for url in [None, Some("http://shop.test")] {
+        for url in [None, Some("http://127.0.0.1:8080")] {
             let mut settings = serve_settings(url, Origin::default());
             harden(&mut settings).unwrap();
             assert!(settings.demo, "{url:?}");
