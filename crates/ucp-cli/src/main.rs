@@ -41,6 +41,20 @@ enum Command {
     /// responses. A running server picks up a rotation at its next start.
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// Onboarded platforms: hash an API key for `[[platforms]] api_keys`.
+    #[command(subcommand)]
+    Platforms(PlatformsCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum PlatformsCommand {
+    /// Print the SHA-256 hash of an API key, as `[[platforms]] api_keys` stores it (the
+    /// same as `printf %s KEY | sha256sum`). Reads the key from standard input when no
+    /// argument is given, so it stays out of the shell history.
+    HashKey {
+        /// The key (prefer standard input).
+        key: Option<String>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -171,6 +185,7 @@ fn main() -> std::process::ExitCode {
             Command::Import(args) => import_feed(args).await,
             Command::Routes(args) => routes(args),
             Command::Keys(command) => keys(command),
+            Command::Platforms(PlatformsCommand::HashKey { key }) => hash_key(key),
         }
     });
     match result {
@@ -210,6 +225,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<std::process::ExitCode> {
     }
     if args.no_demo {
         settings.demo = false;
+        settings.origin.demo_set = true;
     }
     if let Some(products) = args.demo_products {
         settings.demo_products = products;
@@ -227,6 +243,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<std::process::ExitCode> {
         settings.tls.client_ca_files = args.tls_client_ca;
     }
     settings.validate()?;
+    ucp_server::hardening::harden(&mut settings).map_err(ucp_server::config::ConfigError)?;
     settings.check_capabilities(|name| {
         ucp_server::discovery::KNOWN_CAPABILITIES.iter().any(|capability| capability.short_name == name)
     })?;
@@ -256,6 +273,22 @@ async fn shutdown_signal() {
     {
         let _ = interrupt.await;
     }
+}
+
+fn hash_key(key: Option<String>) -> anyhow::Result<std::process::ExitCode> {
+    let key = match key {
+        Some(key) => key,
+        None => {
+            let mut line = String::new();
+            std::io::stdin().read_line(&mut line).context("reading the key from standard input")?;
+            line.trim_end_matches(['\r', '\n']).to_owned()
+        }
+    };
+    if key.trim().is_empty() {
+        anyhow::bail!("the key is empty");
+    }
+    println!("{}", ucp_server::auth::hash_key_hex(&key));
+    Ok(std::process::ExitCode::SUCCESS)
 }
 
 fn demo_catalog(args: DemoArgs) -> anyhow::Result<std::process::ExitCode> {

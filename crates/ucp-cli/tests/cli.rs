@@ -172,3 +172,45 @@ fn keys_generate_rotate_and_list() {
     assert_eq!(lines.len(), 2, "{listed}");
     assert!(lines[0].contains("current") && lines[1].contains("retired, published until"), "{listed}");
 }
+
+// Issue 8 item 6: an https public URL is not a demo start. `serve` refuses
+// --dev-insecure-profiles there, and a sandbox the configuration did not ask for.
+#[test]
+fn serve_with_an_https_public_url_refuses_demo_leftovers() {
+    let directory = tempfile::tempdir().unwrap();
+    let data = directory.path().join("data");
+    let serve = || {
+        let mut command = ucpd();
+        command
+            .args(["serve", "--listen", "127.0.0.1:0", "--public-url", "https://shop.example"])
+            .arg("--data-dir")
+            .arg(&data);
+        command
+    };
+    let output = serve().arg("--dev-insecure-profiles").output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success() && stderr.contains("--dev-insecure-profiles"), "{stderr}");
+    let output = serve().env("UCPD_DEMO", "true").output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success() && stderr.contains("payments.sandbox"), "{stderr}");
+    assert!(!data.join("ucpd.db").exists(), "refused before the store was opened");
+}
+
+// Merchants store the hash of an API key, never the key: the same hash as sha256sum.
+#[test]
+fn platforms_hash_key_prints_the_sha256_of_the_key() {
+    let output = ucpd().args(["platforms", "hash-key", "abc"]).output().unwrap();
+    assert!(output.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout).trim(),
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    );
+    let mut child =
+        ucpd().args(["platforms", "hash-key"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), b"abc\n").unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout).trim(),
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    );
+}

@@ -31,7 +31,8 @@ pub struct Invocation<'a> {
     pub payload_label: String,
     /// What the caller sent, as the idempotency fingerprint covers it.
     pub arguments: idempotency::Arguments<'a>,
-    /// The caller a trust layer authenticated, if any (its platform scopes idempotency keys).
+    /// Who the trust layers authenticated (`crate::auth`), if anyone: the scope of
+    /// idempotency records and the audit line.
     pub principal: Option<Principal>,
 }
 
@@ -44,6 +45,8 @@ pub fn payload_member(operation: Operation) -> Option<&'static str> {
 /// Runs the operation, at most once per idempotency key: a state-changing call with a key
 /// goes through [`idempotency::Idempotency::once`], which replays a finished call's answer.
 pub async fn run(state: &AppState, invocation: Invocation<'_>) -> Result<Reply, ApiError> {
+    // Authentication first: before parsing, idempotency or any profile fetch.
+    crate::auth::authorize(state, &invocation)?;
     let request = ParsedRequest::parse(invocation.operation, invocation.payload, &invocation.payload_label)?;
     let claimed =
         state.platforms.profile_url(invocation.headers.get("ucp-agent"), invocation.meta_profile.as_deref())?;

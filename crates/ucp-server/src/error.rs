@@ -46,6 +46,17 @@ pub enum ErrorKind {
     DigestMismatch,
     /// The key's type or curve, or the signature's `alg`, is one we do not verify.
     AlgorithmUnsupported,
+    /// No credential where the operation needs one, or one that does not verify (401);
+    /// `challenge` is the `WWW-Authenticate` value.
+    Unauthenticated {
+        challenge: String,
+    },
+    /// A bearer token without a scope the platform must have (403 + `WWW-Authenticate`).
+    InsufficientScope {
+        challenge: String,
+    },
+    /// A profile no onboarded platform lists, when only those may call (403).
+    ProfileNotTrusted,
 }
 
 /// A protocol error with a message a developer can act on.
@@ -97,6 +108,9 @@ impl ErrorKind {
             ErrorKind::KeyNotFound => (StatusCode::UNAUTHORIZED, -32000, Some("key_not_found")),
             ErrorKind::DigestMismatch => (StatusCode::BAD_REQUEST, -32600, Some("digest_mismatch")),
             ErrorKind::AlgorithmUnsupported => (StatusCode::BAD_REQUEST, -32600, Some("algorithm_unsupported")),
+            ErrorKind::Unauthenticated { .. } => (StatusCode::UNAUTHORIZED, -32000, None),
+            ErrorKind::InsufficientScope { .. } => (StatusCode::FORBIDDEN, -32000, Some("insufficient_scope")),
+            ErrorKind::ProfileNotTrusted => (StatusCode::FORBIDDEN, -32000, Some("profile_not_trusted")),
         };
         let (rest_status, rest_code) = match self {
             ErrorKind::Parse => (StatusCode::BAD_REQUEST, "invalid_json"),
@@ -123,6 +137,9 @@ impl ErrorKind {
             ErrorKind::KeyNotFound => (StatusCode::UNAUTHORIZED, "key_not_found"),
             ErrorKind::DigestMismatch => (StatusCode::BAD_REQUEST, "digest_mismatch"),
             ErrorKind::AlgorithmUnsupported => (StatusCode::BAD_REQUEST, "algorithm_unsupported"),
+            ErrorKind::Unauthenticated { .. } => (StatusCode::UNAUTHORIZED, "unauthenticated"),
+            ErrorKind::InsufficientScope { .. } => (StatusCode::FORBIDDEN, "insufficient_scope"),
+            ErrorKind::ProfileNotTrusted => (StatusCode::FORBIDDEN, "profile_not_trusted"),
         };
         Mapping { status, rest_status, rest_code, jsonrpc_code, ucp_code }
     }
@@ -141,6 +158,23 @@ impl ApiError {
     pub fn internal(cause: impl std::fmt::Display) -> Self {
         tracing::error!(error = %cause, "internal error");
         ApiError::new(ErrorKind::Internal, "internal error")
+    }
+
+    /// The `WWW-Authenticate` challenge of a 401 (or a scope 403), if this error has one.
+    pub fn challenge(&self) -> Option<&str> {
+        match &self.kind {
+            ErrorKind::Unauthenticated { challenge } | ErrorKind::InsufficientScope { challenge } => Some(challenge),
+            _ => None,
+        }
+    }
+
+    /// Adds the headers this error's class calls for (`WWW-Authenticate`) to `headers`.
+    pub fn add_challenge(&self, headers: &mut axum::http::HeaderMap) {
+        if let Some(challenge) = self.challenge()
+            && let Ok(value) = axum::http::HeaderValue::from_str(challenge)
+        {
+            headers.insert(axum::http::header::WWW_AUTHENTICATE, value);
+        }
     }
 
     /// Seconds a client should wait before retrying, for the kinds that have one.

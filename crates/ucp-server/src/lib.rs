@@ -1,6 +1,7 @@
 //! ucpd's HTTP server: the business profile at `/.well-known/ucp`, platform-profile
 //! negotiation, and the stateless MCP endpoint, over one commerce core.
 
+pub mod auth;
 pub mod catalog;
 pub mod clock;
 pub mod config;
@@ -10,6 +11,7 @@ pub mod dispatch;
 pub mod error;
 pub mod handoff;
 pub mod idempotency;
+pub mod hardening;
 pub mod keys;
 pub mod layers;
 pub mod mailer;

@@ -36,8 +36,9 @@ impl Mailer {
              Hi {name},\r\n\r\nThank you for your order {order_id}.\r\n\r\n{lines}\r\nSee it any time at {permalink}\r\n",
             self.from
         );
-        let written = std::fs::create_dir_all(&self.outbox)
-            .and_then(|()| std::fs::write(self.outbox.join(format!("{order_id}.eml")), message));
+        let written = crate::hardening::create_private_dir(&self.outbox).and_then(|()| {
+            crate::hardening::write_private(&self.outbox.join(format!("{order_id}.eml")), message.as_bytes())
+        });
         match written {
             Ok(()) => tracing::info!(order = order_id, "order confirmation queued"),
             Err(error) => tracing::error!(order = order_id, %error, "writing the order confirmation failed"),

@@ -55,6 +55,8 @@ impl Application {
         let data_dir = settings.data_dir.clone();
         let data_dir_error = |source| StartError::DataDir { path: data_dir.display().to_string(), source };
         std::fs::create_dir_all(&data_dir).map_err(data_dir_error)?;
+        let database = data_dir.join(DATABASE_FILE);
+        crate::hardening::secure_data_dir(&data_dir, &database).map_err(data_dir_error)?;
         // Bad certificate files fail the start before anything binds.
         let tls =
             if settings.tls.enabled() { Some(crate::tls::TlsAcceptor::from_settings(&settings.tls)?) } else { None };
@@ -66,7 +68,8 @@ impl Application {
             listener.local_addr().map_err(|source| StartError::Bind { address: settings.listen, source })?;
 
         let readers = std::thread::available_parallelism().map(|cores| cores.get() * 2).unwrap_or(4).clamp(2, 16);
-        let store = Arc::new(SqliteStore::open(&data_dir.join(DATABASE_FILE), readers)?);
+        let store = Arc::new(SqliteStore::open(&database, readers)?);
+        crate::hardening::secure_database_files(&database).map_err(data_dir_error)?;
         let catalog: Arc<dyn CatalogStore> = store.clone();
         let idempotency_store: Arc<dyn ucp_domain::store::IdempotencyStore> = store.clone();
         let commerce: Arc<dyn ucp_domain::store::CommerceStore> = store;
@@ -98,6 +101,7 @@ impl Application {
         });
         let platforms =
             PlatformResolver::new(&settings.profiles, settings.dev_insecure_profiles).map_err(StartError::Config)?;
+        let auth = crate::auth::Authenticator::new(&settings, &base_url).map_err(StartError::Config)?;
         let allowed = allowed_hosts_and_origins(&settings, &base_url, local_addr, scheme);
         let tools = mcp::tool_list(&settings.capabilities.enabled);
         let in_flight = Arc::new(tokio::sync::Semaphore::new(settings.http.max_concurrent_requests.max(1)));
@@ -138,6 +142,7 @@ impl Application {
             cursors,
             allowed: Arc::new(allowed),
             tools_list_result: Arc::new(serde_json::json!({ "tools": tools }).to_string()),
+            auth: Arc::new(auth),
         };
         state.links = Arc::new(crate::purchase::links(&state));
         let router = router(state.clone());

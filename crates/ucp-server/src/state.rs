@@ -36,6 +36,8 @@ pub struct AppState {
     pub in_flight: Arc<tokio::sync::Semaphore>,
     /// Stored idempotency for state-changing calls (`dispatch::run`).
     pub idempotency: crate::idempotency::Idempotency,
+    /// Credentials, identity binding and the platform allow-list (`crate::auth`).
+    pub auth: Arc<crate::auth::Authenticator>,
 }
 
 /// The discovery handler needs only the profile.

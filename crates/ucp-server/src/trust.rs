@@ -46,7 +46,18 @@ pub struct Principal {
 impl Principal {
     /// Whether this principal may act for the profile at `url`.
     pub fn may_claim(&self, url: &str) -> bool {
-        self.profiles.iter().any(|profile| profile == url)
+        self.profiles.iter().any(|profile| profile_covers(profile, url))
+    }
+}
+
+/// Whether an allowed profile entry covers `url`: equal to it, or, for an entry written
+/// `https://host/path/*` (configured platforms only), any URL below that path on that host.
+pub fn profile_covers(allowed: &str, url: &str) -> bool {
+    match allowed.strip_suffix('*') {
+        Some(prefix) if prefix.ends_with('/') && prefix.matches('/').count() >= 3 => {
+            url.len() > prefix.len() && url.starts_with(prefix)
+        }
+        _ => allowed == url,
     }
 }
 

@@ -11,6 +11,7 @@
 
 mod idempotency;
 mod layers;
+mod platforms;
 mod pricing;
 mod sections;
 mod tls;
@@ -27,6 +28,7 @@ use serde::{Deserialize, Serialize};
 use ucp_domain::checkout::PricingRules;
 
 pub use idempotency::IdempotencySettings;
+pub use platforms::{AuthSettings, MtlsSettings, OAuthSettings, PlatformSettings};
 pub use pricing::{DiscountSettings, ShippingOptionSettings, ShippingZoneSettings, TaxSettings};
 pub use sections::{
     CapabilitySettings, CatalogSettings, CheckoutSettings, HttpProcessorSettings, HttpSettings, NamespaceAlias,
@@ -76,6 +78,22 @@ pub struct Settings {
     pub idempotency: IdempotencySettings,
     /// RFC 9421 request verification and response signing (`config/signatures.rs`).
     pub signatures: SignatureSettings,
+    /// Authentication policy (`[auth]`) and the onboarded platforms (`[[platforms]]`).
+    pub auth: AuthSettings,
+    pub platforms: Vec<PlatformSettings>,
+    /// Where the settings came from (a file or not, what was set explicitly), for the
+    /// hardened defaults; never read from a file.
+    #[serde(skip)]
+    pub origin: Origin,
+}
+
+/// Facts about how the settings were given that the values alone do not tell.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Origin {
+    /// A configuration file was loaded.
+    pub config_file: bool,
+    /// `demo` was set by the file, the environment or a flag (not left to its default).
+    pub demo_set: bool,
 }
 
 impl Default for Settings {
@@ -100,6 +118,9 @@ impl Default for Settings {
             tls: TlsSettings::default(),
             idempotency: IdempotencySettings::default(),
             signatures: SignatureSettings::default(),
+            auth: AuthSettings::default(),
+            platforms: Vec::new(),
+            origin: Origin::default(),
         }
     }
 }
@@ -115,7 +136,9 @@ impl Settings {
         file: Option<&Path>,
         environment: impl IntoIterator<Item = (String, String)>,
     ) -> Result<Settings, ConfigError> {
-        let settings: Settings = layers::figment(file, environment)?.extract().map_err(layers::describe)?;
+        let figment = layers::figment(file, environment)?;
+        let mut settings: Settings = figment.extract().map_err(layers::describe)?;
+        settings.origin = Origin { config_file: file.is_some(), demo_set: figment.contains("demo") };
         settings.validate()?;
         Ok(settings)
     }
@@ -162,6 +185,7 @@ impl Settings {
                 return Err(ConfigError(format!("shipping zone {:?} needs countries and options", zone.name)));
             }
         }
+        platforms::validate(&self.auth, &self.platforms)?;
         if self.checkout.cart_ttl_secs < 60 || self.checkout.checkout_ttl_secs < 60 {
             return Err(ConfigError(
                 "checkout.cart_ttl_secs and checkout.checkout_ttl_secs must be at least 60".into(),

@@ -56,7 +56,9 @@ pub fn binding_stack(router: Router<AppState>, state: &AppState, binding: Bindin
             .layer(from_fn_with_state(scope.clone(), admission::admit))
             .layer(from_fn_with_state(scope.clone(), host::guard))
             .layer(from_fn_with_state(scope.clone(), body::read))
-            .layer(from_fn_with_state(scope, signature::check)),
-        // The other trust layers go here, after the body is read and before the handler.
+            .layer(from_fn_with_state(scope.clone(), signature::check))
+            // The trust layers go here, after the body is read and before the handler.
+            // Authentication stays innermost: it takes the signature layer's principal.
+            .layer(from_fn_with_state(scope, crate::auth::layer)),
     )
 }

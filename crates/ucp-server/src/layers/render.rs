@@ -29,6 +29,7 @@ fn page_error(error: &ApiError) -> Response {
         .header(header::CACHE_CONTROL, "no-store")
         .body(Body::from(text))
         .unwrap_or_default();
+    error.add_challenge(response.headers_mut());
     if let Some(seconds) = error.retry_after()
         && let Ok(value) = HeaderValue::from_str(&seconds.to_string())
     {
@@ -54,6 +55,7 @@ pub fn rpc_error(id: &Value, error: &ApiError) -> Response {
         body["error"]["data"] = Value::Object(data);
     }
     let mut response = json_response(mapping.status, &body);
+    error.add_challenge(response.headers_mut());
     if let Some(seconds) = error.retry_after()
         && let Ok(value) = HeaderValue::from_str(&seconds.to_string())
     {
@@ -79,6 +81,7 @@ pub fn rest_error(error: &ApiError) -> Response {
         .header(header::CONTENT_TYPE, "application/json")
         .body(Body::from(body.to_string()))
         .unwrap_or_default();
+    error.add_challenge(response.headers_mut());
     if let Some(seconds) = error.retry_after()
         && let Ok(value) = HeaderValue::from_str(&seconds.to_string())
     {

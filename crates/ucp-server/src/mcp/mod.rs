@@ -46,7 +46,7 @@ pub(crate) async fn endpoint(State(state): State<AppState>, request: Request) ->
     let Some(RawBody(bytes)) = parts.extensions.remove::<RawBody>() else {
         return rpc_error(&id, &ApiError::internal("the MCP route is missing the body layer"));
     };
-    let principal = parts.extensions.get::<Principal>().cloned();
+    let principal = parts.extensions.remove::<Principal>();
     handle(&state, &parts.headers, principal, &bytes).await
 }
 

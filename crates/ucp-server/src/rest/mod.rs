@@ -80,7 +80,7 @@ async fn handle(state: &AppState, operation: &'static Operation, request: Reques
     } else {
         None
     };
-    let principal = parts.extensions.get::<Principal>().cloned();
+    let principal = parts.extensions.remove::<Principal>();
     match run(state, operation, &parts.headers, principal, &bytes, id).await {
         Ok(reply) => {
             let status = if reply.created { StatusCode::CREATED } else { StatusCode::OK };

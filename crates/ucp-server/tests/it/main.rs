@@ -3,6 +3,7 @@
 
 #![allow(unreachable_pub)]
 
+mod auth;
 mod cart;
 mod catalog;
 mod checkout;
@@ -11,6 +12,7 @@ mod concurrency;
 mod discovery;
 mod fuzz;
 mod handoff;
+mod hardening;
 mod helpers;
 mod idempotency;
 mod layers;

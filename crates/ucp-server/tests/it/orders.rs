@@ -73,15 +73,18 @@ async fn unknown_order_is_not_found() {
     assert_error(&app.tool("get_order", json!({ "id": "ord_nope" })).await, "not_found");
 }
 
-// Checklist 149: another platform cannot read the order.
+// Checklist 149: another platform cannot read the order, and learns nothing: the answer is
+// the same as for an id that does not exist (issue 8 item 6).
 #[tokio::test]
-async fn another_platform_is_unauthorized() {
+async fn another_platform_cannot_tell_the_order_exists() {
     let app = spawn_app().await;
     let (_, completed) = place(&app, "mug-1", 1).await;
     let order_id = completed["order"]["id"].as_str().unwrap();
     let other = PlatformServer::start(platform_profile(ALL_CAPABILITIES)).await;
     let body = app.tool("get_order", json!({ "meta": app.meta_for(&other.profile_url()), "id": order_id })).await;
-    assert_error(&body, "unauthorized");
+    assert_error(&body, "not_found");
+    let missing = app.tool("get_order", json!({ "meta": app.meta_for(&other.profile_url()), "id": "ord_nope" })).await;
+    assert_eq!(body["messages"], missing["messages"], "not yours reads as does not exist");
     // Nor its checkout.
     let body =
         app.tool("get_checkout", json!({ "meta": app.meta_for(&other.profile_url()), "id": completed["id"] })).await;
