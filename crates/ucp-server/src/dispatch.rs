@@ -7,9 +7,9 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::error::ApiError;
-pub use crate::response::Reply;
 use crate::operations::{Capability, Operation};
 use crate::platform::negotiate;
+pub use crate::response::Reply;
 use crate::response::{Envelope, error_response};
 use crate::state::AppState;
 use crate::trust::Principal;
@@ -41,12 +41,17 @@ pub fn payload_member(operation: Operation) -> Option<&'static str> {
     operation.payload().member()
 }
 
-
 /// Runs the operation, at most once per idempotency key: a state-changing call with a key
 /// goes through [`idempotency::Idempotency::once`], which replays a finished call's answer.
 pub async fn run(state: &AppState, invocation: Invocation<'_>) -> Result<Reply, ApiError> {
     // Authentication first: before parsing, idempotency or any profile fetch.
-    crate::auth::authorize(state, &invocation)?;
+    state.auth.authorize(
+        invocation.operation,
+        invocation.principal.as_ref(),
+        invocation.meta_profile.as_deref(),
+        invocation.headers.get("ucp-agent").is_some(),
+        || state.platforms.profile_url(invocation.headers.get("ucp-agent"), invocation.meta_profile.as_deref()),
+    )?;
     let request = ParsedRequest::parse(invocation.operation, invocation.payload, &invocation.payload_label)?;
     let claimed =
         state.platforms.profile_url(invocation.headers.get("ucp-agent"), invocation.meta_profile.as_deref())?;

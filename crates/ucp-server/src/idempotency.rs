@@ -31,9 +31,9 @@ use ucp_domain::store::{ClaimTerms, IdempotencyClaim, IdempotencyScope, Idempote
 
 use crate::clock::Clock;
 use crate::config::IdempotencySettings;
-use crate::response::Reply;
 use crate::error::{ApiError, ErrorKind};
 use crate::operations::Operation;
+use crate::response::Reply;
 
 /// The longest key we keep (clients send UUIDs; any 1-255 printable ASCII characters do).
 pub const MAX_KEY_LEN: usize = 255;

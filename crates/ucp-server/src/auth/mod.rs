@@ -15,21 +15,13 @@
 mod credentials;
 mod jwks;
 
-use std::sync::Arc;
-
-use axum::extract::{Request, State};
 use axum::http::HeaderName;
-use axum::middleware::Next;
-use axum::response::Response;
 
 pub use credentials::{hash_key, hash_key_hex};
 
 use crate::config::{PlatformSettings, Settings};
-use crate::dispatch::Invocation;
 use crate::error::{ApiError, ErrorKind};
-use crate::layers::{Binding, Scope};
 use crate::operations::Operation;
-use crate::state::AppState;
 use crate::trust::{ClientCertificate, Credential, Principal};
 
 /// One onboarded platform, its credentials checked and normalized at start.
@@ -116,7 +108,7 @@ impl Authenticator {
     }
 
     /// The principal of a request's credentials: `Ok(None)` when it carries none.
-    async fn establish(
+    pub async fn establish(
         &self,
         headers: &axum::http::HeaderMap,
         extensions: &axum::http::Extensions,
@@ -215,69 +207,56 @@ fn bearer_token(headers: &axum::http::HeaderMap) -> Result<Option<&str>, ApiErro
     Ok(Some(token.trim()))
 }
 
-/// The layer: the request's [`Principal`], or its refusal. The handoff pages (a buyer's
-/// browser) carry no platform credentials and are not looked at.
-pub async fn layer(State(scope): State<Scope>, mut request: Request, next: Next) -> Response {
-    if scope.binding == Binding::Page {
-        return next.run(request).await;
-    }
-    let established = scope.state.auth.establish(request.headers(), request.extensions()).await;
-    match established {
-        Ok(Some(principal)) => {
-            request.extensions_mut().insert(principal);
-            next.run(request).await
+impl Authenticator {
+    /// The decision for one call: a credential where the operation needs one, a principal that
+    /// may act for the claimed profile, a trusted profile when only onboarded platforms may call.
+    ///
+    /// `claimed` is the profile URL the request names (resolved only when needed); `raw_meta` the
+    /// URL in MCP `meta` as sent, which a principal may name when no `UCP-Agent` header was sent.
+    pub fn authorize(
+        &self,
+        operation: Operation,
+        principal: Option<&Principal>,
+        raw_meta: Option<&str>,
+        agent_header: bool,
+        claimed: impl FnOnce() -> Result<String, ApiError>,
+    ) -> Result<(), ApiError> {
+        let auth = self;
+        if principal.is_none() && auth.requires(operation) {
+            return Err(auth.unauthenticated(
+                format!(
+                    "{} needs credentials: an API key ({}), an OAuth bearer token, a client certificate or an HTTP message signature",
+                    operation.name(),
+                    auth.api_key_header
+                ),
+                None,
+            ));
         }
-        Ok(None) => next.run(request).await,
-        Err(error) => {
-            tracing::info!(code = ?error.kind.mapping().rest_code, reason = %error.message, "credentials refused");
-            crate::layers::reject(scope.binding, request, &error).await
+        if principal.is_none() && !auth.trusted_only {
+            return Ok(());
         }
+        let claimed = claimed()?;
+        if let Some(principal) = principal
+            && !principal.may_claim(&claimed)
+            && !raw_meta.is_some_and(|raw| !agent_header && principal.may_claim(raw))
+        {
+            return Err(ApiError::new(
+                ErrorKind::Forbidden,
+                format!(
+                    "the {} credential of platform {} may not act for profile {claimed}",
+                    principal.credential.name(),
+                    principal.platform
+                ),
+            ));
+        }
+        if auth.trusted_only && !auth.trusted(&claimed) {
+            return Err(ApiError::new(
+                ErrorKind::ProfileNotTrusted,
+                format!("profile {claimed} is not a platform this business has onboarded"),
+            ));
+        }
+        Ok(())
     }
-}
-
-/// The decision for one call: a credential where the operation needs one, a principal that
-/// may act for the claimed profile, a trusted profile when only onboarded platforms may call.
-pub fn authorize(state: &AppState, invocation: &Invocation<'_>) -> Result<(), ApiError> {
-    let auth: &Arc<Authenticator> = &state.auth;
-    let principal = invocation.principal.as_ref();
-    if principal.is_none() && auth.requires(invocation.operation) {
-        return Err(auth.unauthenticated(
-            format!(
-                "{} needs credentials: an API key ({}), an OAuth bearer token, a client certificate or an HTTP message signature",
-                invocation.operation.name(),
-                auth.api_key_header
-            ),
-            None,
-        ));
-    }
-    if principal.is_none() && !auth.trusted_only {
-        return Ok(());
-    }
-    let claimed =
-        state.platforms.profile_url(invocation.headers.get("ucp-agent"), invocation.meta_profile.as_deref())?;
-    if let Some(principal) = principal
-        && !principal.may_claim(&claimed)
-        && !invocation
-            .meta_profile
-            .as_deref()
-            .is_some_and(|raw| invocation.headers.get("ucp-agent").is_none() && principal.may_claim(raw))
-    {
-        return Err(ApiError::new(
-            ErrorKind::Forbidden,
-            format!(
-                "the {} credential of platform {} may not act for profile {claimed}",
-                principal.credential.name(),
-                principal.platform
-            ),
-        ));
-    }
-    if auth.trusted_only && !auth.trusted(&claimed) {
-        return Err(ApiError::new(
-            ErrorKind::ProfileNotTrusted,
-            format!("profile {claimed} is not a platform this business has onboarded"),
-        ));
-    }
-    Ok(())
 }
 
 #[cfg(test)]

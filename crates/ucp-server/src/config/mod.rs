@@ -14,8 +14,8 @@ mod layers;
 mod platforms;
 mod pricing;
 mod sections;
-mod tls;
 mod signatures;
+mod tls;
 mod values;
 
 #[cfg(test)]
@@ -34,8 +34,8 @@ pub use sections::{
     CapabilitySettings, CatalogSettings, CheckoutSettings, HttpProcessorSettings, HttpSettings, NamespaceAlias,
     PaymentSettings, ProfileSettings,
 };
-pub use tls::{TlsSettings, TlsVersion};
 pub use signatures::{EffectivePolicy, PlatformSignatureSettings, ResponseSigning, SignaturePolicy, SignatureSettings};
+pub use tls::{TlsSettings, TlsVersion};
 pub use values::{PublicUrl, web_url};
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

@@ -24,6 +24,7 @@
 
 mod admission;
 pub mod allowed;
+mod auth;
 mod body;
 mod host;
 mod media;
@@ -59,6 +60,6 @@ pub fn binding_stack(router: Router<AppState>, state: &AppState, binding: Bindin
             .layer(from_fn_with_state(scope.clone(), signature::check))
             // The trust layers go here, after the body is read and before the handler.
             // Authentication stays innermost: it takes the signature layer's principal.
-            .layer(from_fn_with_state(scope, crate::auth::layer)),
+            .layer(from_fn_with_state(scope, auth::establish)),
     )
 }

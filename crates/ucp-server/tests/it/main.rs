@@ -22,5 +22,5 @@ mod orders;
 mod payments;
 mod rest;
 mod schema;
-mod tls;
 mod signatures;
+mod tls;
