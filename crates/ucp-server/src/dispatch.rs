@@ -51,6 +51,10 @@ impl From<String> for Reply {
 /// Runs the operation.
 pub async fn run(state: &AppState, invocation: Invocation<'_>) -> Result<Reply, ApiError> {
     let operation = invocation.operation;
+    if let Some(payload) = invocation.payload {
+        let max_bytes = state.settings.limits.max_object_bytes;
+        ucp_protocol::requests::check_free_form_sizes(payload, &invocation.payload_label, max_bytes)?;
+    }
     let request = ParsedRequest::parse(operation, invocation.payload, &invocation.payload_label)?;
     let url = state.platforms.profile_url(invocation.headers.get("ucp-agent"), invocation.meta_profile.as_deref())?;
     let platform = state.platforms.resolve(&url).await?;

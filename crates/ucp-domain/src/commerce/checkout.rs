@@ -71,9 +71,14 @@ impl std::fmt::Debug for Instrument {
 pub const MAX_CODES: usize = 20;
 
 fn check_codes(input: &CheckoutInput) -> Result<(), Error> {
-    match &input.discount_codes {
+    check_code_count("checkout", input.discount_codes.as_deref())
+}
+
+/// Carts and checkouts alike carry at most [`MAX_CODES`] discount codes.
+pub(super) fn check_code_count(member: &str, codes: Option<&[String]>) -> Result<(), Error> {
+    match codes {
         Some(codes) if codes.len() > MAX_CODES => {
-            Err(Error::invalid(format!("checkout.discounts.codes holds more than {MAX_CODES} codes")))
+            Err(Error::invalid(format!("{member}.discounts.codes holds more than {MAX_CODES} codes")))
         }
         _ => Ok(()),
     }
@@ -148,6 +153,12 @@ impl Commerce {
             session.context = cart.context.clone();
         }
         if caller.discounts && session.discount_codes.is_empty() {
+            // A cart stored before carts were capped may hold more codes than a checkout may.
+            if cart.discount_codes.len() > MAX_CODES {
+                return Err(Error::invalid(format!(
+                    "cart {cart_id} holds more than {MAX_CODES} discount codes; update the cart before checking out"
+                )));
+            }
             session.discount_codes = cart.discount_codes.clone();
         }
         let priced = self.price(caller, &session).await?;

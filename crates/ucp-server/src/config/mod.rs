@@ -10,6 +10,7 @@
 //! depends on the domain only, never on the rest of the server.
 
 mod layers;
+mod limits;
 mod pricing;
 mod sections;
 mod values;
@@ -23,6 +24,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use ucp_domain::checkout::PricingRules;
 
+pub use limits::{ConnectionLimits, LimitSettings, RateLimits};
 pub use pricing::{DiscountSettings, ShippingOptionSettings, ShippingZoneSettings, TaxSettings};
 pub use sections::{
     CapabilitySettings, CatalogSettings, CheckoutSettings, HttpProcessorSettings, HttpSettings, NamespaceAlias,
@@ -64,6 +66,8 @@ pub struct Settings {
     /// Discount codes and automatic promotions.
     pub discounts: Vec<DiscountSettings>,
     pub payments: PaymentSettings,
+    /// What one request, connection and client may cost (`[limits]`).
+    pub limits: LimitSettings,
 }
 
 impl Default for Settings {
@@ -85,6 +89,7 @@ impl Default for Settings {
             taxes: pricing::demo_taxes(),
             discounts: pricing::demo_discounts(),
             payments: PaymentSettings::default(),
+            limits: LimitSettings::default(),
         }
     }
 }
@@ -123,6 +128,7 @@ impl Settings {
         if self.profiles.cache_ttl_secs < 60 {
             return Err(ConfigError("profiles.cache_ttl_secs must be at least 60".into()));
         }
+        self.limits.validate()?;
         if self.profiles.max_bytes < 128 * 1024 {
             return Err(ConfigError("profiles.max_bytes must be at least 131072 (128 KiB)".into()));
         }
@@ -139,8 +145,8 @@ impl Settings {
                 "catalog.max_page_size must be at least 10 and default_page_size at least 1".into(),
             ));
         }
-        if self.catalog.max_lookup_ids < 10 {
-            return Err(ConfigError("catalog.max_lookup_ids must be at least 10".into()));
+        if !(10..=500).contains(&self.catalog.max_lookup_ids) {
+            return Err(ConfigError("catalog.max_lookup_ids must be between 10 and 500".into()));
         }
         for zone in &self.shipping {
             if zone.options.is_empty() || zone.countries.is_empty() {
