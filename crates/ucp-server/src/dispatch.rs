@@ -48,8 +48,16 @@ impl From<String> for Reply {
     }
 }
 
-/// Runs the operation.
+/// Runs the operation, then writes its audit line (`layers::audit`).
 pub async fn run(state: &AppState, invocation: Invocation<'_>) -> Result<Reply, ApiError> {
+    let (operation, id) = (invocation.operation, invocation.id.clone());
+    let platform = state.platforms.profile_url(invocation.headers.get("ucp-agent"), invocation.meta_profile.as_deref());
+    let result = execute(state, invocation).await;
+    crate::layers::audit(operation, platform.as_deref().ok(), id.as_deref(), &result);
+    result
+}
+
+async fn execute(state: &AppState, invocation: Invocation<'_>) -> Result<Reply, ApiError> {
     let operation = invocation.operation;
     if let Some(payload) = invocation.payload {
         let max_bytes = state.settings.limits.max_object_bytes;

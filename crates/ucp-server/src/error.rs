@@ -32,6 +32,8 @@ pub enum ErrorKind {
     MissingHeader,
     Unavailable,
     Internal,
+    /// Over a rate limit (429 + `Retry-After`; MCP `data.retry_after`).
+    RateLimited { retry_after_secs: u64 },
 }
 
 /// A protocol error with a message a developer can act on.
@@ -76,6 +78,7 @@ impl ErrorKind {
             ErrorKind::MissingHeader => (StatusCode::BAD_REQUEST, -32600, None),
             ErrorKind::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, -32000, Some("unavailable")),
             ErrorKind::Internal => (StatusCode::INTERNAL_SERVER_ERROR, -32603, None),
+            ErrorKind::RateLimited { .. } => (StatusCode::TOO_MANY_REQUESTS, -32000, Some("rate_limited")),
         };
         let (rest_status, rest_code) = match self {
             ErrorKind::Parse => (StatusCode::BAD_REQUEST, "invalid_json"),
@@ -95,6 +98,7 @@ impl ErrorKind {
             ErrorKind::MissingHeader => (StatusCode::BAD_REQUEST, "missing_header"),
             ErrorKind::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
             ErrorKind::Internal => (StatusCode::INTERNAL_SERVER_ERROR, "internal_error"),
+            ErrorKind::RateLimited { .. } => (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
         };
         Mapping { status, rest_status, rest_code, jsonrpc_code, ucp_code }
     }
@@ -117,6 +121,9 @@ impl ApiError {
 
     /// Seconds a client should wait before retrying, for the kinds that have one.
     pub fn retry_after(&self) -> Option<u64> {
+        if let ErrorKind::RateLimited { retry_after_secs } = self.kind {
+            return Some(retry_after_secs);
+        }
         matches!(self.kind, ErrorKind::Unavailable).then_some(1)
     }
 }

@@ -10,6 +10,7 @@ pub mod error;
 pub mod handoff;
 pub mod keys;
 pub mod layers;
+pub mod listener;
 pub mod mailer;
 pub mod mcp;
 pub mod operations;

@@ -107,6 +107,7 @@ impl Application {
             core,
             links: Arc::default(),
             in_flight,
+            rate_limits: crate::layers::RateLimiters::new(&settings.limits.rate),
             commerce,
             pricing_rules,
             payments: Arc::new(payments),
@@ -157,6 +158,7 @@ impl Application {
         // Expired carts and checkouts become canceled in storage, so every instance (and a
         // restart) sees the same state; reads also refuse expired sessions on their own.
         let core = self.state.core.clone();
+        let retention_secs = self.state.settings.limits.session_retention_secs;
         let sweep_every = self.state.settings.checkout.sweep_interval_secs.max(1);
         let sweeper = tokio::spawn(async move {
             let mut ticks = tokio::time::interval(std::time::Duration::from_secs(sweep_every));
@@ -167,9 +169,15 @@ impl Application {
                     Ok(expired) => tracing::info!(expired, "expired carts and checkouts swept"),
                     Err(error) => tracing::warn!(%error, "sweeping expired sessions failed"),
                 }
+                match core.delete_expired_sessions(retention_secs).await {
+                    Ok(0) => {}
+                    Ok(deleted) => tracing::info!(deleted, "expired carts and checkouts past retention deleted"),
+                    Err(error) => tracing::warn!(%error, "deleting expired sessions failed"),
+                }
             }
         });
-        let served = axum::serve(self.listener, self.router).with_graceful_shutdown(shutdown).await;
+        let connections = self.state.settings.limits.connections.clone();
+        let served = crate::listener::serve(self.listener, self.router, &connections, shutdown).await;
         refresher.abort();
         sweeper.abort();
         served

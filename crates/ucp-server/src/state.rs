@@ -32,4 +32,6 @@ pub struct AppState {
     pub tools_list_result: Arc<String>,
     /// Requests in flight; when none is left, new requests get 503 with `Retry-After`.
     pub in_flight: Arc<tokio::sync::Semaphore>,
+    /// Per-IP and per-platform rate limits (`[limits.rate]`).
+    pub rate_limits: crate::layers::RateLimiters,
 }

@@ -20,10 +20,12 @@
 //! still recovers the JSON-RPC id there, from a bounded peek at the body.
 
 mod admission;
+mod audit;
 mod body;
 mod host;
 mod media;
 mod panic;
+mod ratelimit;
 mod render;
 mod trace;
 
@@ -31,9 +33,11 @@ use axum::Router;
 use axum::middleware::from_fn_with_state;
 use tower::ServiceBuilder;
 
+pub use audit::record as audit;
 pub use body::{RawBody, RpcId};
 pub use host::{Allowed, check as check_host_and_origin, strip_port};
 pub use media::require_json;
+pub use ratelimit::RateLimiters;
 pub use render::{reject, render};
 pub use trace::shared;
 
@@ -67,7 +71,10 @@ pub fn binding_stack(router: Router<AppState>, state: &AppState, binding: Bindin
             .layer(from_fn_with_state(binding, panic::catch))
             .layer(from_fn_with_state(scope.clone(), admission::admit))
             .layer(from_fn_with_state(scope.clone(), host::guard))
-            .layer(from_fn_with_state(scope, body::read)),
-        // The trust layers go here, after the body is read and before the handler.
+            .layer(from_fn_with_state(scope.clone(), ratelimit::by_ip))
+            .layer(from_fn_with_state(scope.clone(), body::read))
+            // The trust layers go here, after the body is read and before the handler.
+            .layer(from_fn_with_state(scope, ratelimit::by_platform))
+            .layer(axum::middleware::from_fn(audit::scope)),
     )
 }
