@@ -538,6 +538,33 @@ mod tests {
     }
 
     #[test]
+    fn lists_are_bounded_while_they_deserialize() {
+        let lines: Vec<Value> =
+            (0..=MAX_LINES).map(|_| serde_json::json!({ "item": { "id": "v" }, "quantity": 1 })).collect();
+        let error = serde_json::from_value::<CartRequest>(serde_json::json!({ "line_items": lines })).unwrap_err();
+        assert!(error.to_string().contains("holds more than 100 items"), "{error}");
+        let codes: Vec<String> = (0..=MAX_DISCOUNT_CODES).map(|n| n.to_string()).collect();
+        let checkout = serde_json::json!({ "discounts": { "codes": codes } });
+        assert!(serde_json::from_value::<CheckoutRequest>(checkout).is_err());
+        let ok = serde_json::json!({ "line_items": null, "discounts": { "codes": ["A"] } });
+        assert!(serde_json::from_value::<CheckoutRequest>(ok).unwrap().line_items.is_none());
+        // Lookup ids past the wire limit are dropped unread, so the business's limit refuses them.
+        let ids: Vec<String> = (0..5000).map(|n| n.to_string()).collect();
+        let lookup: LookupRequest = serde_json::from_value(serde_json::json!({ "ids": ids })).unwrap();
+        assert_eq!(lookup.ids.len(), MAX_LOOKUP_IDS_ON_WIRE + 1);
+    }
+
+    #[test]
+    fn free_form_objects_are_capped_by_serialized_size() {
+        let payload = serde_json::json!({ "attribution": { "a": "x".repeat(2000) }, "context": { "b": 1 } });
+        assert_eq!(
+            check_free_form_sizes(&payload, "cart", 1024).unwrap_err().0,
+            "cart.attribution is larger than 1024 bytes serialized; send less"
+        );
+        assert!(check_free_form_sizes(&payload, "cart", 4096).is_ok());
+    }
+
+    #[test]
     fn unknown_members_are_tolerated_and_credentials_are_redacted() {
         let request: CheckoutRequest = serde_json::from_value(serde_json::json!({
             "status": "incomplete", "totals": [], "context": { "eligibility": 5, "address_country": "US" },

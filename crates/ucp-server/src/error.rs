@@ -33,7 +33,9 @@ pub enum ErrorKind {
     Unavailable,
     Internal,
     /// Over a rate limit (429 + `Retry-After`; MCP `data.retry_after`).
-    RateLimited { retry_after_secs: u64 },
+    RateLimited {
+        retry_after_secs: u64,
+    },
 }
 
 /// A protocol error with a message a developer can act on.

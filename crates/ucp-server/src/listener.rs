@@ -107,10 +107,7 @@ pub async fn serve_connection<I>(
         request
     });
     let mut builder = auto::Builder::new(TokioExecutor::new());
-    builder
-        .http1()
-        .timer(TokioTimer::new())
-        .header_read_timeout(Duration::from_millis(limits.header_read_timeout_ms));
+    builder.http1().timer(TokioTimer::new()).header_read_timeout(Duration::from_millis(limits.header_read_timeout_ms));
     builder.http2().timer(TokioTimer::new());
     let connection = builder.serve_connection(TokioIo::new(io), TowerToHyperService::new(service));
     tokio::pin!(connection);
@@ -165,7 +162,11 @@ impl<I> Watched<I> {
 }
 
 impl<I: AsyncRead + Unpin> AsyncRead for Watched<I> {
-    fn poll_read(mut self: Pin<&mut Self>, context: &mut Context<'_>, buffer: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        context: &mut Context<'_>,
+        buffer: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
         let before = buffer.filled().len();
         let poll = Pin::new(&mut self.io).poll_read(context, buffer);
         if matches!(poll, Poll::Ready(Ok(()))) && buffer.filled().len() > before {

@@ -160,7 +160,8 @@ impl PlatformResolver {
         if let Some(host) = url.host_str() {
             let host = host.trim_start_matches('[').trim_end_matches(']');
             let addresses = self.dns.resolve(host).await?;
-            if addresses.is_empty() || addresses.iter().any(|address| !address_allowed(*address, self.allow_loopback_http))
+            if addresses.is_empty()
+                || addresses.iter().any(|address| !address_allowed(*address, self.allow_loopback_http))
             {
                 return Err(ApiError::new(
                     ErrorKind::InvalidProfileUrl,

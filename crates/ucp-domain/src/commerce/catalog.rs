@@ -251,8 +251,7 @@ impl Commerce {
             )));
         }
         let mut seen: HashSet<&str> = HashSet::with_capacity(request.ids.len());
-        let ids: Vec<String> =
-            request.ids.iter().filter(|id| seen.insert(id.as_str())).map(String::clone).collect();
+        let ids: Vec<String> = request.ids.iter().filter(|id| seen.insert(id.as_str())).map(String::clone).collect();
         if ids.len() > max_ids {
             return Err(Error::RequestTooLarge(format!(
                 "catalog.ids names {} distinct ids; at most {max_ids} are allowed per lookup",

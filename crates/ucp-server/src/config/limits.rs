@@ -129,8 +129,7 @@ impl LimitSettings {
         }
         let rate = &self.rate;
         if rate.enabled
-            && [rate.per_ip_per_sec, rate.per_ip_burst, rate.per_platform_per_sec, rate.per_platform_burst]
-                .contains(&0)
+            && [rate.per_ip_per_sec, rate.per_ip_burst, rate.per_platform_per_sec, rate.per_platform_burst].contains(&0)
         {
             return Err(ConfigError("limits.rate: every rate and burst must be at least 1".into()));
         }

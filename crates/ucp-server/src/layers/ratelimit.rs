@@ -229,7 +229,10 @@ mod tests {
             client_ip(&proxies, proxy, &headers(&["1.2.3.4, 198.51.100.7, 10.2.2.2"])),
             "198.51.100.7".parse::<IpAddr>().unwrap()
         );
-        assert_eq!(client_ip(&proxies, proxy, &headers(&["1.2.3.4", "198.51.100.8"])), "198.51.100.8".parse::<IpAddr>().unwrap());
+        assert_eq!(
+            client_ip(&proxies, proxy, &headers(&["1.2.3.4", "198.51.100.8"])),
+            "198.51.100.8".parse::<IpAddr>().unwrap()
+        );
         // Garbage or nothing: the proxy itself.
         assert_eq!(client_ip(&proxies, proxy, &headers(&["nonsense"])), proxy);
         assert_eq!(client_ip(&proxies, proxy, &headers(&[])), proxy);

@@ -3,6 +3,7 @@
 
 #![allow(unreachable_pub)]
 
+mod abuse;
 mod cart;
 mod catalog;
 mod checkout;
