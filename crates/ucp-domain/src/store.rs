@@ -164,6 +164,10 @@ pub trait CommerceStore: Send + Sync + std::fmt::Debug {
 
     /// Marks sessions whose `expires_at` has passed as canceled; returns how many.
     async fn expire_sessions(&self, now: i64) -> Result<u64, StoreError>;
+
+    /// Deletes at most `limit` carts and checkouts that expired at or before `expired_before`,
+    /// except completed checkouts and any checkout an order was made from; returns how many.
+    async fn delete_expired_sessions(&self, expired_before: i64, limit: u64) -> Result<u64, StoreError>;
 }
 
 /// What one idempotency record is for: a key is only ever compared within the platform that

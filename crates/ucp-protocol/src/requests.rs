@@ -13,8 +13,20 @@ use ucp_domain::checkout::{Address, Buyer, Context, FulfillmentChoice};
 pub const MAX_LINES: usize = 100;
 /// Largest quantity of one line.
 pub const MAX_QUANTITY: i64 = 10_000;
-/// Most discount codes one checkout may carry.
+/// Most discount codes one cart or checkout may carry.
 pub const MAX_DISCOUNT_CODES: usize = 20;
+/// Most ids a lookup request may carry on the wire, duplicates included; the business's own
+/// (smaller) limit on distinct ids applies after. Further ids are skipped unread, so the
+/// limit check sees an over-long list without the cost of one.
+pub const MAX_LOOKUP_IDS_ON_WIRE: usize = 1000;
+/// Most option selections (`selected`), preferences or category filters of one request.
+pub const MAX_OPTIONS: usize = 32;
+/// Most fulfillment methods, destinations or groups, and payment instruments, of one request.
+pub const MAX_FULFILLMENT_ENTRIES: usize = 16;
+
+// Every list of a request is bounded while it deserializes: the item past the limit fails the
+// request (or, for lookup ids, ends the list) before any further item is converted, so no later
+// step ever iterates over more than the limit (issue 8 item 5).
 
 /// A request that deserialized but asks for something no business may act on; the message
 /// names the offending member (`cart.line_items[0].quantity must be at least 1`).
@@ -46,6 +58,7 @@ pub struct SearchRequest {
 pub struct LookupRequest {
     /// Product ids, variant ids, SKUs, barcodes or handles.
     #[schemars(length(min = 1))]
+    #[serde(deserialize_with = "bounded::truncated::<_, _, { MAX_LOOKUP_IDS_ON_WIRE + 1 }>")]
     pub ids: Vec<String>,
     #[serde(default)]
     #[schemars(with = "Option<shapes::Context>")]
@@ -59,11 +72,11 @@ pub struct LookupRequest {
 pub struct GetProductRequest {
     /// Product id or variant id.
     pub id: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "bounded::list::<_, _, MAX_OPTIONS>")]
     #[schemars(with = "Vec<shapes::SelectedOption>")]
     pub selected: Vec<SelectedOption>,
     /// Option names in the order selections may be relaxed.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "bounded::list::<_, _, MAX_OPTIONS>")]
     pub preferences: Vec<String>,
     #[serde(default)]
     #[schemars(with = "Option<shapes::Context>")]
@@ -83,7 +96,7 @@ pub struct RequestContext {
 /// All filters combine with AND. categories: any of the values. price: minor units of context.currency.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct Filters {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "bounded::optional_list::<_, _, MAX_OPTIONS>")]
     pub categories: Option<Vec<String>>,
     #[serde(default)]
     pub price: Option<PriceFilter>,
@@ -129,7 +142,7 @@ pub struct ItemRequest {
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 pub struct DiscountsRequest {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "bounded::list::<_, _, MAX_DISCOUNT_CODES>")]
     pub codes: Vec<String>,
 }
 
@@ -138,6 +151,7 @@ pub struct DiscountsRequest {
 pub struct CartRequest {
     #[serde(default)]
     pub id: Option<String>,
+    #[serde(deserialize_with = "bounded::list::<_, _, MAX_LINES>")]
     pub line_items: Vec<LineItemRequest>,
     #[serde(default)]
     #[schemars(with = "Option<shapes::Buyer>")]
@@ -156,7 +170,7 @@ pub struct CartRequest {
 pub struct CheckoutRequest {
     #[serde(default)]
     pub id: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "bounded::optional_list::<_, _, MAX_LINES>")]
     pub line_items: Option<Vec<LineItemRequest>>,
     #[serde(default)]
     #[schemars(with = "Option<shapes::Buyer>")]
@@ -179,7 +193,7 @@ pub struct CheckoutRequest {
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct FulfillmentRequest {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "bounded::list::<_, _, MAX_FULFILLMENT_ENTRIES>")]
     pub methods: Vec<MethodRequest>,
 }
 
@@ -188,12 +202,12 @@ pub struct MethodRequest {
     /// `shipping` or `pickup`.
     #[serde(rename = "type", default)]
     pub kind: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "bounded::list::<_, _, MAX_FULFILLMENT_ENTRIES>")]
     #[schemars(with = "Vec<shapes::PostalAddress>")]
     pub destinations: Vec<Address>,
     #[serde(default)]
     pub selected_destination_id: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "bounded::list::<_, _, MAX_FULFILLMENT_ENTRIES>")]
     pub groups: Vec<GroupRequest>,
 }
 
@@ -205,7 +219,7 @@ pub struct GroupRequest {
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 pub struct PaymentRequest {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "bounded::list::<_, _, MAX_FULFILLMENT_ENTRIES>")]
     pub instruments: Vec<InstrumentRequest>,
 }
 
@@ -330,6 +344,121 @@ impl CheckoutRequest {
     }
 }
 
+/// The free-form objects of a payload whose size is capped (`attribution`, `context`,
+/// `signals`): each must serialize to at most `max_bytes`, or the request fails naming it.
+pub const FREE_FORM_MEMBERS: [&str; 3] = ["attribution", "context", "signals"];
+
+/// Checks the serialized size of each [`FREE_FORM_MEMBERS`] object of `payload` (the `cart`,
+/// `checkout` or `catalog` member, named `label` in messages). Stops counting at the cap.
+pub fn check_free_form_sizes(payload: &Value, label: &str, max_bytes: usize) -> Result<(), InvalidInput> {
+    for member in FREE_FORM_MEMBERS {
+        let Some(value) = payload.get(member) else { continue };
+        let mut counter = ByteCounter { count: 0, max: max_bytes };
+        if serde_json::to_writer(&mut counter, value).is_err() || counter.count > max_bytes {
+            return Err(InvalidInput(format!(
+                "{label}.{member} is larger than {max_bytes} bytes serialized; send less"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Counts bytes written, failing once past `max` (so a huge value is not walked to its end).
+struct ByteCounter {
+    count: usize,
+    max: usize,
+}
+
+impl std::io::Write for ByteCounter {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.count += bytes.len();
+        if self.count > self.max {
+            return Err(std::io::Error::other("over the size cap"));
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Deserializers for bounded lists.
+mod bounded {
+    use std::fmt;
+    use std::marker::PhantomData;
+
+    use serde::de::{self, Deserialize, Deserializer, IgnoredAny, SeqAccess, Visitor};
+
+    /// A list of at most `N` items; item `N + 1` is an error naming the limit.
+    pub(super) fn list<'de, D: Deserializer<'de>, T: Deserialize<'de>, const N: usize>(
+        deserializer: D,
+    ) -> Result<Vec<T>, D::Error> {
+        deserializer.deserialize_seq(Bounded::<T, N> { truncate: false, item: PhantomData })
+    }
+
+    /// `null`, absent or a list of at most `N` items.
+    pub(super) fn optional_list<'de, D: Deserializer<'de>, T: Deserialize<'de>, const N: usize>(
+        deserializer: D,
+    ) -> Result<Option<Vec<T>>, D::Error> {
+        struct Optional<T, const N: usize>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>, const N: usize> Visitor<'de> for Optional<T, N> {
+            type Value = Option<Vec<T>>;
+            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(formatter, "null or a list of at most {N} items")
+            }
+            fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+                list::<D, T, N>(deserializer).map(Some)
+            }
+        }
+        deserializer.deserialize_option(Optional::<T, N>(PhantomData))
+    }
+
+    /// The first `N` items of a list; the rest are skipped without being converted.
+    pub(super) fn truncated<'de, D: Deserializer<'de>, T: Deserialize<'de>, const N: usize>(
+        deserializer: D,
+    ) -> Result<Vec<T>, D::Error> {
+        deserializer.deserialize_seq(Bounded::<T, N> { truncate: true, item: PhantomData })
+    }
+
+    struct Bounded<T, const N: usize> {
+        truncate: bool,
+        item: PhantomData<T>,
+    }
+
+    impl<'de, T: Deserialize<'de>, const N: usize> Visitor<'de> for Bounded<T, N> {
+        type Value = Vec<T>;
+
+        fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(formatter, "a list of at most {N} items")
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut sequence: A) -> Result<Vec<T>, A::Error> {
+            let mut items = Vec::with_capacity(sequence.size_hint().unwrap_or(0).min(N));
+            while items.len() < N {
+                match sequence.next_element()? {
+                    Some(item) => items.push(item),
+                    None => return Ok(items),
+                }
+            }
+            if self.truncate {
+                while sequence.next_element::<IgnoredAny>()?.is_some() {}
+                return Ok(items);
+            }
+            match sequence.next_element::<IgnoredAny>()? {
+                Some(_) => Err(de::Error::custom(format_args!("holds more than {N} items; at most {N} are allowed"))),
+                None => Ok(items),
+            }
+        }
+    }
+}
+
 /// Schema-only mirrors of the domain types requests carry (ucp-domain does not depend on
 /// schemars): what `tools/list` publishes for them. Deserialization uses the domain types.
 pub mod shapes {
@@ -428,6 +557,33 @@ mod tests {
             request.validate("cart", Some("c2")).unwrap_err().to_string(),
             "cart.id \"c1\" disagrees with the id argument \"c2\"; leave it out"
         );
+    }
+
+    #[test]
+    fn lists_are_bounded_while_they_deserialize() {
+        let lines: Vec<Value> =
+            (0..=MAX_LINES).map(|_| serde_json::json!({ "item": { "id": "v" }, "quantity": 1 })).collect();
+        let error = serde_json::from_value::<CartRequest>(serde_json::json!({ "line_items": lines })).unwrap_err();
+        assert!(error.to_string().contains("holds more than 100 items"), "{error}");
+        let codes: Vec<String> = (0..=MAX_DISCOUNT_CODES).map(|n| n.to_string()).collect();
+        let checkout = serde_json::json!({ "discounts": { "codes": codes } });
+        assert!(serde_json::from_value::<CheckoutRequest>(checkout).is_err());
+        let ok = serde_json::json!({ "line_items": null, "discounts": { "codes": ["A"] } });
+        assert!(serde_json::from_value::<CheckoutRequest>(ok).unwrap().line_items.is_none());
+        // Lookup ids past the wire limit are dropped unread, so the business's limit refuses them.
+        let ids: Vec<String> = (0..5000).map(|n| n.to_string()).collect();
+        let lookup: LookupRequest = serde_json::from_value(serde_json::json!({ "ids": ids })).unwrap();
+        assert_eq!(lookup.ids.len(), MAX_LOOKUP_IDS_ON_WIRE + 1);
+    }
+
+    #[test]
+    fn free_form_objects_are_capped_by_serialized_size() {
+        let payload = serde_json::json!({ "attribution": { "a": "x".repeat(2000) }, "context": { "b": 1 } });
+        assert_eq!(
+            check_free_form_sizes(&payload, "cart", 1024).unwrap_err().0,
+            "cart.attribution is larger than 1024 bytes serialized; send less"
+        );
+        assert!(check_free_form_sizes(&payload, "cart", 4096).is_ok());
     }
 
     #[test]

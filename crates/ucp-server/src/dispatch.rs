@@ -41,9 +41,18 @@ pub fn payload_member(operation: Operation) -> Option<&'static str> {
     operation.payload().member()
 }
 
+/// Runs the operation, then writes its audit line (`layers::audit`).
+pub async fn run(state: &AppState, invocation: Invocation<'_>) -> Result<Reply, ApiError> {
+    let (operation, id) = (invocation.operation, invocation.id.clone());
+    let platform = state.platforms.profile_url(invocation.headers.get("ucp-agent"), invocation.meta_profile.as_deref());
+    let result = once(state, invocation).await;
+    crate::layers::audit(operation, platform.as_deref().ok(), id.as_deref(), &result);
+    result
+}
+
 /// Runs the operation, at most once per idempotency key: a state-changing call with a key
 /// goes through [`idempotency::Idempotency::once`], which replays a finished call's answer.
-pub async fn run(state: &AppState, invocation: Invocation<'_>) -> Result<Reply, ApiError> {
+async fn once(state: &AppState, invocation: Invocation<'_>) -> Result<Reply, ApiError> {
     // Authentication first: before parsing, idempotency or any profile fetch.
     state.auth.authorize(
         invocation.operation,
@@ -52,6 +61,10 @@ pub async fn run(state: &AppState, invocation: Invocation<'_>) -> Result<Reply, 
         invocation.headers.get("ucp-agent").is_some(),
         || state.platforms.profile_url(invocation.headers.get("ucp-agent"), invocation.meta_profile.as_deref()),
     )?;
+    if let Some(payload) = invocation.payload {
+        let max_bytes = state.settings.limits.max_object_bytes;
+        ucp_protocol::requests::check_free_form_sizes(payload, &invocation.payload_label, max_bytes)?;
+    }
     let request = ParsedRequest::parse(invocation.operation, invocation.payload, &invocation.payload_label)?;
     let claimed =
         state.platforms.profile_url(invocation.headers.get("ucp-agent"), invocation.meta_profile.as_deref())?;

@@ -57,6 +57,10 @@ pub enum ErrorKind {
     },
     /// A profile no onboarded platform lists, when only those may call (403).
     ProfileNotTrusted,
+    /// Over a rate limit (429 + `Retry-After`; MCP `data.retry_after`).
+    RateLimited {
+        retry_after_secs: u64,
+    },
 }
 
 /// A protocol error with a message a developer can act on.
@@ -111,6 +115,7 @@ impl ErrorKind {
             ErrorKind::Unauthenticated { .. } => (StatusCode::UNAUTHORIZED, -32000, None),
             ErrorKind::InsufficientScope { .. } => (StatusCode::FORBIDDEN, -32000, Some("insufficient_scope")),
             ErrorKind::ProfileNotTrusted => (StatusCode::FORBIDDEN, -32000, Some("profile_not_trusted")),
+            ErrorKind::RateLimited { .. } => (StatusCode::TOO_MANY_REQUESTS, -32000, Some("rate_limited")),
         };
         let (rest_status, rest_code) = match self {
             ErrorKind::Parse => (StatusCode::BAD_REQUEST, "invalid_json"),
@@ -140,6 +145,7 @@ impl ErrorKind {
             ErrorKind::Unauthenticated { .. } => (StatusCode::UNAUTHORIZED, "unauthenticated"),
             ErrorKind::InsufficientScope { .. } => (StatusCode::FORBIDDEN, "insufficient_scope"),
             ErrorKind::ProfileNotTrusted => (StatusCode::FORBIDDEN, "profile_not_trusted"),
+            ErrorKind::RateLimited { .. } => (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
         };
         Mapping { status, rest_status, rest_code, jsonrpc_code, ucp_code }
     }
@@ -179,6 +185,9 @@ impl ApiError {
 
     /// Seconds a client should wait before retrying, for the kinds that have one.
     pub fn retry_after(&self) -> Option<u64> {
+        if let ErrorKind::RateLimited { retry_after_secs } = self.kind {
+            return Some(retry_after_secs);
+        }
         matches!(self.kind, ErrorKind::Unavailable | ErrorKind::IdempotencyInFlight).then_some(1)
     }
 }

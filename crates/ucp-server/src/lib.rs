@@ -14,6 +14,7 @@ pub mod hardening;
 pub mod idempotency;
 pub mod keys;
 pub mod layers;
+pub mod listener;
 pub mod mailer;
 pub mod mcp;
 pub mod operations;

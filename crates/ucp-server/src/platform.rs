@@ -4,13 +4,25 @@
 //! Fetch rules: https only (plain http from loopback when `dev_insecure_profiles` is on), no
 //! redirects, a timeout, a body cap, and an SSRF guard that checks every resolved address
 //! (the connection only ever goes to a vetted address, so DNS rebinding cannot slip past).
+//!
+//! Bounds on what unknown platforms can make us spend (security.md §3, issue 8 item 5): the
+//! cache is weighed in bytes (`profiles.cache_max_bytes`), fetches run at most
+//! `profiles.max_concurrent_fetches` at once and `profiles.fetches_per_minute` overall, and
+//! names resolve on the async runtime (hickory) within `profiles.dns_timeout_ms`, never on the
+//! blocking pool the store uses.
 
 use std::collections::BTreeMap;
-use std::net::{IpAddr, SocketAddr};
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::HeaderValue;
+use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
+use hickory_resolver::TokioResolver;
+use hickory_resolver::config::{ConnectionConfig, NameServerConfig, ResolverConfig};
+use hickory_resolver::net::runtime::TokioRuntimeProvider;
+use ip_network::{Ipv4Network, Ipv6Network};
 pub use ucp_protocol::negotiation::Negotiated;
 use ucp_protocol::negotiation::{Declaration, NegotiationError, Offer};
 use ucp_protocol::profile::ProfileError;
@@ -32,6 +44,8 @@ pub struct PlatformProfile {
     pub signature_keys: crate::signatures::keys::KeySet,
     /// Payment handler names the platform declares it can use; empty when it declares none.
     pub payment_handlers: Vec<String>,
+    /// Size of the profile body as fetched: what the cache weighs it by.
+    pub body_bytes: usize,
 }
 
 /// Resolves, fetches, validates and caches platform profiles.
@@ -42,6 +56,11 @@ pub struct PlatformResolver {
     failures: moka::future::Cache<String, ApiError>,
     /// Origins whose profile was force-refreshed (unknown signature `keyid`) within the TTL.
     refreshed: moka::future::Cache<String, ()>,
+    /// Places for fetches running at once.
+    fetches: Arc<tokio::sync::Semaphore>,
+    /// Fetches started per minute, across all platforms.
+    budget: Arc<DefaultDirectRateLimiter>,
+    dns: Dns,
     settings: ProfileSettings,
     allow_loopback_http: bool,
 }
@@ -55,32 +74,49 @@ impl std::fmt::Debug for PlatformResolver {
 impl PlatformResolver {
     pub fn new(settings: &ProfileSettings, allow_loopback_http: bool) -> Result<PlatformResolver, String> {
         let timeout = Duration::from_millis(settings.fetch_timeout_ms);
+        let dns = Dns::new(settings)?;
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(timeout)
             .connect_timeout(timeout.min(Duration::from_secs(3)))
             .user_agent(concat!("ucpd/", env!("CARGO_PKG_VERSION")))
-            .dns_resolver(Arc::new(GuardedResolver { allow_loopback: allow_loopback_http }))
+            .dns_resolver(Arc::new(GuardedResolver { dns: dns.clone(), allow_loopback: allow_loopback_http }))
             .no_proxy()
             .build()
             .map_err(|error| format!("building the profile client: {error}"))?;
+        let per_minute = NonZeroU32::new(settings.fetches_per_minute.max(1)).unwrap_or(NonZeroU32::MIN);
+        // Weights are u32; an entry's weight saturates rather than wraps.
+        let weight = |bytes: usize| u32::try_from(bytes).unwrap_or(u32::MAX);
         Ok(PlatformResolver {
             client,
             profiles: moka::future::Cache::builder()
-                .max_capacity(settings.cache_capacity)
+                .max_capacity(settings.cache_max_bytes)
+                .weigher(move |url: &String, profile: &Arc<PlatformProfile>| {
+                    weight(url.len() + profile_weight(profile))
+                })
                 .time_to_live(Duration::from_secs(settings.cache_ttl_secs))
                 .build(),
             failures: moka::future::Cache::builder()
-                .max_capacity(settings.cache_capacity)
+                .max_capacity((settings.cache_max_bytes / 16).max(64 * 1024))
+                .weigher(move |url: &String, error: &ApiError| weight(url.len() + error.message.len() + 64))
                 .time_to_live(Duration::from_secs(settings.failure_ttl_secs.max(1)))
                 .build(),
             refreshed: moka::future::Cache::builder()
                 .max_capacity(settings.cache_capacity)
                 .time_to_live(Duration::from_secs(settings.cache_ttl_secs))
                 .build(),
+            fetches: Arc::new(tokio::sync::Semaphore::new(settings.max_concurrent_fetches.max(1))),
+            budget: Arc::new(RateLimiter::direct(Quota::per_minute(per_minute))),
+            dns,
             settings: settings.clone(),
             allow_loopback_http,
         })
+    }
+
+    /// Bytes the profile cache holds now (its weighted size), after pending evictions.
+    pub async fn cached_bytes(&self) -> u64 {
+        self.profiles.run_pending_tasks().await;
+        self.profiles.weighted_size()
     }
 
     /// Picks the profile URL: the `UCP-Agent` header when present, else the MCP `meta` value.
@@ -109,7 +145,10 @@ impl PlatformResolver {
             .map_err(|error: Arc<ApiError>| (*error).clone());
         if let Err(error) = &result {
             tracing::warn!(profile = url, code = ?error.kind, reason = %error.message, "platform profile rejected");
-            self.failures.insert(url.to_owned(), error.clone()).await;
+            // Our own overload is not the platform's fault: it is not remembered.
+            if error.kind != ErrorKind::Unavailable {
+                self.failures.insert(url.to_owned(), error.clone()).await;
+            }
         }
         result
     }
@@ -129,15 +168,21 @@ impl PlatformResolver {
 
     async fn fetch(&self, text: &str) -> Result<PlatformProfile, ApiError> {
         let url = self.check_url(text)?;
+        let busy = |reason: &str| ApiError::new(ErrorKind::Unavailable, format!("{reason}; retry shortly"));
+        if self.budget.check().is_err() {
+            tracing::warn!(profile = text, "profile fetch budget spent; refusing with 503");
+            return Err(busy("too many unknown platform profiles to fetch right now"));
+        }
+        let wait = Duration::from_millis(self.settings.fetch_timeout_ms);
+        let _place = match tokio::time::timeout(wait, self.fetches.clone().acquire_owned()).await {
+            Ok(Ok(permit)) => permit,
+            Ok(Err(_)) | Err(_) => return Err(busy("too many platform profile fetches in progress")),
+        };
         if let Some(host) = url.host_str() {
-            let port = url.port_or_known_default().unwrap_or(443);
             let host = host.trim_start_matches('[').trim_end_matches(']');
-            let addresses = tokio::net::lookup_host((host, port)).await.map_err(|error| {
-                ApiError::new(ErrorKind::InvalidProfileUrl, format!("profile host {host} does not resolve: {error}"))
-            })?;
-            let addresses: Vec<SocketAddr> = addresses.collect();
+            let addresses = self.dns.resolve(host).await?;
             if addresses.is_empty()
-                || addresses.iter().any(|address| !address_allowed(address.ip(), self.allow_loopback_http))
+                || addresses.iter().any(|address| !address_allowed(*address, self.allow_loopback_http))
             {
                 return Err(ApiError::new(
                     ErrorKind::InvalidProfileUrl,
@@ -239,7 +284,14 @@ pub fn parse_profile(url: &str, body: &[u8]) -> Result<PlatformProfile, ApiError
         signature_keys: crate::signatures::keys::KeySet::from_jwks(&parsed.keys),
         keys: parsed.keys,
         payment_handlers: parsed.payment_handlers,
+        body_bytes: body.len(),
     })
+}
+
+/// What a cached profile is taken to cost in memory: its parsed form is estimated at twice the
+/// body it came from, plus a fixed overhead per entry.
+fn profile_weight(profile: &PlatformProfile) -> usize {
+    profile.body_bytes.saturating_mul(2).saturating_add(1024)
 }
 
 /// Version check and capability intersection (overview §5).
@@ -251,7 +303,11 @@ pub fn negotiate(ours: &BusinessProfile, platform: &PlatformProfile) -> Result<N
     })
 }
 
-/// Whether a profile fetch may connect to `address`.
+/// Whether a profile fetch may connect to `address`: globally routable unicast only, by
+/// `ip_network`'s classification of the IANA special-purpose registries (private, shared,
+/// link-local, site-local `fec0::/10`, unique-local, documentation, benchmarking, reserved),
+/// plus the IPv6 prefixes that embed or tunnel to an IPv4 address (their target is not the
+/// address we vetted). Loopback only when `allow_loopback` (development).
 fn address_allowed(address: IpAddr, allow_loopback: bool) -> bool {
     let address = match address {
         IpAddr::V6(v6) => v6.to_ipv4_mapped().map(IpAddr::V4).unwrap_or(IpAddr::V6(v6)),
@@ -261,44 +317,90 @@ fn address_allowed(address: IpAddr, allow_loopback: bool) -> bool {
         return allow_loopback;
     }
     match address {
-        IpAddr::V4(v4) => {
-            let [a, b, ..] = v4.octets();
-            !(v4.is_private()
-                || v4.is_link_local()
-                || v4.is_unspecified()
-                || v4.is_broadcast()
-                || v4.is_multicast()
-                || v4.is_documentation()
-                || a == 0
-                || (a == 100 && (64..128).contains(&b))
-                || (a == 192 && b == 0)
-                || (a == 198 && (b == 18 || b == 19))
-                || a >= 240)
-        }
-        IpAddr::V6(v6) => {
-            let first = v6.segments()[0];
-            !(v6.is_unspecified()
-                || v6.is_multicast()
-                || (first & 0xfe00) == 0xfc00
-                || (first & 0xffc0) == 0xfe80
-                || first == 0x2001 && v6.segments()[1] == 0x0db8
-                || first == 0x0064)
+        IpAddr::V4(v4) => !v4.is_multicast() && Ipv4Network::from(v4).is_global(),
+        IpAddr::V6(v6) => Ipv6Network::from(v6).is_unicast_global() && !tunnels_elsewhere(v6),
+    }
+}
+
+/// IPv6 ranges that stand for (or route to) an address other than themselves: IPv4-compatible
+/// `::a.b.c.d` (and the rest of `::/96`), NAT64 `64:ff9b::/96` and `64:ff9b:1::/48`, discard-only
+/// `100::/64`, Teredo `2001::/32`, the IETF protocol block `2001::/23`, 6to4 `2002::/16`, and
+/// the deprecated `3ffe::/16` (6bone).
+fn tunnels_elsewhere(address: Ipv6Addr) -> bool {
+    const RANGES: [&str; 7] =
+        ["::/96", "64:ff9b::/96", "64:ff9b:1::/48", "100::/64", "2001::/23", "2002::/16", "3ffe::/16"];
+    RANGES.iter().any(|range| range.parse::<ipnet::Ipv6Net>().is_ok_and(|net| net.contains(&address)))
+}
+
+/// Name resolution for profile hosts: hickory on the async runtime, bounded by
+/// `profiles.dns_timeout_ms`, with the system's name servers (or `profiles.dns_servers`).
+#[derive(Clone)]
+struct Dns {
+    resolver: Arc<TokioResolver>,
+    timeout: Duration,
+}
+
+impl Dns {
+    fn new(settings: &ProfileSettings) -> Result<Dns, String> {
+        let timeout = Duration::from_millis(settings.dns_timeout_ms.max(1));
+        let mut builder = if settings.dns_servers.is_empty() {
+            match TokioResolver::builder_tokio() {
+                Ok(builder) => builder,
+                Err(error) => {
+                    tracing::warn!(%error, "no system DNS configuration; profile hosts given by name will not resolve");
+                    TokioResolver::builder_with_config(ResolverConfig::default(), TokioRuntimeProvider::default())
+                }
+            }
+        } else {
+            let mut config = ResolverConfig::default();
+            for server in &settings.dns_servers {
+                let mut connection = ConnectionConfig::udp();
+                connection.port = server.port();
+                config.add_name_server(NameServerConfig::new(server.ip(), true, vec![connection]));
+            }
+            TokioResolver::builder_with_config(config, TokioRuntimeProvider::default())
+        };
+        let options = builder.options_mut();
+        options.timeout = timeout;
+        options.attempts = 1;
+        let resolver = builder.build().map_err(|error| format!("building the DNS resolver: {error}"))?;
+        Ok(Dns { resolver: Arc::new(resolver), timeout })
+    }
+
+    /// Every address of `host` (an IP literal resolves to itself).
+    async fn resolve(&self, host: &str) -> Result<Vec<IpAddr>, ApiError> {
+        match tokio::time::timeout(self.timeout, self.resolver.lookup_ip(host)).await {
+            Ok(Ok(lookup)) => Ok(lookup.iter().collect()),
+            Ok(Err(error)) => Err(ApiError::new(
+                ErrorKind::InvalidProfileUrl,
+                format!("profile host {host} does not resolve: {error}"),
+            )),
+            Err(_) => Err(ApiError::new(
+                ErrorKind::ProfileUnreachable,
+                format!("resolving profile host {host} took longer than {} ms", self.timeout.as_millis()),
+            )),
         }
     }
 }
 
 /// Resolves names for profile fetches and drops every address a fetch may not reach.
 struct GuardedResolver {
+    dns: Dns,
     allow_loopback: bool,
 }
 
 impl reqwest::dns::Resolve for GuardedResolver {
     fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
         let allow_loopback = self.allow_loopback;
+        let dns = self.dns.clone();
         Box::pin(async move {
-            let addresses: Vec<SocketAddr> = tokio::net::lookup_host((name.as_str(), 0))
-                .await?
-                .filter(|address| address_allowed(address.ip(), allow_loopback))
+            let addresses: Vec<SocketAddr> = dns
+                .resolve(name.as_str())
+                .await
+                .map_err(|error| error.message)?
+                .into_iter()
+                .filter(|address| address_allowed(*address, allow_loopback))
+                .map(|address| SocketAddr::new(address, 0))
                 .collect();
             if addresses.is_empty() {
                 return Err("no permitted address for the profile host".into());
@@ -338,12 +440,26 @@ mod tests {
             "fd00::1",
             "::ffff:127.0.0.1",
             "100.64.0.1",
+            // IPv4-compatible, site-local, 6to4, NAT64, Teredo, multicast (issue 8 item 6).
+            "::127.0.0.1",
+            "::10.0.0.1",
+            "::8.8.8.8",
+            "fec0::1",
+            "2002:7f00:1::1",
+            "2002:808:808::1",
+            "64:ff9b::a00:1",
+            "2001:0:4136:e378::1",
+            "ff0e::1",
+            "224.0.0.1",
+            "198.18.0.1",
+            "240.0.0.1",
+            "192.0.0.8",
         ] {
             assert!(!address_allowed(blocked.parse().unwrap(), false), "{blocked} must be refused");
         }
         assert!(address_allowed("127.0.0.1".parse().unwrap(), true));
         assert!(!address_allowed("10.0.0.1".parse().unwrap(), true));
-        for allowed in ["93.184.216.34", "2606:2800:220:1::1"] {
+        for allowed in ["93.184.216.34", "2606:2800:220:1::1", "8.8.8.8", "2a00:1450:4001:80b::200e"] {
             assert!(address_allowed(allowed.parse().unwrap(), false), "{allowed} must be allowed");
         }
     }

@@ -129,6 +129,7 @@ impl Application {
             core,
             links: Arc::default(),
             in_flight,
+            rate_limits: crate::layers::RateLimiters::new(&settings.limits.rate),
             commerce,
             pricing_rules,
             payments: Arc::new(payments),
@@ -184,6 +185,7 @@ impl Application {
         // Idempotency records past their retention go in the same sweep.
         let core = self.state.core.clone();
         let idempotency = self.state.idempotency.clone();
+        let retention_secs = self.state.settings.limits.session_retention_secs;
         let sweep_every = self.state.settings.checkout.sweep_interval_secs.max(1);
         let sweeper = tokio::spawn(async move {
             let mut ticks = tokio::time::interval(std::time::Duration::from_secs(sweep_every));
@@ -199,12 +201,15 @@ impl Application {
                     Ok(swept) => tracing::info!(swept, "idempotency records past their retention swept"),
                     Err(error) => tracing::warn!(%error, "sweeping idempotency records failed"),
                 }
+                match core.delete_expired_sessions(retention_secs).await {
+                    Ok(0) => {}
+                    Ok(deleted) => tracing::info!(deleted, "expired carts and checkouts past retention deleted"),
+                    Err(error) => tracing::warn!(%error, "deleting expired sessions failed"),
+                }
             }
         });
-        let served = match self.tls {
-            Some(acceptor) => crate::tls::serve(self.listener, acceptor, self.router, shutdown).await,
-            None => axum::serve(self.listener, self.router).with_graceful_shutdown(shutdown).await,
-        };
+        let connections = self.state.settings.limits.connections.clone();
+        let served = crate::listener::serve(self.listener, self.router, &connections, self.tls, shutdown).await;
         refresher.abort();
         sweeper.abort();
         served

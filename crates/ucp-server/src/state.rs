@@ -38,6 +38,8 @@ pub struct AppState {
     pub idempotency: crate::idempotency::Idempotency,
     /// Credentials, identity binding and the platform allow-list (`crate::auth`).
     pub auth: Arc<crate::auth::Authenticator>,
+    /// Per-IP and per-platform rate limits (`[limits.rate]`).
+    pub rate_limits: crate::layers::RateLimiters,
 }
 
 /// The discovery handler needs only the profile.

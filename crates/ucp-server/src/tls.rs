@@ -8,28 +8,17 @@
 //! handshake on any stream and hands back the verified chain as a [`ClientCertificate`];
 //! [`serve`] is the accept loop that puts it on every request of its connection.
 
-use std::future::Future;
-use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Router;
-use hyper::body::Incoming;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto;
-use hyper_util::server::graceful::GracefulShutdown;
-use hyper_util::service::TowerToHyperService;
 use rustls::RootCertStore;
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::WebPkiClientVerifier;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::net::{TcpListener, TcpStream};
 use tokio_rustls::server::TlsStream;
-use tokio_util::sync::CancellationToken;
-use tower::ServiceExt;
 
 use crate::config::{TlsSettings, TlsVersion};
 use crate::trust::ClientCertificate;
@@ -142,89 +131,5 @@ impl TlsAcceptor {
                 chain: chain.iter().map(|certificate| certificate.to_vec()).collect(),
             });
         Ok((stream, certificate))
-    }
-}
-
-/// Serves `router` over TLS on `listener` until `shutdown` resolves, then stops accepting,
-/// drops handshakes still under way and lets open connections finish their requests. Every
-/// request of a connection whose client proved a certificate carries it as a
-/// [`ClientCertificate`] extension.
-pub async fn serve(
-    listener: TcpListener,
-    acceptor: TlsAcceptor,
-    router: Router,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    let mut builder = auto::Builder::new(TokioExecutor::new());
-    // hyper's own header read timeout (30 s) needs a timer to run.
-    builder.http1().timer(TokioTimer::new());
-    let builder = Arc::new(builder);
-    let graceful = GracefulShutdown::new();
-    let handshakes = CancellationToken::new();
-    tokio::pin!(shutdown);
-    loop {
-        let (stream, peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(error) => {
-                    // Out of file descriptors and the like: back off instead of spinning.
-                    tracing::warn!(%error, "accepting a connection failed");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-            () = &mut shutdown => break,
-        };
-        let connection = Connection {
-            acceptor: acceptor.clone(),
-            router: router.clone(),
-            builder: Arc::clone(&builder),
-            watcher: graceful.watcher(),
-            handshakes: handshakes.clone(),
-        };
-        tokio::spawn(connection.run(stream, peer));
-    }
-    drop(listener);
-    handshakes.cancel();
-    graceful.shutdown().await;
-    Ok(())
-}
-
-/// One accepted TCP connection on its way through the handshake to hyper.
-struct Connection {
-    acceptor: TlsAcceptor,
-    router: Router,
-    builder: Arc<auto::Builder<TokioExecutor>>,
-    watcher: hyper_util::server::graceful::Watcher,
-    handshakes: CancellationToken,
-}
-
-impl Connection {
-    async fn run(self, stream: TcpStream, peer: SocketAddr) {
-        let _ = stream.set_nodelay(true);
-        let accepted = tokio::select! {
-            accepted = self.acceptor.accept(stream) => accepted,
-            () = self.handshakes.cancelled() => return,
-        };
-        let (stream, certificate) = match accepted {
-            Ok(accepted) => accepted,
-            Err(error) => {
-                // Plain HTTP on the TLS port, an unknown client CA, a timeout: the client's
-                // problem, so not a warning.
-                tracing::debug!(%peer, %error, "TLS handshake failed");
-                return;
-            }
-        };
-        let service = self.router.map_request(move |mut request: http::Request<Incoming>| {
-            if let Some(certificate) = &certificate {
-                request.extensions_mut().insert(certificate.clone());
-            }
-            request
-        });
-        let connection =
-            self.builder.serve_connection_with_upgrades(TokioIo::new(stream), TowerToHyperService::new(service));
-        if let Err(error) = self.watcher.watch(connection.into_owned()).await {
-            tracing::debug!(%peer, %error, "TLS connection ended with an error");
-        }
     }
 }

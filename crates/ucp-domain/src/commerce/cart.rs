@@ -2,12 +2,13 @@
 
 use crate::checkout::{SessionKind, Status};
 
-use super::inputs::CartInput;
+use super::inputs::{CartInput, check_code_count};
 use super::session::{Attempt, nothing_to_sell};
 use super::{Answer, Caller, Commerce, Error, Refusal, SessionView};
 
 impl Commerce {
     pub async fn create_cart(&self, caller: &Caller<'_>, input: CartInput) -> Result<Answer<SessionView>, Error> {
+        check_code_count("cart", input.discount_codes.as_deref())?;
         let (lines, messages, any_in_stock) = self.resolve_lines(input.lines).await?;
         if lines.is_empty() || !any_in_stock {
             return Ok(Answer::Refused(nothing_to_sell(!lines.is_empty())));
@@ -39,6 +40,7 @@ impl Commerce {
         id: &str,
         input: CartInput,
     ) -> Result<Answer<SessionView>, Error> {
+        check_code_count("cart", input.discount_codes.as_deref())?;
         self.retrying(|| async {
             let Some(mut session) = self.live_cart(caller, id).await? else {
                 return Ok(Attempt::Done(Answer::Refused(Refusal::not_found("Cart"))));

@@ -242,8 +242,16 @@ impl Commerce {
         if request.ids.is_empty() {
             return Err(Error::invalid("catalog.ids must name at least one id"));
         }
-        let mut seen = HashSet::with_capacity(request.ids.len());
-        let ids: Vec<String> = request.ids.into_iter().filter(|id| seen.insert(id.clone())).collect();
+        // Capped before any per-id work: duplicates are tolerated (checklist 95), up to as many
+        // again as the distinct limit.
+        let most = max_ids.saturating_mul(2);
+        if request.ids.len() > most {
+            return Err(Error::RequestTooLarge(format!(
+                "catalog.ids names more than {most} ids; at most {max_ids} distinct ids are allowed per lookup"
+            )));
+        }
+        let mut seen: HashSet<&str> = HashSet::with_capacity(request.ids.len());
+        let ids: Vec<String> = request.ids.iter().filter(|id| seen.insert(id.as_str())).map(String::clone).collect();
         if ids.len() > max_ids {
             return Err(Error::RequestTooLarge(format!(
                 "catalog.ids names {} distinct ids; at most {max_ids} are allowed per lookup",
@@ -254,12 +262,12 @@ impl Commerce {
         let variant_filter = VariantFilter::new(&request.filters, &presentment)?;
         let categories = categories_of(&request.filters);
         let resolutions = self.ports.catalog.resolve(&ids).await?;
-        let mut product_ids: Vec<String> = Vec::new();
-        for resolution in &resolutions {
-            if !product_ids.contains(&resolution.product_id) {
-                product_ids.push(resolution.product_id.clone());
-            }
-        }
+        let mut seen_products: HashSet<&str> = HashSet::with_capacity(resolutions.len());
+        let product_ids: Vec<String> = resolutions
+            .iter()
+            .filter(|resolution| seen_products.insert(&resolution.product_id))
+            .map(|resolution| resolution.product_id.clone())
+            .collect();
         let products: Vec<Product> = self
             .ports
             .catalog
@@ -272,9 +280,10 @@ impl Commerce {
         for found in &mut matches {
             presentment.apply(&mut found.product);
         }
+        let resolved: HashSet<&str> = resolutions.iter().map(|resolution| resolution.input.as_str()).collect();
         let mut messages: Vec<Message> = ids
             .iter()
-            .filter(|id| !resolutions.iter().any(|resolution| &resolution.input == *id))
+            .filter(|id| !resolved.contains(id.as_str()))
             .map(|id| Message::info("not_found", id.clone(), None))
             .collect();
         messages.extend(currency_message);

@@ -3,17 +3,12 @@
 
 use crate::checkout::{Session, SessionKind, Status};
 
-use super::inputs::{CheckoutInput, MAX_CODES};
+use super::inputs::{CheckoutInput, MAX_CODES, check_code_count};
 use super::session::{Attempt, nothing_to_sell, refusal_message};
 use super::{Answer, Caller, Commerce, Error, Refusal, SessionView};
 
 fn check_codes(input: &CheckoutInput) -> Result<(), Error> {
-    match &input.discount_codes {
-        Some(codes) if codes.len() > MAX_CODES => {
-            Err(Error::invalid(format!("checkout.discounts.codes holds more than {MAX_CODES} codes")))
-        }
-        _ => Ok(()),
-    }
+    check_code_count("checkout", input.discount_codes.as_deref())
 }
 
 impl Commerce {
@@ -85,6 +80,12 @@ impl Commerce {
             session.context = cart.context.clone();
         }
         if caller.discounts && session.discount_codes.is_empty() {
+            // A cart stored before carts were capped may hold more codes than a checkout may.
+            if cart.discount_codes.len() > MAX_CODES {
+                return Err(Error::invalid(format!(
+                    "cart {cart_id} holds more than {MAX_CODES} discount codes; update the cart before checking out"
+                )));
+            }
             session.discount_codes = cart.discount_codes.clone();
         }
         let priced = self.price(caller, &session).await?;

@@ -3,6 +3,8 @@
 use crate::checkout::{Buyer, Context, FulfillmentChoice};
 use crate::json::JsonMap;
 
+use super::Error;
+
 /// A requested line: our line id to keep (if any), the item (variant id, SKU or product id)
 /// and the quantity. Bounds are checked where the request was read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,3 +66,13 @@ impl std::fmt::Debug for Instrument {
 
 /// Most discount codes one checkout may carry.
 pub const MAX_CODES: usize = 20;
+
+/// Carts and checkouts alike carry at most [`MAX_CODES`] discount codes.
+pub(super) fn check_code_count(member: &str, codes: Option<&[String]>) -> Result<(), Error> {
+    match codes {
+        Some(codes) if codes.len() > MAX_CODES => {
+            Err(Error::invalid(format!("{member}.discounts.codes holds more than {MAX_CODES} codes")))
+        }
+        _ => Ok(()),
+    }
+}

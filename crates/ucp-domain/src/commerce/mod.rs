@@ -214,6 +214,22 @@ impl Commerce {
         Ok(self.ports.store.expire_sessions(self.now()).await?)
     }
 
+    /// Deletes carts and checkouts that expired more than `retention_secs` ago (completed
+    /// checkouts stay: their orders refer to them); returns how many, in batches so the writer
+    /// is never held for long.
+    pub async fn delete_expired_sessions(&self, retention_secs: i64) -> Result<u64, Error> {
+        const BATCH: u64 = 1000;
+        let before = self.now().saturating_sub(retention_secs.max(0));
+        let mut deleted = 0;
+        loop {
+            let batch = self.ports.store.delete_expired_sessions(before, BATCH).await?;
+            deleted += batch;
+            if batch < BATCH {
+                return Ok(deleted);
+            }
+        }
+    }
+
     /// The catalog products a search would page through, for callers that list them.
     pub async fn product_count(&self) -> Result<u64, Error> {
         Ok(self.ports.catalog.product_count().await?)

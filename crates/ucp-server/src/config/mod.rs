@@ -11,6 +11,7 @@
 
 mod idempotency;
 mod layers;
+mod limits;
 mod platforms;
 mod pricing;
 mod sections;
@@ -28,6 +29,7 @@ use serde::{Deserialize, Serialize};
 use ucp_domain::checkout::PricingRules;
 
 pub use idempotency::IdempotencySettings;
+pub use limits::{ConnectionLimits, LimitSettings, RateLimits};
 pub use platforms::{AuthSettings, MtlsSettings, OAuthSettings, PlatformSettings};
 pub use pricing::{DiscountSettings, ShippingOptionSettings, ShippingZoneSettings, TaxSettings};
 pub use sections::{
@@ -85,6 +87,8 @@ pub struct Settings {
     /// hardened defaults; never read from a file.
     #[serde(skip)]
     pub origin: Origin,
+    /// What one request, connection and client may cost (`[limits]`).
+    pub limits: LimitSettings,
 }
 
 /// Facts about how the settings were given that the values alone do not tell.
@@ -121,6 +125,7 @@ impl Default for Settings {
             auth: AuthSettings::default(),
             platforms: Vec::new(),
             origin: Origin::default(),
+            limits: LimitSettings::default(),
         }
     }
 }
@@ -161,6 +166,7 @@ impl Settings {
         if self.profiles.cache_ttl_secs < 60 {
             return Err(ConfigError("profiles.cache_ttl_secs must be at least 60".into()));
         }
+        self.limits.validate()?;
         if self.profiles.max_bytes < 128 * 1024 {
             return Err(ConfigError("profiles.max_bytes must be at least 131072 (128 KiB)".into()));
         }
@@ -177,8 +183,8 @@ impl Settings {
                 "catalog.max_page_size must be at least 10 and default_page_size at least 1".into(),
             ));
         }
-        if self.catalog.max_lookup_ids < 10 {
-            return Err(ConfigError("catalog.max_lookup_ids must be at least 10".into()));
+        if !(10..=500).contains(&self.catalog.max_lookup_ids) {
+            return Err(ConfigError("catalog.max_lookup_ids must be between 10 and 500".into()));
         }
         for zone in &self.shipping {
             if zone.options.is_empty() || zone.countries.is_empty() {

@@ -53,7 +53,20 @@ pub struct ProfileSettings {
     pub failure_ttl_secs: u64,
     /// How many platform profiles are cached at most.
     pub cache_capacity: u64,
+    /// Most bytes the profile cache holds (each profile weighed by the size of its body; the
+    /// cache of failed fetches is bounded by a sixteenth of it).
+    pub cache_max_bytes: u64,
     pub fetch_timeout_ms: u64,
+    /// Profile fetches running at once; more wait (within their timeout) for a place.
+    pub max_concurrent_fetches: usize,
+    /// Profile fetches started per minute across all platforms; past it, an unknown platform
+    /// gets 503 with `Retry-After` (cached profiles are not affected).
+    pub fetches_per_minute: u32,
+    /// How long resolving a profile host may take, in milliseconds.
+    pub dns_timeout_ms: u64,
+    /// Name servers (`ip:port`, over UDP) for profile hosts; empty: the system's
+    /// (`/etc/resolv.conf`).
+    pub dns_servers: Vec<std::net::SocketAddr>,
     /// Largest profile body accepted, in bytes (at least 128 KiB).
     pub max_bytes: usize,
     /// Profile identifiers that are not fetchable profiles, mapped to the URL to fetch
@@ -68,7 +81,12 @@ impl Default for ProfileSettings {
             cache_ttl_secs: 300,
             failure_ttl_secs: 10,
             cache_capacity: 10_000,
+            cache_max_bytes: 32 * 1024 * 1024,
             fetch_timeout_ms: 5_000,
+            max_concurrent_fetches: 16,
+            fetches_per_minute: 600,
+            dns_timeout_ms: 2_000,
+            dns_servers: Vec::new(),
             max_bytes: 256 * 1024,
             aliases: BTreeMap::from([(
                 "https://www.google.com".to_owned(),

@@ -54,7 +54,19 @@ pub(super) async fn read(State(scope): State<Scope>, request: Request, next: Nex
     let limit = scope.state.settings.http.max_body_bytes;
     let (mut parts, body) = request.into_parts();
     let slot = parts.extensions.get_or_insert_default::<RpcId>().clone();
-    let read = collect(body, limit).await;
+    // The whole body within `limits.connections.body_read_timeout_ms` (slowloris): a stalled
+    // upload gives back its place among the requests in flight.
+    let deadline = std::time::Duration::from_millis(scope.state.settings.limits.connections.body_read_timeout_ms);
+    let read = match tokio::time::timeout(deadline, collect(body, limit)).await {
+        Ok(read) => read,
+        Err(_) => {
+            let error = ApiError::new(
+                ErrorKind::InvalidRequest,
+                format!("the request body did not arrive within {} ms", deadline.as_millis()),
+            );
+            return super::render(scope.binding, &slot.get(), &error);
+        }
+    };
     if scope.binding == Binding::Mcp {
         match &read {
             Ok(bytes) | Err(Unread::TooLarge(bytes)) => slot.record(bytes),

@@ -24,11 +24,14 @@
 
 mod admission;
 pub mod allowed;
+mod audit;
 mod auth;
 mod body;
 mod host;
+mod limiters;
 mod media;
 mod panic;
+mod ratelimit;
 mod render;
 mod scope;
 mod signature;
@@ -39,7 +42,9 @@ use axum::middleware::from_fn_with_state;
 use tower::ServiceBuilder;
 
 pub use allowed::{Allowed, strip_port};
+pub use audit::record as audit;
 pub use body::{RawBody, RpcId, reject};
+pub use limiters::RateLimiters;
 pub use media::require_json;
 pub use render::{render, rest_error, rpc_error};
 pub use scope::{Binding, Scope};
@@ -56,10 +61,14 @@ pub fn binding_stack(router: Router<AppState>, state: &AppState, binding: Bindin
             .layer(from_fn_with_state(binding, panic::catch))
             .layer(from_fn_with_state(scope.clone(), admission::admit))
             .layer(from_fn_with_state(scope.clone(), host::guard))
+            .layer(from_fn_with_state(scope.clone(), ratelimit::by_ip))
             .layer(from_fn_with_state(scope.clone(), body::read))
+            // The trust layers, after the body is read and before the handler.
             .layer(from_fn_with_state(scope.clone(), signature::check))
-            // The trust layers go here, after the body is read and before the handler.
-            // Authentication stays innermost: it takes the signature layer's principal.
-            .layer(from_fn_with_state(scope, auth::establish)),
+            // Authentication after signatures: it takes the signature layer's principal.
+            .layer(from_fn_with_state(scope.clone(), auth::establish))
+            // Per-platform limits once the principal is known; the audit scope innermost.
+            .layer(from_fn_with_state(scope, ratelimit::by_platform))
+            .layer(axum::middleware::from_fn(audit::scope)),
     )
 }

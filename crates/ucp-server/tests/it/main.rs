@@ -3,6 +3,7 @@
 
 #![allow(unreachable_pub)]
 
+mod abuse;
 mod auth;
 mod cart;
 mod catalog;

@@ -206,7 +206,11 @@ async fn the_verified_chain_reaches_every_request_of_its_connection() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("https://localhost:{}/whoami", listener.local_addr().unwrap().port());
     let shutdown = CancellationToken::new();
-    let server = tokio::spawn(ucp_server::tls::serve(listener, acceptor, echo, shutdown.clone().cancelled_owned()));
+    let stop = shutdown.clone().cancelled_owned();
+    let server = tokio::spawn(async move {
+        let limits = ucp_server::config::ConnectionLimits::default();
+        ucp_server::listener::serve(listener, echo, &limits, Some(acceptor), stop).await
+    });
 
     let with_certificate = pki.client(Some(&pki.trusted));
     for _ in 0..3 {

@@ -252,4 +252,20 @@ impl CommerceStore for SqliteStore {
         })
         .await
     }
+
+    async fn delete_expired_sessions(&self, expired_before: i64, limit: u64) -> Result<u64, StoreError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.write(move |connection| {
+            let deleted = connection
+                .execute(
+                    "DELETE FROM sessions WHERE rowid IN (SELECT s.rowid FROM sessions s \
+                     WHERE s.expires_at <= ?1 AND s.status <> 'completed' \
+                     AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.checkout_id = s.id) LIMIT ?2)",
+                    params![expired_before, limit],
+                )
+                .map_err(backend)?;
+            Ok(deleted as u64)
+        })
+        .await
+    }
 }
