@@ -244,9 +244,6 @@ async fn serve(args: ServeArgs) -> anyhow::Result<std::process::ExitCode> {
     }
     settings.validate()?;
     ucp_server::hardening::harden(&mut settings).map_err(ucp_server::config::ConfigError)?;
-    settings.check_capabilities(|name| {
-        ucp_server::discovery::KNOWN_CAPABILITIES.iter().any(|capability| capability.short_name == name)
-    })?;
     let application = Application::build(settings).await?;
     application.run_until_stopped(shutdown_signal()).await.context("serving")?;
     tracing::info!("ucpd stopped");

@@ -52,6 +52,11 @@ pub struct Application {
 
 impl Application {
     pub async fn build(settings: Settings) -> Result<Application, StartError> {
+        settings
+            .check_capabilities(|name| {
+                crate::discovery::KNOWN_CAPABILITIES.iter().any(|capability| capability.short_name == name)
+            })
+            .map_err(|error| StartError::Config(error.0))?;
         let data_dir = settings.data_dir.clone();
         let data_dir_error = |source| StartError::DataDir { path: data_dir.display().to_string(), source };
         std::fs::create_dir_all(&data_dir).map_err(data_dir_error)?;

@@ -14,10 +14,15 @@ pub struct Allowed {
     pub origins: Vec<String>,
 }
 
-/// Refuses a Host that is not ours, and an Origin that is not allowed.
-pub fn check(allowed: &Allowed, headers: &HeaderMap) -> Result<(), ApiError> {
-    if let Some(host) = headers.get(header::HOST) {
-        let host = host.to_str().unwrap_or_default().to_ascii_lowercase();
+/// Refuses a Host that is not ours, and an Origin that is not allowed. The host is the `Host`
+/// header, or on HTTP/2 (which has none) the request's `:authority`.
+pub fn check(allowed: &Allowed, headers: &HeaderMap, authority: Option<&str>) -> Result<(), ApiError> {
+    let host = match headers.get(header::HOST) {
+        Some(host) => Some(host.to_str().unwrap_or_default()),
+        None => authority,
+    };
+    if let Some(host) = host {
+        let host = host.to_ascii_lowercase();
         let name = strip_port(&host);
         if !allowed.hosts.iter().any(|allowed| allowed == "*" || allowed == name) {
             return Err(ApiError::new(

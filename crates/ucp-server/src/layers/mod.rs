@@ -46,7 +46,7 @@ pub use audit::record as audit;
 pub use body::{RawBody, RpcId, reject};
 pub use limiters::RateLimiters;
 pub use media::require_json;
-pub use render::{render, rest_error, rpc_error};
+pub use render::{PAGE_CONTENT_SECURITY_POLICY, page_headers, render, rest_error, rpc_error};
 pub use scope::{Binding, Scope};
 pub use trace::shared;
 
@@ -56,7 +56,7 @@ use crate::state::AppState;
 /// tracing, which [`shared`] adds once around the whole router).
 pub fn binding_stack(router: Router<AppState>, state: &AppState, binding: Binding) -> Router<AppState> {
     let scope = Scope { state: state.clone(), binding };
-    router.layer(
+    let router = router.layer(
         ServiceBuilder::new()
             .layer(from_fn_with_state(binding, panic::catch))
             .layer(from_fn_with_state(scope.clone(), admission::admit))
@@ -70,5 +70,11 @@ pub fn binding_stack(router: Router<AppState>, state: &AppState, binding: Bindin
             // Per-platform limits once the principal is known; the audit scope innermost.
             .layer(from_fn_with_state(scope, ratelimit::by_platform))
             .layer(axum::middleware::from_fn(audit::scope)),
-    )
+    );
+    match binding {
+        // Every answer to a buyer's browser carries the pages' security headers, refusals of
+        // the stack (403, 413, 429, 503, a caught panic) included.
+        Binding::Page => router.layer(axum::middleware::map_response(render::page_headers)),
+        Binding::Mcp | Binding::Rest => router,
+    }
 }

@@ -17,6 +17,23 @@ pub fn render(binding: Binding, id: &Value, error: &ApiError) -> Response {
     }
 }
 
+/// The buyer pages' Content-Security-Policy: inline styles, nothing else; forms post only here.
+pub const PAGE_CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'";
+
+/// The security headers of every answer to a buyer's browser.
+pub async fn page_headers(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(PAGE_CONTENT_SECURITY_POLICY));
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    // `same-origin`, not `no-referrer`: the latter makes browsers send `Origin: null` on
+    // form posts, which the Origin guard (rightly) refuses.
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
+    // The pages show a buyer's contact details and address.
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
 /// A short plain-text page for a buyer's browser (the handoff pages' own errors are HTML; these
 /// are refusals before a page handler ran).
 fn page_error(error: &ApiError) -> Response {

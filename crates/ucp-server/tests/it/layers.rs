@@ -112,7 +112,45 @@ async fn host_and_origin_refusals_take_each_bindings_shape() {
     assert_eq!(response.status(), StatusCode::FORBIDDEN);
     assert!(response.headers()["content-type"].to_str().unwrap().starts_with("text/plain"));
     assert_eq!(response.headers()["x-content-type-options"], "nosniff");
+    // The stack's refusals of a buyer page carry the pages' security headers too.
+    assert_eq!(response.headers()["content-security-policy"], ucp_server::layers::PAGE_CONTENT_SECURITY_POLICY);
+    assert_eq!(response.headers()["x-frame-options"], "DENY");
     assert!(response.text().await.unwrap().contains("evil.example"));
+}
+
+// HTTP/2 has no Host header: the allow-list reads `:authority` instead (DNS-rebinding defence
+// over h2 as well as HTTP/1.1).
+#[tokio::test]
+async fn the_host_allow_list_holds_over_http2() {
+    let app = spawn_app().await;
+    let address: std::net::SocketAddr = app.base_url.trim_start_matches("http://").parse().unwrap();
+    let h2 = reqwest::Client::builder().http2_prior_knowledge().resolve("evil.example", address).build().unwrap();
+    let body = r#"{"jsonrpc":"2.0","id":"h2-1","method":"ping"}"#;
+    let foreign = h2
+        .post(app.mcp_url.replace("127.0.0.1", "evil.example"))
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(foreign.version(), reqwest::Version::HTTP_2);
+    assert_eq!(foreign.status(), StatusCode::FORBIDDEN);
+    let ours = h2.post(&app.mcp_url).header("content-type", "application/json").body(body).send().await.unwrap();
+    assert_eq!(ours.version(), reqwest::Version::HTTP_2);
+    assert_eq!(ours.status(), StatusCode::OK);
+}
+
+// An unknown capability name is refused by `Application::build` itself, not only by `ucpd serve`.
+#[tokio::test]
+async fn an_unknown_capability_fails_the_build() {
+    let data = tempfile::tempdir().unwrap();
+    let mut settings = ucp_server::Settings::default();
+    settings.listen = "127.0.0.1:0".parse().unwrap();
+    settings.data_dir = data.path().to_path_buf();
+    settings.demo = false;
+    settings.capabilities.enabled.push("teleportation".into());
+    let error = ucp_server::Application::build(settings).await.err().expect("the build refuses");
+    assert!(error.to_string().contains("teleportation"), "{error}");
 }
 
 // The body limit is one layer: 413 in each shape, and MCP still echoes the id it read.
