@@ -18,6 +18,7 @@ pub mod listener;
 pub mod mailer;
 pub mod mcp;
 pub mod operations;
+pub mod page_links;
 pub mod payment;
 pub mod platform;
 pub mod purchase;

@@ -113,10 +113,10 @@ impl Application {
         let pricing_rules = Arc::new(settings.pricing_rules());
         let mailer = crate::mailer::Mailer::new(data_dir.join("outbox"), &settings.business_name);
         let clock = crate::clock::Clock::default();
+        let pages = Arc::new(crate::page_links::PageTokens::new(&cursor_secret, &base_url));
         let cursors = CursorCodec::new(cursor_secret);
         let core = core_of(
             &settings,
-            &base_url,
             CorePorts {
                 catalog: &catalog,
                 commerce: &commerce,
@@ -125,6 +125,7 @@ impl Application {
                 rules: &pricing_rules,
                 mailer: &mailer,
                 cursors: &cursors,
+                pages: &pages,
             },
         )?;
         let idempotency =
@@ -146,6 +147,7 @@ impl Application {
             platforms,
             signatures,
             cursors,
+            pages,
             allowed: Arc::new(allowed),
             tools_list_result: Arc::new(serde_json::json!({ "tools": tools }).to_string()),
             auth: Arc::new(auth),
@@ -230,9 +232,10 @@ struct CorePorts<'a> {
     rules: &'a Arc<ucp_domain::checkout::PricingRules>,
     mailer: &'a crate::mailer::Mailer,
     cursors: &'a CursorCodec,
+    pages: &'a Arc<crate::page_links::PageTokens>,
 }
 
-fn core_of(settings: &Settings, base_url: &str, ports: CorePorts<'_>) -> Result<ucp_domain::Commerce, StartError> {
+fn core_of(settings: &Settings, ports: CorePorts<'_>) -> Result<ucp_domain::Commerce, StartError> {
     let exchange_rates =
         settings.catalog.exchange_rates.iter().map(|(code, rate)| (code.as_str().to_owned(), *rate)).collect();
     let core_settings = ucp_domain::commerce::CommerceSettings {
@@ -243,7 +246,6 @@ fn core_of(settings: &Settings, base_url: &str, ports: CorePorts<'_>) -> Result<
         max_lookup_ids: settings.catalog.max_lookup_ids,
         cart_ttl_secs: settings.checkout.cart_ttl_secs,
         checkout_ttl_secs: settings.checkout.checkout_ttl_secs,
-        base_url: base_url.to_owned(),
     };
     let ports = ucp_domain::commerce::Ports {
         catalog: Arc::clone(ports.catalog),
@@ -253,6 +255,7 @@ fn core_of(settings: &Settings, base_url: &str, ports: CorePorts<'_>) -> Result<
         rules: Arc::clone(ports.rules),
         notifier: Arc::new(ports.mailer.clone()),
         cursors: Arc::new(ports.cursors.clone()),
+        pages: Arc::clone(ports.pages) as Arc<dyn ucp_domain::commerce::PageLinks>,
     };
     Ok(ucp_domain::Commerce::new(ports, core_settings))
 }

@@ -29,6 +29,8 @@ pub struct AppState {
     /// RFC 9421: the signature settings and our current signing key.
     pub signatures: Arc<crate::signatures::Signatures>,
     pub cursors: CursorCodec,
+    /// The buyer pages' tokens and URLs (`continue_url`, order permalinks).
+    pub pages: Arc<crate::page_links::PageTokens>,
     pub allowed: Arc<Allowed>,
     /// The precomputed `tools/list` result, serialized.
     pub tools_list_result: Arc<String>,

@@ -213,7 +213,7 @@ impl Commerce {
     ) -> Result<Answer<SessionView>, Error> {
         let order_id = format!("ord_{}", uuid::Uuid::new_v4().simple());
         let now = self.now();
-        let permalink = format!("{}/orders/{order_id}", self.settings.base_url);
+        let permalink = self.ports.pages.url(super::Page::Order, &order_id);
         let order = Order::from_checkout(&session, &priced, &order_id, &permalink);
         let stock: Vec<(String, i64)> =
             session.lines.iter().map(|line| (line.item_id.clone(), line.quantity)).collect();

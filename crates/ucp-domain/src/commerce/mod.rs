@@ -4,7 +4,7 @@
 //! transports map through their one table.
 //!
 //! [`Commerce`] holds the ports it needs (catalog and commerce stores, the clock, payment
-//! handlers, notifications, cursors) and the merchant's pricing rules; it does no I/O itself.
+//! handlers, notifications, cursors, page links) and the merchant's pricing rules; it does no I/O itself.
 
 mod cart;
 mod catalog;
@@ -39,6 +39,30 @@ pub trait Clock: Send + Sync + std::fmt::Debug {
     fn now(&self) -> i64;
 }
 
+/// Which buyer page a link opens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Page {
+    Cart,
+    Checkout,
+    Order,
+}
+
+impl Page {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Page::Cart => "cart",
+            Page::Checkout => "checkout",
+            Page::Order => "order",
+        }
+    }
+}
+
+/// The absolute URLs of the buyer pages (`continue_url`, order permalinks). A port: the
+/// server makes them unguessable (a per-resource token); the core only stores and returns them.
+pub trait PageLinks: Send + Sync + std::fmt::Debug {
+    fn url(&self, page: Page, id: &str) -> String;
+}
+
 /// Tells the buyer (and, later, platforms) about placed orders. Never fails the order: an
 /// implementation logs its own failures.
 pub trait Notifier: Send + Sync + std::fmt::Debug {
@@ -57,8 +81,6 @@ pub struct CommerceSettings {
     pub max_lookup_ids: usize,
     pub cart_ttl_secs: i64,
     pub checkout_ttl_secs: i64,
-    /// The business's public base URL (order permalinks), without a trailing slash.
-    pub base_url: String,
 }
 
 /// Everything the core is built from.
@@ -71,6 +93,8 @@ pub struct Ports {
     pub rules: Arc<PricingRules>,
     pub notifier: Arc<dyn Notifier>,
     pub cursors: Arc<dyn Cursors>,
+    /// The buyer pages' URLs (order permalinks).
+    pub pages: Arc<dyn PageLinks>,
 }
 
 #[derive(Debug, Clone)]

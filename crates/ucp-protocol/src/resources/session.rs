@@ -7,7 +7,7 @@ use ucp_domain::checkout::{
     Address, AppliedDiscount, Buyer, Context, PricedFulfillment, PricedGroup, PricedLine, PricedOption, SessionKind,
     Status,
 };
-use ucp_domain::commerce::SessionView;
+use ucp_domain::commerce::{Page, PageLinks, SessionView};
 use ucp_domain::json::JsonMap;
 
 use super::{Message, WireTotal, rfc3339, totals};
@@ -172,9 +172,10 @@ pub struct Allocation<'a> {
 }
 
 impl<'a, U: Serialize> SessionBody<'a, U> {
-    /// The body of a cart or checkout view. `base_url` is the business's public base URL
-    /// (continue and order URLs); `links` the checkout's legal links.
-    pub fn new(ucp: U, view: &'a SessionView, base_url: &str, links: &'a Links) -> SessionBody<'a, U> {
+    /// The body of a cart or checkout view. `pages` makes the buyer pages' URLs (`continue_url`
+    /// and the order permalink, each carrying its resource's token); `links` the checkout's
+    /// legal links.
+    pub fn new(ucp: U, view: &'a SessionView, pages: &dyn PageLinks, links: &'a Links) -> SessionBody<'a, U> {
         let session = &view.session;
         let priced = &view.priced;
         let checkout = session.kind == SessionKind::Checkout;
@@ -189,12 +190,12 @@ impl<'a, U: Serialize> SessionBody<'a, U> {
             })
             .collect();
         let continue_url = (!priced.status.is_terminal()).then(|| {
-            let path = if checkout { "checkout" } else { "cart" };
-            format!("{base_url}/{path}/{}", session.id)
+            let page = if checkout { Page::Checkout } else { Page::Cart };
+            pages.url(page, &session.id)
         });
         let order = match (priced.status, &session.order_id) {
             (Status::Completed, Some(order_id)) => {
-                Some(OrderRef { id: order_id, permalink_url: format!("{base_url}/orders/{order_id}") })
+                Some(OrderRef { id: order_id, permalink_url: pages.url(Page::Order, order_id) })
             }
             _ => None,
         };

@@ -6,18 +6,22 @@
 //! uses (`update_checkout`, `complete_checkout`, `create_checkout` from a cart), and the
 //! page re-renders the domain's messages. Cross-site posts are refused by the request guard
 //! (a browser's form post carries `Origin`) and by `form-action 'self'`.
+//!
+//! Every page and form post needs the resource's token (`?t=`, see `crate::page_links`):
+//! without a valid one the answer is the unknown-id page, before anything is loaded. Form
+//! actions and redirects carry the token on.
 
 mod html;
 mod views;
 
 use axum::Router;
 use axum::extract::rejection::FormRejection;
-use axum::extract::{Form, Path, State};
+use axum::extract::{Form, Path, RawQuery, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use ucp_domain::checkout::{Address, Buyer, FulfillmentChoice, Session, SessionKind, Status};
-use ucp_domain::commerce::{Answer, Caller, CheckoutInput, Instrument, LineInput, Payment, SessionView};
+use ucp_domain::commerce::{Answer, Caller, CheckoutInput, Instrument, LineInput, Page, Payment, SessionView};
 
 use crate::error::{ApiError, ErrorKind};
 use crate::payment::{SANDBOX_ID, TOKEN_SUCCESS};
@@ -65,12 +69,17 @@ fn see_other(location: &str) -> Response {
     }
 }
 
-/// Paths of the pages (ids are ours, but encode them anyway: they come from the URL).
-fn path_of(prefix: &str, id: &str) -> String {
-    /// Everything but RFC 3986's unreserved characters is escaped.
-    const SEGMENT: &percent_encoding::AsciiSet =
-        &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
-    format!("/{prefix}/{}", percent_encoding::utf8_percent_encode(id, SEGMENT))
+/// The page of `id` with its token (redirects).
+fn href(state: &AppState, page: Page, id: &str) -> String {
+    state.pages.href(page, id)
+}
+
+/// Whether the query carries `page`'s token for `id` (its first `t` parameter).
+fn permitted(state: &AppState, page: Page, id: &str, query: Option<&str>) -> bool {
+    let token = query.and_then(|query| {
+        url::form_urlencoded::parse(query.as_bytes()).find(|(key, _)| key == "t").map(|(_, value)| value)
+    });
+    state.pages.verify(page, id, token.as_deref())
 }
 
 fn business(state: &AppState) -> &str {
@@ -115,7 +124,10 @@ fn resource(answer: Answer<SessionView>) -> Option<SessionView> {
 
 // ---- checkout ------------------------------------------------------------------------------
 
-async fn checkout_page(State(state): State<AppState>, Path(id): Path<String>) -> Response {
+async fn checkout_page(State(state): State<AppState>, Path(id): Path<String>, RawQuery(query): RawQuery) -> Response {
+    if !permitted(&state, Page::Checkout, &id, query.as_deref()) {
+        return not_found(&state, "Checkout");
+    }
     let result = render_checkout(&state, &id, RenderOptions::default()).await;
     respond(&state, result)
 }
@@ -150,6 +162,8 @@ async fn render_checkout(state: &AppState, id: &str, options: RenderOptions) -> 
         form: &form,
         sandbox: state.payments.by_id(SANDBOX_ID).is_some(),
         require_email: state.settings.checkout.require_email,
+        token: &state.pages.token(Page::Checkout, &session.id),
+        order_token: session.order_id.as_deref().map(|order_id| state.pages.token(Page::Order, order_id)),
     };
     Ok(html(options.status.unwrap_or(StatusCode::OK), views::checkout_page(&view)))
 }
@@ -157,8 +171,12 @@ async fn render_checkout(state: &AppState, id: &str, options: RenderOptions) -> 
 async fn checkout_submit(
     State(state): State<AppState>,
     Path(id): Path<String>,
+    RawQuery(query): RawQuery,
     form: Result<Form<CheckoutForm>, FormRejection>,
 ) -> Response {
+    if !permitted(&state, Page::Checkout, &id, query.as_deref()) {
+        return not_found(&state, "Checkout");
+    }
     let result = submit(&state, &id, form).await;
     respond(&state, result)
 }
@@ -172,7 +190,7 @@ async fn submit(
         return Ok(not_found(state, "Checkout"));
     };
     if session.status.is_terminal() {
-        return Ok(see_other(&path_of("checkout", id)));
+        return Ok(see_other(&href(state, Page::Checkout, id)));
     }
     let mut form = match form {
         Ok(Form(form)) => form,
@@ -215,7 +233,7 @@ async fn submit(
         };
         return render_checkout(state, id, options).await;
     }
-    Ok(see_other(&path_of("checkout", id)))
+    Ok(see_other(&href(state, Page::Checkout, id)))
 }
 
 /// The page again with what the buyer typed and why it was not saved.
@@ -274,7 +292,10 @@ fn update_input(session: &Session, form: &CheckoutForm) -> CheckoutInput {
     }
 }
 
-async fn approve_3ds(State(state): State<AppState>, Path(id): Path<String>) -> Response {
+async fn approve_3ds(State(state): State<AppState>, Path(id): Path<String>, RawQuery(query): RawQuery) -> Response {
+    if !permitted(&state, Page::Checkout, &id, query.as_deref()) {
+        return not_found(&state, "Checkout");
+    }
     let result = approve(&state, &id).await;
     respond(&state, result)
 }
@@ -283,24 +304,27 @@ async fn approve(state: &AppState, id: &str) -> Result<Response, ApiError> {
     let Some(mut session) = load(state, id, SessionKind::Checkout).await? else {
         return Ok(not_found(state, "Checkout"));
     };
-    if let Some(done) = settled(&session) {
+    if let Some(done) = settled(state, &session) {
         return Ok(done);
     }
     match &session.pending_authentication {
-        None => return Ok(see_other(&path_of("checkout", id))),
+        None => return Ok(see_other(&href(state, Page::Checkout, id))),
         // Approved before, but the order was not placed (the processor was down): retry.
         Some(pending) if pending.approved => {}
         Some(_) => {
             if !state.core.approve_challenge(&mut session).await? {
                 // Another request changed the checkout meanwhile: show the buyer its current state.
-                return Ok(see_other(&path_of("checkout", id)));
+                return Ok(see_other(&href(state, Page::Checkout, id)));
             }
         }
     }
     complete(state, &session, CheckoutInput::default()).await
 }
 
-async fn place_order(State(state): State<AppState>, Path(id): Path<String>) -> Response {
+async fn place_order(State(state): State<AppState>, Path(id): Path<String>, RawQuery(query): RawQuery) -> Response {
+    if !permitted(&state, Page::Checkout, &id, query.as_deref()) {
+        return not_found(&state, "Checkout");
+    }
     let result = place(&state, &id).await;
     respond(&state, result)
 }
@@ -309,7 +333,7 @@ async fn place(state: &AppState, id: &str) -> Result<Response, ApiError> {
     let Some(session) = load(state, id, SessionKind::Checkout).await? else {
         return Ok(not_found(state, "Checkout"));
     };
-    if let Some(done) = settled(&session) {
+    if let Some(done) = settled(state, &session) {
         return Ok(done);
     }
     if state.payments.by_id(SANDBOX_ID).is_none() {
@@ -331,10 +355,10 @@ async fn place(state: &AppState, id: &str) -> Result<Response, ApiError> {
 }
 
 /// Where a completed or canceled checkout sends the buyer instead.
-fn settled(session: &Session) -> Option<Response> {
+fn settled(state: &AppState, session: &Session) -> Option<Response> {
     match (&session.status, &session.order_id) {
-        (Status::Completed, Some(order_id)) => Some(see_other(&path_of("orders", order_id))),
-        (status, _) if status.is_terminal() => Some(see_other(&path_of("checkout", &session.id))),
+        (Status::Completed, Some(order_id)) => Some(see_other(&href(state, Page::Order, order_id))),
+        (status, _) if status.is_terminal() => Some(see_other(&href(state, Page::Checkout, &session.id))),
         _ => None,
     }
 }
@@ -358,7 +382,7 @@ async fn complete(state: &AppState, session: &Session, input: CheckoutInput) -> 
     if view.session.status == Status::Completed
         && let Some(order_id) = &view.session.order_id
     {
-        return Ok(see_other(&path_of("orders", order_id)));
+        return Ok(see_other(&href(state, Page::Order, order_id)));
     }
     // Not placed (declined, not ready, sold out): the page with the answer's messages.
     let options =
@@ -368,7 +392,10 @@ async fn complete(state: &AppState, session: &Session, input: CheckoutInput) -> 
 
 // ---- cart ----------------------------------------------------------------------------------
 
-async fn cart_page(State(state): State<AppState>, Path(id): Path<String>) -> Response {
+async fn cart_page(State(state): State<AppState>, Path(id): Path<String>, RawQuery(query): RawQuery) -> Response {
+    if !permitted(&state, Page::Cart, &id, query.as_deref()) {
+        return not_found(&state, "Cart");
+    }
     let result = render_cart(&state, &id, None, StatusCode::OK).await;
     respond(&state, result)
 }
@@ -385,10 +412,14 @@ async fn render_cart(
     let platform = session.platform.clone();
     let shown = state.core.present(&Caller::buyer_page(&platform), session).await?;
     let notices = notices.unwrap_or_else(|| shown.priced.messages.iter().map(Notice::from).collect());
-    Ok(html(status, views::cart_page(business(state), &shown.session, &shown.priced, &notices)))
+    let token = state.pages.token(Page::Cart, &shown.session.id);
+    Ok(html(status, views::cart_page(business(state), &shown.session, &shown.priced, &notices, &token)))
 }
 
-async fn cart_checkout(State(state): State<AppState>, Path(id): Path<String>) -> Response {
+async fn cart_checkout(State(state): State<AppState>, Path(id): Path<String>, RawQuery(query): RawQuery) -> Response {
+    if !permitted(&state, Page::Cart, &id, query.as_deref()) {
+        return not_found(&state, "Cart");
+    }
     let result = checkout_from_cart(&state, &id).await;
     respond(&state, result)
 }
@@ -408,7 +439,7 @@ async fn checkout_from_cart(state: &AppState, id: &str) -> Result<Response, ApiE
         Err(error) => return Err(error),
     };
     match answer {
-        Answer::Resource(view) => Ok(see_other(&path_of("checkout", &view.session.id))),
+        Answer::Resource(view) => Ok(see_other(&href(state, Page::Checkout, &view.session.id))),
         Answer::Refused(refusal) => {
             let notices = vec![Notice::error(refusal.code.as_str(), refusal.content)];
             render_cart(state, id, Some(notices), StatusCode::CONFLICT).await
@@ -418,7 +449,10 @@ async fn checkout_from_cart(state: &AppState, id: &str) -> Result<Response, ApiE
 
 // ---- order and policies --------------------------------------------------------------------
 
-async fn order_page(State(state): State<AppState>, Path(id): Path<String>) -> Response {
+async fn order_page(State(state): State<AppState>, Path(id): Path<String>, RawQuery(query): RawQuery) -> Response {
+    if !permitted(&state, Page::Order, &id, query.as_deref()) {
+        return not_found(&state, "Order");
+    }
     let result = render_order(&state, &id).await;
     respond(&state, result)
 }

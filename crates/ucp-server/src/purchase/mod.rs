@@ -93,7 +93,7 @@ pub fn render_session(state: &AppState, envelope: &Envelope, view: &SessionView)
         ucp["payment_handlers"] = state.payments.advertised_ids(&view.payment_handlers);
     }
     let links = &state.links;
-    to_json(&SessionBody::new(ucp, view, &state.profile.base_url, links))
+    to_json(&SessionBody::new(ucp, view, state.pages.as_ref(), links))
 }
 
 fn lines_of(lines: Vec<requests::LineItemRequest>) -> Vec<LineInput> {

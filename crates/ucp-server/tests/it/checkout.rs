@@ -80,7 +80,9 @@ async fn checkout_walks_from_incomplete_to_a_placed_order() {
     assert_eq!(completed["status"], "completed", "{completed}");
     assert!(completed.get("continue_url").is_none());
     let order_id = completed["order"]["id"].as_str().unwrap().to_owned();
-    assert!(completed["order"]["permalink_url"].as_str().unwrap().ends_with(&order_id));
+    // The permalink names the order and carries its page token (issue 8 item 6).
+    let permalink = completed["order"]["permalink_url"].as_str().unwrap();
+    assert!(permalink.contains(&format!("/orders/{order_id}?t=")), "{permalink}");
 
     let order = app.tool("get_order", json!({ "id": order_id })).await;
     schema::assert_valid("shopping/order.json", &order);

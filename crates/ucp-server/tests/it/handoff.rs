@@ -86,10 +86,23 @@ fn assert_inputs_labelled(html: &str) {
     assert!(controls > 0, "the page has inputs");
 }
 
-/// The continue_url path of a checkout body (`/checkout/{id}`).
-fn continue_path(app: &TestApp, body: &Value) -> String {
+/// The continue_url path of a checkout body (`/checkout/{id}?t={token}`).
+pub fn continue_path(app: &TestApp, body: &Value) -> String {
     let url = body["continue_url"].as_str().unwrap_or_else(|| panic!("continue_url: {body}"));
     url.strip_prefix(&app.base_url).unwrap_or_else(|| panic!("{url} is under {}", app.base_url)).to_owned()
+}
+
+/// The path of a completed checkout's order page (`/orders/{id}?t={token}`), from its body.
+pub fn permalink_path(app: &TestApp, body: &Value) -> String {
+    let url = body["order"]["permalink_url"].as_str().unwrap_or_else(|| panic!("permalink_url: {body}"));
+    url.strip_prefix(&app.base_url).unwrap_or_else(|| panic!("{url} is under {}", app.base_url)).to_owned()
+}
+
+/// A path under a page, keeping its token: `under("/checkout/x?t=T", "/3ds")` is
+/// `/checkout/x/3ds?t=T`.
+pub fn under(path: &str, suffix: &str) -> String {
+    let (page, query) = path.split_once('?').unwrap_or((path, ""));
+    format!("{page}{suffix}?{query}")
 }
 
 async fn create_checkout(app: &TestApp, checkout: Value) -> Value {
@@ -128,7 +141,8 @@ async fn checkout_page_shows_items_totals_messages_and_an_accessible_form() {
     )
     .await;
     let path = continue_path(&app, &created);
-    assert_eq!(path, format!("/checkout/{}", created["id"].as_str().unwrap()));
+    let token = path.strip_prefix(&format!("/checkout/{}?t=", created["id"].as_str().unwrap())).expect(&path);
+    assert_eq!(token.len(), 22, "a 128-bit base64url token: {path}");
 
     let (status, html) = page(&app, &path).await;
     assert_eq!(status, StatusCode::OK);
@@ -144,7 +158,7 @@ async fn checkout_page_shows_items_totals_messages_and_an_accessible_form() {
     assert!(html.contains("role=\"alert\""), "{html}");
     assert!(html.contains("A shipping address is required."), "{html}");
     assert!(html.contains("aria-invalid=\"true\" aria-describedby=\"f-street-error\""), "{html}");
-    assert!(html.contains("<form method=\"post\" action=\"/checkout/"));
+    assert!(html.contains(&format!("<form method=\"post\" action=\"{path}\"")), "{html}");
     for name in ["email", "first_name", "last_name", "phone", "street", "city", "region", "postal_code", "country"] {
         assert!(html.contains(&format!("name=\"{name}\"")), "field {name}");
     }
@@ -158,9 +172,10 @@ async fn posting_the_form_makes_the_checkout_ready_for_complete() {
     let created = create_checkout(&app, json!({ "line_items": [{ "item": { "id": "mug-1" }, "quantity": 2 }] })).await;
     let id = created["id"].as_str().unwrap().to_owned();
     let line_id = created["line_items"][0]["id"].clone();
-    let (status, location, _) = post_form(&app, &format!("/checkout/{id}"), &the_form()).await;
+    let path = continue_path(&app, &created);
+    let (status, location, _) = post_form(&app, &path, &the_form()).await;
     assert_eq!(status, StatusCode::SEE_OTHER);
-    assert_eq!(location.as_deref(), Some(format!("/checkout/{id}").as_str()));
+    assert_eq!(location.as_deref(), Some(path.as_str()), "the redirect keeps the token");
 
     let stored = get_checkout(&app, &id).await;
     assert_eq!(stored["status"], "ready_for_complete", "{stored}");
@@ -175,7 +190,7 @@ async fn posting_the_form_makes_the_checkout_ready_for_complete() {
     // 3000 + standard shipping 599 + CA tax 7.25% of 3000 (218).
     assert_eq!(total_of(&stored["totals"], "total"), Some(3000 + 599 + 218));
 
-    let (_, html) = page(&app, &format!("/checkout/{id}")).await;
+    let (_, html) = page(&app, &path).await;
     assert!(!html.contains("role=\"alert\""), "no messages left:\n{html}");
     assert!(html.contains("value=\"grace@example.com\""));
     assert!(html.contains("value=\"standard\" checked"), "{html}");
@@ -187,7 +202,7 @@ async fn posting_the_form_makes_the_checkout_ready_for_complete() {
     let mut with_code = the_form();
     with_code.retain(|(name, _)| *name != "discount_codes");
     with_code.push(("discount_codes", "FREESHIP"));
-    let (status, _, _) = post_form(&app, &format!("/checkout/{id}"), &with_code).await;
+    let (status, _, _) = post_form(&app, &path, &with_code).await;
     assert_eq!(status, StatusCode::SEE_OTHER);
     let stored = get_checkout(&app, &id).await;
     assert_eq!(stored["discounts"]["codes"], json!(["FREESHIP"]), "{stored}");
@@ -199,7 +214,7 @@ async fn bad_form_input_re_renders_the_page_with_the_domain_messages() {
     let app = spawn_app().await;
     let created = create_checkout(&app, json!({ "line_items": [{ "item": { "id": "mug-1" }, "quantity": 1 }] })).await;
     let id = created["id"].as_str().unwrap().to_owned();
-    let path = format!("/checkout/{id}");
+    let path = continue_path(&app, &created);
 
     let mut bad_email = the_form();
     bad_email[0] = ("email", "not-an-email");
@@ -260,16 +275,17 @@ async fn approving_the_3ds_challenge_places_the_order() {
     let (status, html) = page(&app, &path).await;
     assert_eq!(status, StatusCode::OK);
     assert!(html.contains("<h2 id=\"verify-heading\">Verify your card</h2>"), "{html}");
-    assert!(html.contains(&format!("action=\"/checkout/{id}/3ds\"><button type=\"submit\">Approve payment</button>")));
+    let approve = under(&path, "/3ds");
+    assert!(html.contains(&format!("action=\"{approve}\"><button type=\"submit\">Approve payment</button>")));
     assert!(!html.contains("Place order"), "no second payment while the challenge is open");
 
-    let (status, location, _) = post_form(&app, &format!("/checkout/{id}/3ds"), &[]).await;
+    let (status, location, _) = post_form(&app, &approve, &[]).await;
     assert_eq!(status, StatusCode::SEE_OTHER);
     let location = location.unwrap();
     let stored = get_checkout(&app, &id).await;
     assert_eq!(stored["status"], "completed", "{stored}");
     let order_id = stored["order"]["id"].as_str().unwrap();
-    assert_eq!(location, format!("/orders/{order_id}"));
+    assert_eq!(location, permalink_path(&app, &stored), "to the permalink, token and all");
     let order = app.tool("get_order", json!({ "id": order_id })).await;
     assert_eq!(order["checkout_id"], id.as_str());
 
@@ -281,10 +297,10 @@ async fn approving_the_3ds_challenge_places_the_order() {
     }
 
     // Approving again (a double click) goes to the same order; nothing is charged twice.
-    let (status, again, _) = post_form(&app, &format!("/checkout/{id}/3ds"), &[]).await;
+    let (status, again, _) = post_form(&app, &approve, &[]).await;
     assert_eq!((status, again.as_deref()), (StatusCode::SEE_OTHER, Some(location.as_str())));
-    let (_, html) = page(&app, &format!("/checkout/{id}")).await;
-    assert!(html.contains(&format!("<a href=\"/orders/{order_id}\">")), "{html}");
+    let (_, html) = page(&app, &path).await;
+    assert!(html.contains(&format!("<a href=\"{location}\">View order {order_id}</a>")), "{html}");
     assert!(!html.contains("<form"), "a completed checkout has no form");
 }
 
@@ -293,22 +309,23 @@ async fn place_order_button_pays_with_the_sandbox() {
     let app = spawn_app().await;
     let created = create_checkout(&app, ready_checkout("sweater-m", 2)).await;
     let id = created["id"].as_str().unwrap().to_owned();
-    let (status, location, _) = post_form(&app, &format!("/checkout/{id}/place"), &[]).await;
+    let place = under(&continue_path(&app, &created), "/place");
+    let (status, location, _) = post_form(&app, &place, &[]).await;
     assert_eq!(status, StatusCode::SEE_OTHER);
     let stored = get_checkout(&app, &id).await;
     assert_eq!(stored["status"], "completed", "{stored}");
-    let order_id = stored["order"]["id"].as_str().unwrap();
-    assert_eq!(location.as_deref(), Some(format!("/orders/{order_id}").as_str()));
-    let (_, html) = page(&app, &format!("/orders/{order_id}")).await;
+    let order_path = permalink_path(&app, &stored);
+    assert_eq!(location.as_deref(), Some(order_path.as_str()));
+    let (_, html) = page(&app, &order_path).await;
     assert!(html.contains("Merino Wool Sweater") && html.contains(&usd(17_800)), "{html}");
-    let (_, again, _) = post_form(&app, &format!("/checkout/{id}/place"), &[]).await;
+    let (_, again, _) = post_form(&app, &place, &[]).await;
     assert_eq!(again, location, "a second click lands on the same order");
 
     // Not ready: placing answers the page with the reasons, no order.
     let incomplete =
         create_checkout(&app, json!({ "line_items": [{ "item": { "id": "mug-1" }, "quantity": 1 }] })).await;
     let incomplete_id = incomplete["id"].as_str().unwrap();
-    let (status, _, html) = post_form(&app, &format!("/checkout/{incomplete_id}/place"), &[]).await;
+    let (status, _, html) = post_form(&app, &under(&continue_path(&app, &incomplete), "/place"), &[]).await;
     assert_eq!(status, StatusCode::CONFLICT);
     assert!(html.contains("role=\"alert\"") && html.contains("A shipping address is required."), "{html}");
     assert_eq!(get_checkout(&app, incomplete_id).await["status"], "incomplete");
@@ -327,17 +344,17 @@ async fn cart_page_checks_out_into_a_checkout() {
     assert!(html.contains("Ceramic Coffee Mug") && html.contains("$45.00"), "{html}");
     assert!(html.contains("<button type=\"submit\">Check out</button>"));
 
-    let (status, location, _) = post_form(&app, &format!("{path}/checkout"), &[]).await;
+    let (status, location, _) = post_form(&app, &under(&path, "/checkout"), &[]).await;
     assert_eq!(status, StatusCode::SEE_OTHER);
     let location = location.unwrap();
-    let checkout_id = location.strip_prefix("/checkout/").unwrap();
+    let checkout_id = location.strip_prefix("/checkout/").unwrap().split('?').next().unwrap();
     let checkout = get_checkout(&app, checkout_id).await;
     assert_eq!(checkout["cart_id"], cart["id"]);
     assert_eq!(checkout["line_items"][0]["quantity"], 3);
     let (_, html) = page(&app, &location).await;
     assert!(html.contains("Ceramic Coffee Mug") && html.contains("$45.00"));
     // Checking out again reuses the open checkout.
-    let (_, again, _) = post_form(&app, &format!("{path}/checkout"), &[]).await;
+    let (_, again, _) = post_form(&app, &under(&path, "/checkout"), &[]).await;
     assert_eq!(again.as_deref(), Some(location.as_str()));
 }
 
@@ -362,8 +379,9 @@ async fn unknown_and_expired_ids_get_a_friendly_404() {
     let cart = app
         .tool("create_cart", json!({ "cart": { "line_items": [{ "item": { "id": "mug-1" }, "quantity": 1 }] } }))
         .await;
-    let (status, _) = page(&app, &format!("/checkout/{}", cart["id"].as_str().unwrap())).await;
-    assert_eq!(status, StatusCode::NOT_FOUND);
+    let as_checkout = continue_path(&app, &cart).replacen("/cart/", "/checkout/", 1);
+    let (status, _) = page(&app, &as_checkout).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{as_checkout}");
     let created = create_checkout(&app, json!({ "line_items": [{ "item": { "id": "mug-1" }, "quantity": 1 }] })).await;
     app.clock.advance(7 * 24 * 3600);
     let (status, _) = page(&app, &continue_path(&app, &created)).await;
@@ -400,12 +418,12 @@ async fn buyer_input_is_escaped() {
     assert!(html.contains("value=\"&quot;&gt;&lt;img src=x onerror=alert(1)&gt;\""), "{html}");
 
     // The same through the form, and on the order page.
-    let id = created["id"].as_str().unwrap();
+    let path = continue_path(&app, &created);
     let mut form = the_form();
     form[1] = ("first_name", "<i>Grace</i>");
-    let (status, _, _) = post_form(&app, &format!("/checkout/{id}"), &form).await;
+    let (status, _, _) = post_form(&app, &path, &form).await;
     assert_eq!(status, StatusCode::SEE_OTHER);
-    let (_, location, _) = post_form(&app, &format!("/checkout/{id}/place"), &[]).await;
+    let (_, location, _) = post_form(&app, &under(&path, "/place"), &[]).await;
     let (_, html) = page(&app, &location.unwrap()).await;
     assert!(html.contains("&lt;i&gt;Grace&lt;/i&gt; Hopper"), "{html}");
     assert!(!html.contains("<i>"));
@@ -416,8 +434,9 @@ async fn cross_site_form_posts_are_refused() {
     let app = spawn_app().await;
     let created = create_checkout(&app, ready_checkout("mug-1", 1)).await;
     let id = created["id"].as_str().unwrap();
+    let place = under(&continue_path(&app, &created), "/place");
     let response = no_redirects()
-        .post(format!("{}/checkout/{id}/place", app.base_url))
+        .post(format!("{}{place}", app.base_url))
         .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
         .header("origin", "https://evil.example")
         .body("")
@@ -428,7 +447,7 @@ async fn cross_site_form_posts_are_refused() {
     assert_eq!(get_checkout(&app, id).await["status"], "ready_for_complete");
     // The page's own origin is fine.
     let response = no_redirects()
-        .post(format!("{}/checkout/{id}/place", app.base_url))
+        .post(format!("{}{place}", app.base_url))
         .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
         .header("origin", app.base_url.as_str())
         .body("")

@@ -13,6 +13,7 @@ mod concurrency;
 mod discovery;
 mod fuzz;
 mod handoff;
+mod handoff_tokens;
 mod hardening;
 mod helpers;
 mod idempotency;

@@ -136,6 +136,10 @@ pub(super) struct CheckoutView<'a> {
     /// The sandbox handler is configured: the page can take (test) payment itself.
     pub(super) sandbox: bool,
     pub(super) require_email: bool,
+    /// The checkout's page token, for the forms' actions.
+    pub(super) token: &'a str,
+    /// The token of the order a completed checkout became, for its link.
+    pub(super) order_token: Option<String>,
 }
 
 #[derive(Template)]
@@ -143,9 +147,11 @@ pub(super) struct CheckoutView<'a> {
 struct CheckoutPage<'a> {
     business: &'a str,
     id: &'a str,
+    /// The checkout's page token: every form action carries it.
+    token: &'a str,
     status: &'static str,
-    /// The order a completed checkout became.
-    order_id: Option<&'a str>,
+    /// The order a completed checkout became, and its page token.
+    order: Option<OrderLink<'a>>,
     canceled: bool,
     alert: Option<Alert<'a>>,
     summary: Summary<'a>,
@@ -154,6 +160,11 @@ struct CheckoutPage<'a> {
     /// The details form, while the buyer can still change the checkout.
     form: Option<DetailsForm<'a>>,
     place: Option<Place>,
+}
+
+struct OrderLink<'a> {
+    id: &'a str,
+    token: &'a str,
 }
 
 struct Place {
@@ -349,8 +360,12 @@ pub(super) fn checkout_page(view: &CheckoutView<'_>) -> String {
     let page = CheckoutPage {
         business: view.business,
         id: &session.id,
+        token: view.token,
         status: status_label(status),
-        order_id: session.order_id.as_deref().filter(|_| status == Status::Completed),
+        order: match (session.order_id.as_deref(), view.order_token.as_deref()) {
+            (Some(id), Some(token)) if status == Status::Completed => Some(OrderLink { id, token }),
+            _ => None,
+        },
         canceled: status == Status::Canceled,
         alert: alert(&notices),
         summary: priced_summary("Order summary", priced, &session.currency),
@@ -369,12 +384,15 @@ struct CartPage<'a> {
     summary: Summary<'a>,
     /// The cart id for the "Check out" button; none for an empty cart.
     checkout_from: Option<&'a str>,
+    /// The cart's page token, for the button's action.
+    token: &'a str,
 }
 
 /// The cart page: its items, totals and the button that starts a checkout.
-pub(super) fn cart_page(business: &str, session: &Session, priced: &Priced, notices: &[Notice]) -> String {
+pub(super) fn cart_page(business: &str, session: &Session, priced: &Priced, notices: &[Notice], token: &str) -> String {
     render(&CartPage {
         business,
+        token,
         alert: alert(notices),
         summary: priced_summary("Cart", priced, &session.currency),
         checkout_from: (!priced.lines.is_empty()).then_some(session.id.as_str()),
