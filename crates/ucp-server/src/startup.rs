@@ -130,7 +130,7 @@ impl Application {
         )?;
         let idempotency =
             crate::idempotency::Idempotency::new(idempotency_store, clock.clone(), settings.idempotency.clone());
-        let mut state = AppState {
+        let mut state = AppState::new(crate::state::Shared {
             idempotency,
             core,
             links: Arc::default(),
@@ -151,8 +151,11 @@ impl Application {
             allowed: Arc::new(allowed),
             tools_list_result: Arc::new(serde_json::json!({ "tools": tools }).to_string()),
             auth: Arc::new(auth),
-        };
-        state.links = Arc::new(crate::purchase::links(&state));
+        });
+        let links = Arc::new(crate::purchase::links(&state));
+        if let Some(shared) = state.get_mut() {
+            shared.links = links;
+        }
         let router = router(state.clone());
         Ok(Application { listener, router, state, tls })
     }

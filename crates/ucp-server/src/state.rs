@@ -1,4 +1,5 @@
-//! What every handler shares. Cheap to clone: everything is behind an `Arc`.
+//! What every handler shares. Cheap to clone: one `Arc` (every layer of the stack takes a copy
+//! per request, so a clone must cost one reference count, not one per field).
 
 use std::sync::Arc;
 
@@ -11,8 +12,32 @@ use crate::discovery::BusinessProfile;
 use crate::layers::allowed::Allowed;
 use crate::platform::PlatformResolver;
 
+/// The application every handler and layer reads; derefs to [`Shared`].
 #[derive(Debug, Clone)]
-pub struct AppState {
+pub struct AppState(Arc<Shared>);
+
+impl AppState {
+    pub fn new(shared: Shared) -> AppState {
+        AppState(Arc::new(shared))
+    }
+
+    /// Changes the state while it is still held once (while the application is built).
+    pub fn get_mut(&mut self) -> Option<&mut Shared> {
+        Arc::get_mut(&mut self.0)
+    }
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+/// What the state holds.
+#[derive(Debug)]
+pub struct Shared {
     /// The commerce core every operation calls.
     pub core: ucp_domain::Commerce,
     /// The legal links every checkout carries.

@@ -29,10 +29,8 @@ use crate::state::AppState;
 
 use views::{CheckoutForm, CheckoutView, Notice};
 
-/// The pages' Content-Security-Policy: inline styles, nothing else; forms post only here.
-pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'";
-
-/// Routes of the buyer-facing pages.
+/// Routes of the buyer-facing pages (their security headers, CSP among them, are the
+/// `Page` binding's layer: `layers::page_headers`).
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/checkout/{id}", get(checkout_page).post(checkout_submit))
@@ -42,20 +40,6 @@ pub fn router() -> Router<AppState> {
         .route("/cart/{id}/checkout", post(cart_checkout))
         .route("/orders/{id}", get(order_page))
         .route("/policies/{slug}", get(policy_page))
-        .layer(axum::middleware::map_response(security_headers))
-}
-
-async fn security_headers(mut response: Response) -> Response {
-    let headers = response.headers_mut();
-    headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CONTENT_SECURITY_POLICY));
-    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    // `same-origin`, not `no-referrer`: the latter makes browsers send `Origin: null` on
-    // form posts, which the Origin guard (rightly) refuses.
-    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
-    // The pages show a buyer's contact details and address.
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    response
 }
 
 fn html(status: StatusCode, body: String) -> Response {
