@@ -144,12 +144,14 @@ async fn the_host_allow_list_holds_over_http2() {
 #[tokio::test]
 async fn an_unknown_capability_fails_the_build() {
     let data = tempfile::tempdir().unwrap();
-    let mut settings = ucp_server::Settings::default();
-    settings.listen = "127.0.0.1:0".parse().unwrap();
-    settings.data_dir = data.path().to_path_buf();
-    settings.demo = false;
+    let mut settings = ucp_server::Settings {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        data_dir: data.path().to_path_buf(),
+        demo: false,
+        ..Default::default()
+    };
     settings.capabilities.enabled.push("teleportation".into());
-    let error = ucp_server::Application::build(settings).await.err().expect("the build refuses");
+    let Err(error) = ucp_server::Application::build(settings).await else { panic!("the build refuses") };
     assert!(error.to_string().contains("teleportation"), "{error}");
 }
 
