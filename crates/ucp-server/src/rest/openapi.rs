@@ -18,11 +18,17 @@ pub(super) async fn serve(State(state): State<AppState>) -> Response {
 /// Protocol error statuses the binding can answer with.
 const ERROR_STATUSES: &[(&str, &str)] = &[
     ("400", "Malformed request: bad JSON, schema-invalid body, missing header, invalid profile URL"),
-    ("403", "Host or Origin not allowed"),
+    ("401", "Credentials missing or not valid (WWW-Authenticate), signature missing or invalid, unknown signing key"),
+    (
+        "403",
+        "Host or Origin not allowed, credential not allowed for the claimed profile, profile not trusted, insufficient scope",
+    ),
+    ("409", "Idempotency key reused with another payload, or its first call is still running (Retry-After)"),
     ("413", "Body over the size limit"),
     ("415", "Content-Type is not application/json"),
     ("422", "Platform profile malformed or protocol version unsupported"),
     ("424", "Platform profile unreachable"),
+    ("429", "Rate limited; see Retry-After"),
     ("500", "Unexpected failure"),
     ("503", "Temporarily unavailable; see Retry-After"),
 ];
