@@ -1,6 +1,7 @@
 //! ucpd's HTTP server: the business profile at `/.well-known/ucp`, platform-profile
 //! negotiation, and the stateless MCP endpoint, over one commerce core.
 
+pub mod admin;
 pub mod auth;
 pub mod catalog;
 pub mod clock;

@@ -130,7 +130,9 @@ impl Application {
         )?;
         let idempotency =
             crate::idempotency::Idempotency::new(idempotency_store, clock.clone(), settings.idempotency.clone());
+        let admin = admin_keys(&settings, &data_dir).map_err(data_dir_error)?;
         let mut state = AppState::new(crate::state::Shared {
+            admin: Arc::new(admin),
             idempotency,
             core,
             links: Arc::default(),
@@ -272,8 +274,23 @@ pub fn router(state: AppState) -> Router {
         .merge(layers::binding_stack(profile_and_fallback, &state, Binding::Rest))
         .merge(layers::binding_stack(Router::new().route(&mcp_path, any(mcp::endpoint)), &state, Binding::Mcp))
         .merge(layers::binding_stack(crate::rest::router(&state), &state, Binding::Rest))
-        .merge(layers::binding_stack(crate::handoff::router(), &state, Binding::Page));
+        .merge(layers::binding_stack(crate::handoff::router(), &state, Binding::Page))
+        .merge(crate::admin::router(&state));
     layers::shared(routes).with_state(state)
+}
+
+/// The admin keys: configured, or on a demo start one generated into the data directory.
+fn admin_keys(settings: &Settings, data_dir: &std::path::Path) -> std::io::Result<crate::admin::AdminKeys> {
+    if !settings.admin.api_keys.is_empty() {
+        return Ok(crate::admin::AdminKeys::from_hex(&settings.admin.api_keys));
+    }
+    if settings.demo && crate::hardening::is_demo_start(settings) {
+        let (keys, _) = crate::admin::AdminKeys::demo(data_dir)?;
+        let path = data_dir.join(crate::admin::keys::DEMO_KEY_FILE);
+        tracing::info!(key_file = %path.display(), "demo start: the admin API and console take the key in this file");
+        return Ok(keys);
+    }
+    Ok(crate::admin::AdminKeys::default())
 }
 
 async fn not_found(uri: axum::http::Uri) -> Response {

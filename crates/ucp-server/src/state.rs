@@ -67,6 +67,8 @@ pub struct Shared {
     pub auth: Arc<crate::auth::Authenticator>,
     /// Per-IP and per-platform rate limits (`[limits.rate]`).
     pub rate_limits: crate::layers::RateLimiters,
+    /// The merchant's admin credential (`[admin]`; `crate::admin`).
+    pub admin: Arc<crate::admin::AdminKeys>,
 }
 
 /// The discovery handler needs only the profile.

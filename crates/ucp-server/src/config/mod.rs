@@ -9,6 +9,7 @@
 //! value fails at start, named by its key, and no request ever parses one. This module
 //! depends on the domain only, never on the rest of the server.
 
+mod admin;
 mod idempotency;
 mod layers;
 mod limits;
@@ -28,6 +29,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use ucp_domain::checkout::PricingRules;
 
+pub use admin::AdminSettings;
 pub use idempotency::IdempotencySettings;
 pub use limits::{ConnectionLimits, LimitSettings, RateLimits};
 pub use platforms::{AuthSettings, MtlsSettings, OAuthSettings, PlatformSettings};
@@ -89,6 +91,8 @@ pub struct Settings {
     pub origin: Origin,
     /// What one request, connection and client may cost (`[limits]`).
     pub limits: LimitSettings,
+    /// The merchant's admin credential (`[admin]`, `config/admin.rs`).
+    pub admin: AdminSettings,
 }
 
 /// Facts about how the settings were given that the values alone do not tell.
@@ -126,6 +130,7 @@ impl Default for Settings {
             platforms: Vec::new(),
             origin: Origin::default(),
             limits: LimitSettings::default(),
+            admin: AdminSettings::default(),
         }
     }
 }
@@ -199,6 +204,7 @@ impl Settings {
         }
         self.tls.validate()?;
         self.idempotency.validate()?;
+        self.admin.validate()?;
         Ok(())
     }
 

@@ -71,6 +71,26 @@ pub fn binding_stack(router: Router<AppState>, state: &AppState, binding: Bindin
             .layer(from_fn_with_state(scope, ratelimit::by_platform))
             .layer(axum::middleware::from_fn(audit::scope)),
     );
+    with_page_headers(router, binding)
+}
+
+/// The outer part of the stack for the merchant's admin routes: panic catching, admission,
+/// Host/Origin, the per-IP rate limit and the body, but none of the platform trust layers (the
+/// admin credential is checked by `crate::admin`).
+pub fn admin_stack(router: Router<AppState>, state: &AppState, binding: Binding) -> Router<AppState> {
+    let scope = Scope { state: state.clone(), binding };
+    let router = router.layer(
+        ServiceBuilder::new()
+            .layer(from_fn_with_state(binding, panic::catch))
+            .layer(from_fn_with_state(scope.clone(), admission::admit))
+            .layer(from_fn_with_state(scope.clone(), host::guard))
+            .layer(from_fn_with_state(scope.clone(), ratelimit::by_ip))
+            .layer(from_fn_with_state(scope, body::read)),
+    );
+    with_page_headers(router, binding)
+}
+
+fn with_page_headers(router: Router<AppState>, binding: Binding) -> Router<AppState> {
     match binding {
         // Every answer to a buyer's browser carries the pages' security headers, refusals of
         // the stack (403, 413, 429, 503, a caught panic) included.

@@ -4,6 +4,7 @@
 #![allow(unreachable_pub)]
 
 mod abuse;
+mod admin;
 mod auth;
 mod cart;
 mod catalog;

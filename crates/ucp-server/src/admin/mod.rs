@@ -1,0 +1,70 @@
+//! The merchant's side: the admin JSON API (`/admin/api/…`, [`api`]) and the console pages
+//! (`/admin/…`, [`console`]), behind the admin credential (`[admin]`, [`keys`]) and never a
+//! platform's. They share the outer part of the middleware stack (panic catching, admission,
+//! Host/Origin, per-IP rate limit, body limit) but none of the platform trust layers.
+//!
+//! The API takes the key as `Authorization: Bearer <key>`; without configured keys (and off a
+//! demo start) every admin route answers 404, as if it did not exist.
+
+pub mod api;
+pub mod console;
+pub mod keys;
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{Next, from_fn_with_state};
+use axum::response::{IntoResponse, Response};
+
+pub use keys::AdminKeys;
+
+use crate::layers::Binding;
+use crate::state::AppState;
+
+/// Where the admin surface lives.
+pub const API_PREFIX: &str = "/admin/api";
+pub const CONSOLE_PREFIX: &str = "/admin";
+
+/// Every admin route, each group behind the admin stack.
+pub fn router(state: &AppState) -> Router<AppState> {
+    let api = api::router().layer(from_fn_with_state(state.clone(), require_key));
+    Router::new().merge(crate::layers::admin_stack(api, state, Binding::Rest)).merge(crate::layers::admin_stack(
+        console::router(state),
+        state,
+        Binding::Page,
+    ))
+}
+
+/// The bearer key on an admin request, if any.
+pub fn bearer(request: &Request) -> Option<&str> {
+    let value = request.headers().get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, key) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| key.trim()).filter(|key| !key.is_empty())
+}
+
+/// The admin API's gate: 404 when no key is configured, 401 with a `WWW-Authenticate`
+/// challenge without a valid key.
+async fn require_key(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    if !state.admin.enabled() {
+        return error(StatusCode::NOT_FOUND, "not_found", "no such route");
+    }
+    match bearer(&request) {
+        Some(key) if state.admin.accepts(key) => next.run(request).await,
+        _ => {
+            let mut response = error(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "the admin API needs `Authorization: Bearer <admin key>`",
+            );
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"ucpd-admin\""));
+            response
+        }
+    }
+}
+
+/// An admin API error body: `{"code": …, "message": …}`.
+pub fn error(status: StatusCode, code: &str, message: &str) -> Response {
+    (status, axum::Json(serde_json::json!({ "code": code, "message": message }))).into_response()
+}
