@@ -7,6 +7,8 @@
 use std::io::Write;
 use std::path::Path;
 
+use aws_lc_rs::rand::SystemRandom;
+use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use p256::SecretKey;
@@ -23,7 +25,8 @@ const CURSOR_SECRET_FILE: &str = "cursor-secret";
 #[derive(Clone)]
 pub struct SigningKey {
     secret: SecretKey,
-    signer: p256::ecdsa::SigningKey,
+    /// The same key in aws-lc-rs, which signs (several times faster than the pure-Rust p256).
+    signer: std::sync::Arc<EcdsaKeyPair>,
     /// RFC 7638 thumbprint of the public key, used as `kid`.
     pub kid: String,
 }
@@ -51,21 +54,32 @@ impl SigningKey {
 
     /// A fresh random key.
     pub fn generate() -> SigningKey {
-        SigningKey::from_secret(generate_secret())
+        loop {
+            if let Ok(key) = SigningKey::from_secret(generate_secret()) {
+                return key;
+            }
+        }
     }
 
-    fn from_secret(secret: SecretKey) -> SigningKey {
+    fn from_secret(secret: SecretKey) -> Result<SigningKey, aws_lc_rs::error::KeyRejected> {
+        use p256::elliptic_curve::sec1::ToEncodedPoint;
+        let public = secret.public_key().to_encoded_point(false);
+        let signer = EcdsaKeyPair::from_private_key_and_public_key(
+            &ECDSA_P256_SHA256_FIXED_SIGNING,
+            &secret.to_bytes(),
+            public.as_bytes(),
+        )?;
         let kid = thumbprint(&secret);
-        let signer = p256::ecdsa::SigningKey::from(&secret);
-        SigningKey { secret, signer, kid }
+        Ok(SigningKey { secret, signer: std::sync::Arc::new(signer), kid })
     }
 
     fn read(path: &Path) -> std::io::Result<SigningKey> {
         let pem = std::fs::read_to_string(path)?;
-        let secret = SecretKey::from_pkcs8_pem(&pem).map_err(|error| {
+        let invalid = |error: &dyn std::fmt::Display| {
             std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{}: {error}", path.display()))
-        })?;
-        Ok(SigningKey::from_secret(secret))
+        };
+        let secret = SecretKey::from_pkcs8_pem(&pem).map_err(|error| invalid(&error))?;
+        SigningKey::from_secret(secret).map_err(|error| invalid(&error))
     }
 
     fn pem(&self) -> std::io::Result<String> {
@@ -76,10 +90,10 @@ impl SigningKey {
     }
 
     /// An ES256 signature over `message`: raw `r‖s`, 64 bytes (RFC 9421 §3.3.4).
-    pub fn sign(&self, message: &[u8]) -> [u8; 64] {
-        use p256::ecdsa::signature::Signer;
-        let signature: p256::ecdsa::Signature = self.signer.sign(message);
-        signature.to_bytes().into()
+    /// `None` only if the library fails internally (never for a key it accepted).
+    pub fn sign(&self, message: &[u8]) -> Option<[u8; 64]> {
+        let signature = self.signer.sign(&SystemRandom::new(), message).ok()?;
+        signature.as_ref().try_into().ok()
     }
 
     /// The public JWK, with no private members.
@@ -289,9 +303,14 @@ mod tests {
     #[test]
     fn signatures_are_raw_r_s_and_verify_with_the_published_jwk() {
         let key = SigningKey::generate();
-        let signature = key.sign(b"base");
+        let signature = key.sign(b"base").unwrap();
         let published = crate::signatures::keys::parse_jwk(&key.public_jwk()).unwrap();
         assert!(published.verify(b"base", &signature));
         assert!(!published.verify(b"other", &signature));
+        // Our signer is aws-lc-rs; an independent ECDSA implementation (p256) accepts it too.
+        use p256::ecdsa::signature::Verifier;
+        let independent = p256::ecdsa::VerifyingKey::from(key.secret.public_key());
+        let value = p256::ecdsa::Signature::from_slice(&signature).unwrap();
+        assert!(independent.verify(b"base", &value).is_ok());
     }
 }

@@ -72,7 +72,10 @@ pub fn sign_response_with(key: &SigningKey, status: u16, headers: &mut HeaderMap
     };
     let message = base::Message { target: base::Target::Response { status }, headers };
     let Ok(signature_base) = base::signature_base(&message, &input) else { return };
-    let signature = key.sign(signature_base.as_bytes());
+    let Some(signature) = key.sign(signature_base.as_bytes()) else {
+        tracing::warn!(kid = %key.kid, "the response could not be signed; sent without a signature");
+        return;
+    };
     let encoded = {
         use base64::Engine;
         base64::engine::general_purpose::STANDARD.encode(signature)

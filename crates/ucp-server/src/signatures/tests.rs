@@ -6,7 +6,7 @@ use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use serde_json::{Value, json};
 
 use super::base::{self, Message, Target};
-use super::keys::{KeySet, VerifyingKey};
+use super::keys::{Algorithm, KeySet, VerifyingKey};
 use super::verify::{self, Rules};
 use crate::error::ErrorKind;
 
@@ -29,8 +29,8 @@ fn ed25519_rfc_key() -> ed25519_dalek::SigningKey {
     ed25519_dalek::SigningKey::from_bytes(&secret)
 }
 
-// RFC 9421 Appendix B.2.6: Ed25519 is deterministic, so the RFC's signature is reproduced
-// byte for byte, and it verifies through the JWK path.
+// RFC 9421 Appendix B.2.6: the signature base is the RFC's byte for byte; Ed25519 is
+// deterministic, so the RFC's signature is reproduced too, and it verifies through the JWK path.
 #[test]
 fn rfc_9421_b26_ed25519_signature_is_reproduced_and_verifies() {
     use ed25519_dalek::Signer;
@@ -58,6 +58,17 @@ fn rfc_9421_b26_ed25519_signature_is_reproduced_and_verifies() {
         headers: &map,
     };
     let signature_base = base::signature_base(&message, input).unwrap();
+    assert_eq!((input.label.as_str(), input.created), ("sig-b26", Some(1618884473)));
+    let expected = concat!(
+        "\"date\": Tue, 20 Apr 2021 02:07:55 GMT\n",
+        "\"@method\": POST\n",
+        "\"@path\": /foo\n",
+        "\"@authority\": example.com\n",
+        "\"content-type\": application/json\n",
+        "\"content-length\": 18\n",
+        "\"@signature-params\": (\"date\" \"@method\" \"@path\" \"@authority\" \"content-type\" \"content-length\");created=1618884473;keyid=\"test-key-ed25519\""
+    );
+    assert_eq!(signature_base, expected, "the RFC's signature base, byte for byte");
     let signature = ed25519_rfc_key().sign(signature_base.as_bytes());
     assert_eq!(
         STANDARD.encode(signature.to_bytes()),
@@ -98,7 +109,8 @@ fn rfc_9421_b24_ecdsa_p256_response_signature_verifies() {
     let message = Message { target: Target::Response { status: 200 }, headers: &map };
     let signature_base = base::signature_base(&message, input).unwrap();
     let public = p256::PublicKey::from_public_key_pem(P256_PUBLIC_PEM).unwrap();
-    let key = VerifyingKey::Es256(p256::ecdsa::VerifyingKey::from(public));
+    let point = p256::elliptic_curve::sec1::ToEncodedPoint::to_encoded_point(&public, false);
+    let key = VerifyingKey::from_public_bytes(Algorithm::Es256, point.as_bytes()).unwrap();
     let sent = base::parse_signatures(&map).unwrap();
     assert!(key.verify(signature_base.as_bytes(), &sent[0].1));
     let other = Message { target: Target::Response { status: 201 }, headers: &map };
@@ -314,4 +326,75 @@ fn our_response_signature_verifies_with_the_published_key() {
     let sent = base::parse_signatures(&map).unwrap();
     assert_eq!(sent[0].1.len(), 64, "raw r‖s");
     assert!(published.verify(signature_base.as_bytes(), &sent[0].1));
+}
+
+// Checklist 67: any label, components in any order, several members, parameters kept.
+#[test]
+fn labels_components_and_parameters_are_dynamic() {
+    let map = headers(&[
+        ("signature-input", r#"sig-ucp=("idempotency-key" "@path" "@method");keyid="k1";tag="ucp-rest-request""#),
+        ("signature-input", r#"other=("@status");created=5;expires=9;alg="ed25519";keyid="k2""#),
+        ("idempotency-key", "abc"),
+        ("x-multi", " a "),
+        ("x-multi", "b"),
+    ]);
+    let inputs = base::parse_inputs(&map).unwrap().unwrap();
+    assert_eq!(inputs.len(), 2);
+    assert_eq!(inputs[0].components, ["idempotency-key", "@path", "@method"]);
+    assert_eq!(inputs[0].tag.as_deref(), Some("ucp-rest-request"));
+    assert_eq!(inputs[1].expires, Some(9));
+    assert_eq!(inputs[1].alg.as_deref(), Some("ed25519"));
+    assert_eq!(base::joined_field(&map, "x-multi").unwrap().as_deref(), Some("a, b"));
+}
+
+// Issue 8 bad input: duplicated or garbage Signature-Input.
+#[test]
+fn duplicated_and_garbage_inputs_are_signature_invalid() {
+    for bad in [
+        &[("signature-input", r#"a=("@method");keyid="k", a=("@path");keyid="k""#)][..],
+        &[("signature-input", r#"a=("@method");keyid="k""#), ("signature-input", r#"a=("@path");keyid="k""#)],
+        &[("signature-input", "((((garbage")],
+        &[("signature-input", r#"a="@method""#)],
+        &[("signature-input", r#"a=(method)"#)],
+        &[("signature-input", r#"a=("@method" "@method")"#)],
+        &[("signature-input", r#"a=("content-type";sf)"#)],
+        &[("signature-input", r#"a=("@method");created="yesterday""#)],
+        &[("signature-input", "")],
+    ] {
+        let error = base::parse_inputs(&headers(bad)).unwrap_err();
+        assert_eq!(error.kind, ErrorKind::SignatureInvalid, "{bad:?}");
+    }
+    assert_eq!(base::parse_inputs(&HeaderMap::new()).unwrap(), None);
+    let both = headers(&[("signature", "a=:AAAA:, a=:AAAA:")]);
+    assert_eq!(base::parse_signatures(&both).unwrap_err().kind, ErrorKind::SignatureInvalid);
+    assert_eq!(
+        base::parse_signatures(&headers(&[("signature", "a=\"AAAA\"")])).unwrap_err().kind,
+        ErrorKind::SignatureInvalid
+    );
+}
+
+#[test]
+fn missing_headers_and_unknown_derived_components_fail() {
+    let map = headers(&[("signature-input", r#"s=("content-digest" "@target-uri")"#)]);
+    let input = &base::parse_inputs(&map).unwrap().unwrap()[0];
+    let message = Message { target: Target::Response { status: 200 }, headers: &map };
+    assert_eq!(signature_base(&message, input).unwrap_err().kind, ErrorKind::SignatureInvalid);
+}
+
+// The base joins a header sent on several lines (RFC 9421 §2.1), folds the case of @method
+// and @authority, and gives an empty query as `?`.
+#[test]
+fn the_base_joins_repeated_headers_and_folds_method_and_authority() {
+    let map = headers(&[
+        ("signature-input", r#"s=("@method" "@authority" "x-multi" "@query" "@path");keyid="k""#),
+        ("x-multi", " a "),
+        ("x-multi", "b"),
+    ]);
+    let input = &base::parse_inputs(&map).unwrap().unwrap()[0];
+    let target = Target::Request { method: "post", authority: "Shop.Example:8443", path: "", query: None };
+    let expected = concat!(
+        "\"@method\": POST\n\"@authority\": shop.example:8443\n\"x-multi\": a, b\n\"@query\": ?\n\"@path\": /\n",
+        "\"@signature-params\": (\"@method\" \"@authority\" \"x-multi\" \"@query\" \"@path\");keyid=\"k\""
+    );
+    assert_eq!(base::signature_base(&Message { target, headers: &map }, input).unwrap(), expected);
 }
