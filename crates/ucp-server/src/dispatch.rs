@@ -41,34 +41,38 @@ pub fn payload_member(operation: Operation) -> Option<&'static str> {
     operation.payload().member()
 }
 
-/// Runs the operation, then writes its audit line (`layers::audit`).
+/// Runs the operation, then writes its audit line (`layers::audit`). The claimed profile URL
+/// is read from the call once, here; an unreadable one is reported where it first matters.
 pub async fn run(state: &AppState, invocation: Invocation<'_>) -> Result<Reply, ApiError> {
     let (operation, id) = (invocation.operation, invocation.id.clone());
-    let platform = state.platforms.profile_url(invocation.headers.get("ucp-agent"), invocation.meta_profile.as_deref());
-    let result = once(state, invocation).await;
-    crate::layers::audit(operation, platform.as_deref().ok(), id.as_deref(), &result);
+    let claimed = state.platforms.profile_url(invocation.headers.get("ucp-agent"), invocation.meta_profile.as_deref());
+    let result = once(state, invocation, &claimed).await;
+    crate::layers::audit(operation, claimed.as_deref().ok(), id.as_deref(), &result);
     result
 }
 
 /// Runs the operation, at most once per idempotency key: a state-changing call with a key
 /// goes through [`idempotency::Idempotency::once`], which replays a finished call's answer.
-async fn once(state: &AppState, invocation: Invocation<'_>) -> Result<Reply, ApiError> {
+async fn once(
+    state: &AppState,
+    invocation: Invocation<'_>,
+    claimed: &Result<String, ApiError>,
+) -> Result<Reply, ApiError> {
     // Authentication first: before parsing, idempotency or any profile fetch.
     state.auth.authorize(
         invocation.operation,
         invocation.principal.as_ref(),
         invocation.meta_profile.as_deref(),
         invocation.headers.get("ucp-agent").is_some(),
-        || state.platforms.profile_url(invocation.headers.get("ucp-agent"), invocation.meta_profile.as_deref()),
+        || claimed.clone(),
     )?;
     if let Some(payload) = invocation.payload {
         let max_bytes = state.settings.limits.max_object_bytes;
         ucp_protocol::requests::check_free_form_sizes(payload, &invocation.payload_label, max_bytes)?;
     }
     let request = ParsedRequest::parse(invocation.operation, invocation.payload, &invocation.payload_label)?;
-    let claimed =
-        state.platforms.profile_url(invocation.headers.get("ucp-agent"), invocation.meta_profile.as_deref())?;
-    let platform = invocation.principal.as_ref().map_or(claimed.as_str(), |principal| principal.platform.as_str());
+    let claimed = claimed.as_deref().map_err(Clone::clone)?;
+    let platform = invocation.principal.as_ref().map_or(claimed, |principal| principal.platform.as_str());
     let keyed = state.idempotency.keyed(
         invocation.operation,
         invocation.idempotency_key.as_deref(),
@@ -77,15 +81,19 @@ async fn once(state: &AppState, invocation: Invocation<'_>) -> Result<Reply, Api
         invocation.arguments,
     )?;
     match keyed {
-        Some(keyed) => state.idempotency.once(keyed, execute(state, invocation, request)).await,
-        None => execute(state, invocation, request).await,
+        Some(keyed) => state.idempotency.once(keyed, execute(state, invocation, claimed, request)).await,
+        None => execute(state, invocation, claimed, request).await,
     }
 }
 
-async fn execute(state: &AppState, invocation: Invocation<'_>, request: ParsedRequest) -> Result<Reply, ApiError> {
+async fn execute(
+    state: &AppState,
+    invocation: Invocation<'_>,
+    url: &str,
+    request: ParsedRequest,
+) -> Result<Reply, ApiError> {
     let operation = invocation.operation;
-    let url = state.platforms.profile_url(invocation.headers.get("ucp-agent"), invocation.meta_profile.as_deref())?;
-    let platform = state.platforms.resolve(&url).await?;
+    let platform = state.platforms.resolve(url).await?;
     let negotiated = negotiate(&state.profile, &platform)?;
     let relevant: Vec<Capability> = operation.capability().relevant().collect();
     let short_of = |name: &String| state.profile.short_names.get(name).copied();
