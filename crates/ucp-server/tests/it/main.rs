@@ -20,6 +20,7 @@ mod helpers;
 mod idempotency;
 mod layers;
 mod mcp_transport;
+mod mtls;
 mod negotiation;
 mod orders;
 mod payments;

@@ -21,27 +21,37 @@ use tokio_util::sync::CancellationToken;
 use ucp_server::config::{TlsSettings, TlsVersion};
 use ucp_server::trust::ClientCertificate;
 
-use crate::helpers::{TestApp, fixture_products, spawn_app_with};
+use crate::helpers::{PlatformServer, TestApp, fixture_products, spawn_app_with};
 use crate::rest::rest;
 
 /// A client's certificate and key, as reqwest wants them (one PEM with both), and its DER.
-struct ClientIdentity {
-    pem: String,
-    der: Vec<u8>,
+pub(crate) struct ClientIdentity {
+    pub(crate) pem: String,
+    pub(crate) der: Vec<u8>,
 }
 
 impl ClientIdentity {
+    /// A client certificate issued by `issuer` from `params` (client-auth usage added).
+    pub(crate) fn issue(issuer: &CertifiedIssuer<'static, KeyPair>, mut params: CertificateParams) -> ClientIdentity {
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+        let key = KeyPair::generate().unwrap();
+        let certificate = params.signed_by(&key, issuer).unwrap();
+        ClientIdentity { pem: format!("{}{}", key.serialize_pem(), certificate.pem()), der: certificate.der().to_vec() }
+    }
+
     fn reqwest(&self) -> reqwest::Identity {
         reqwest::Identity::from_pem(self.pem.as_bytes()).expect("identity")
     }
 }
 
 /// The certificates of one test, written to a temp dir as the server reads them.
-struct Pki {
+pub(crate) struct Pki {
     dir: tempfile::TempDir,
     ca_pem: String,
+    /// The CA the server trusts for client certificates (tests issue more with it).
+    pub(crate) trusted_ca: CertifiedIssuer<'static, KeyPair>,
     /// A client certificate issued by the CA the server trusts.
-    trusted: ClientIdentity,
+    pub(crate) trusted: ClientIdentity,
     /// A client certificate issued by a CA the server does not know.
     stranger: ClientIdentity,
 }
@@ -68,12 +78,13 @@ fn leaf(
 }
 
 fn client(issuer: &CertifiedIssuer<'static, KeyPair>, name: &str) -> ClientIdentity {
-    let (certificate, key) = leaf(issuer, &[name], ExtendedKeyUsagePurpose::ClientAuth);
-    ClientIdentity { pem: format!("{}{}", key.serialize_pem(), certificate.pem()), der: certificate.der().to_vec() }
+    let mut params = CertificateParams::new(vec![name.to_owned()]).unwrap();
+    params.distinguished_name.push(DnType::CommonName, name);
+    ClientIdentity::issue(issuer, params)
 }
 
 impl Pki {
-    fn new() -> Pki {
+    pub(crate) fn new() -> Pki {
         let dir = tempfile::tempdir().unwrap();
         let trusted_ca = ca("ucpd test platform CA");
         let other_ca = ca("some other CA");
@@ -85,6 +96,7 @@ impl Pki {
             ca_pem: trusted_ca.pem(),
             trusted: client(&trusted_ca, "platform.example"),
             stranger: client(&other_ca, "platform.example"),
+            trusted_ca,
             dir,
         }
     }
@@ -94,7 +106,7 @@ impl Pki {
     }
 
     /// `[tls]` with our certificate and, with `mtls`, the trusted CA for client certificates.
-    fn settings(&self, mtls: bool) -> TlsSettings {
+    pub(crate) fn settings(&self, mtls: bool) -> TlsSettings {
         TlsSettings {
             cert_file: Some(self.path("server.pem")),
             key_file: Some(self.path("server.key")),
@@ -104,7 +116,7 @@ impl Pki {
     }
 
     /// A client that trusts only our test CA, presenting `identity` if given.
-    fn client(&self, identity: Option<&ClientIdentity>) -> reqwest::Client {
+    pub(crate) fn client(&self, identity: Option<&ClientIdentity>) -> reqwest::Client {
         self.client_builder(identity).build().unwrap()
     }
 
@@ -120,7 +132,20 @@ impl Pki {
 
 /// ucpd with `tls`, reached over https with `client`.
 async fn spawn_tls_app(tls: TlsSettings, client: reqwest::Client) -> TestApp {
-    let mut app = spawn_app_with(fixture_products(), move |settings, _| settings.tls = tls).await;
+    spawn_tls_app_with(tls, client, |_, _| {}).await
+}
+
+/// [`spawn_tls_app`] with more settings (`[[platforms]]`, say).
+pub(crate) async fn spawn_tls_app_with(
+    tls: TlsSettings,
+    client: reqwest::Client,
+    configure: impl FnOnce(&mut ucp_server::Settings, &PlatformServer),
+) -> TestApp {
+    let mut app = spawn_app_with(fixture_products(), move |settings, server| {
+        settings.tls = tls;
+        configure(settings, server);
+    })
+    .await;
     app.base_url = app.base_url.replacen("http://", "https://", 1);
     app.mcp_url = app.mcp_url.replacen("http://", "https://", 1);
     app.http = client;
