@@ -1,13 +1,10 @@
 //! The command-line contract, run as a user would: the real `ucpd` binary.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+mod common;
 
-fn ucpd() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_ucpd"));
-    command.env_remove("UCPD_DATA_DIR").env_remove("UCPD_CONFIG").env("UCPD_LOG", "warn");
-    command
-}
+use std::process::Stdio;
+
+use common::ucpd;
 
 const FEED: &str = "id\titem_group_id\ttitle\tdescription\tlink\timage_link\tprice\tsale_price\tavailability\tbrand\tcolor\tsize\tgoogle_product_category\n\
 tee-b-s\ttee\tBasic Tee\tSoft cotton tee\thttps://shop.example/tee\thttps://shop.example/tee.jpg\t20.00 USD\t15.00 USD\tin_stock\tAcme\tBlue\tS\tApparel & Accessories > Clothing\n\
@@ -74,28 +71,14 @@ fn demo_catalog_is_deterministic_json_lines() {
 #[test]
 fn serve_seeds_the_demo_catalog_and_logs_a_ready_line() {
     let directory = tempfile::tempdir().unwrap();
-    let mut child = ucpd()
+    let child = ucpd()
         .args(["serve", "--listen", "127.0.0.1:0", "--demo-products", "30", "--data-dir"])
         .arg(directory.path())
         .env("UCPD_LOG", "info")
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let mut ready = None;
-    let mut seen = String::new();
-    for line in BufReader::new(stderr).lines() {
-        let line = line.unwrap();
-        seen.push_str(&line);
-        seen.push('\n');
-        if line.contains("ucpd ready") {
-            ready = Some(line);
-            break;
-        }
-    }
-    child.kill().ok();
-    child.wait().ok();
-    let ready = ready.unwrap_or_else(|| panic!("no ready line:\n{seen}"));
+    let (ready, seen) = common::until_ready(child);
     assert!(ready.contains("/.well-known/ucp"), "{ready}");
     assert!(seen.contains("seeded the empty store with the demo catalog"), "{seen}");
     assert!(directory.path().join("ucpd.db").exists());

@@ -1,14 +1,11 @@
 //! `ucpd serve --tls-cert … --tls-key …`: the real binary serving https (issue 8 item 1,
 //! checklist 62).
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+mod common;
 
-fn ucpd() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_ucpd"));
-    command.env_remove("UCPD_DATA_DIR").env_remove("UCPD_CONFIG").env("UCPD_LOG", "info").env("NO_COLOR", "1");
-    command
-}
+use std::process::Stdio;
+
+use common::ucpd;
 
 #[test]
 fn serve_with_tls_flags_advertises_https_and_refuses_half_a_pair() {
@@ -20,31 +17,18 @@ fn serve_with_tls_flags_advertises_https_and_refuses_half_a_pair() {
     std::fs::write(&key, certified.signing_key.serialize_pem()).unwrap();
     let data = directory.path().join("data");
 
-    let mut child = ucpd()
+    let child = ucpd()
         .args(["serve", "--listen", "127.0.0.1:0", "--no-demo", "--tls-cert"])
         .arg(&cert)
         .arg("--tls-key")
         .arg(&key)
         .arg("--data-dir")
         .arg(&data)
+        .env("UCPD_LOG", "info")
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let mut seen = String::new();
-    let mut ready = None;
-    for line in BufReader::new(stderr).lines() {
-        let line = line.unwrap();
-        seen.push_str(&line);
-        seen.push('\n');
-        if line.contains("ucpd ready") {
-            ready = Some(line);
-            break;
-        }
-    }
-    child.kill().ok();
-    child.wait().ok();
-    let ready = ready.unwrap_or_else(|| panic!("no ready line:\n{seen}"));
+    let (ready, _) = common::until_ready(child);
     assert!(ready.contains("tls=true"), "{ready}");
     assert!(ready.contains("https://127.0.0.1:"), "the profile is advertised over https: {ready}");
 

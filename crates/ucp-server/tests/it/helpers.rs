@@ -80,6 +80,18 @@ impl TestApp {
         self.post_with(body, &[("content-type", "application/json")]).await
     }
 
+    /// POSTs a JSON body to the MCP endpoint; the raw response, for tests that need its exact
+    /// bytes (signatures) or stream it.
+    pub async fn send_mcp(&self, body: impl Into<reqwest::Body>) -> reqwest::Response {
+        self.http
+            .post(&self.mcp_url)
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .expect("request sent")
+    }
+
     pub async fn post_with(
         &self,
         body: impl Into<reqwest::Body>,
@@ -140,6 +152,28 @@ impl TestApp {
     pub fn meta_for(&self, profile: &str) -> Value {
         json!({ "ucp-agent": { "profile": profile } })
     }
+}
+
+/// A ucpd that admits one request at a time, that place held by an MCP call whose profile
+/// fetch hangs (the platform's `/slow`) until `profiles.fetch_timeout_ms` (1.5 s) ends it with
+/// 424. Returns once the holder is admitted; the handle yields the holder's response.
+pub async fn spawn_overloaded_app() -> (TestApp, tokio::task::JoinHandle<reqwest::Result<reqwest::Response>>) {
+    let app = spawn_app_with(fixture_products(), |settings, _| {
+        settings.http.max_concurrent_requests = 1;
+        settings.profiles.fetch_timeout_ms = 1500;
+    })
+    .await;
+    let slow = app.platform.url("/slow");
+    let holder = {
+        let http = app.http.clone();
+        let url = app.mcp_url.clone();
+        let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "search_catalog", "arguments": { "meta": { "ucp-agent": { "profile": slow } }, "catalog": { "query": "x" } } } });
+        tokio::spawn(async move {
+            http.post(url).header("content-type", "application/json").body(body.to_string()).send().await
+        })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    (app, holder)
 }
 
 /// A platform's profile naming the given capabilities at our version.

@@ -4,7 +4,7 @@
 use reqwest::StatusCode;
 use serde_json::json;
 
-use crate::helpers::{fixture_products, spawn_app, spawn_app_with};
+use crate::helpers::{spawn_app, spawn_overloaded_app};
 use crate::rest::rest_with;
 
 // A client's Request-Id becomes ours and is echoed; without one we make a UUID.
@@ -54,21 +54,7 @@ async fn rest_path_ids_with_bad_percent_encoding_are_clean_400s() {
 // The same admission limit answers each binding in its own shape, with Retry-After.
 #[tokio::test]
 async fn overload_refuses_every_binding_in_its_own_shape() {
-    let app = spawn_app_with(fixture_products(), |settings, _| {
-        settings.http.max_concurrent_requests = 1;
-        settings.profiles.fetch_timeout_ms = 1500;
-    })
-    .await;
-    let slow = app.platform.url("/slow");
-    let holder = {
-        let http = app.http.clone();
-        let url = app.mcp_url.clone();
-        let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "search_catalog", "arguments": { "meta": { "ucp-agent": { "profile": slow } }, "catalog": { "query": "x" } } } });
-        tokio::spawn(async move {
-            http.post(url).header("content-type", "application/json").body(body.to_string()).send().await
-        })
-    };
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let (app, holder) = spawn_overloaded_app().await;
 
     let (status, error) =
         rest_with(&app, "POST", "/catalog/search", Some(json!({ "query": "x" }).to_string()), &[]).await;

@@ -244,22 +244,7 @@ async fn reads_tolerate_idempotency_keys_and_unknown_fields() {
 // Checklist 48, 49: an overloaded server answers 503 with Retry-After and data.retry_after.
 #[tokio::test]
 async fn overload_is_a_503_with_retry_after_echoing_the_id() {
-    let app = crate::helpers::spawn_app_with(crate::helpers::fixture_products(), |settings, _| {
-        settings.http.max_concurrent_requests = 1;
-        settings.profiles.fetch_timeout_ms = 1500;
-    })
-    .await;
-    // Hold the only place with a call whose profile fetch hangs until the timeout.
-    let slow = app.platform.url("/slow");
-    let holder = {
-        let http = app.http.clone();
-        let url = app.mcp_url.clone();
-        let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "search_catalog", "arguments": { "meta": { "ucp-agent": { "profile": slow } }, "catalog": { "query": "x" } } } });
-        tokio::spawn(async move {
-            http.post(url).header("content-type", "application/json").body(body.to_string()).send().await
-        })
-    };
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let (app, holder) = crate::helpers::spawn_overloaded_app().await;
     let (status, headers, response) = app.post_raw(r#"{"jsonrpc":"2.0","id":"late","method":"ping"}"#).await;
     assert_eq!(status, 503, "{response}");
     assert_eq!(headers["retry-after"], "1");

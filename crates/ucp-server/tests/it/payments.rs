@@ -155,14 +155,7 @@ async fn complete_acme(app: &TestApp, id: &str, token: &str, idempotency_key: &s
         "id": id,
         "checkout": pay_acme(token),
     } } });
-    let response = app
-        .http
-        .post(&app.mcp_url)
-        .header("content-type", "application/json")
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
+    let response = app.send_mcp(body.to_string()).await;
     let status = StatusCode::from_u16(response.status().as_u16()).unwrap();
     (status, response.text().await.unwrap())
 }

@@ -333,14 +333,7 @@ async fn complete_checkout_responses_are_signed_with_the_published_key() {
     let arguments =
         json!({ "meta": app.keyed_meta(), "id": id, "checkout": crate::checkout::pay(crate::checkout::TOKEN_SUCCESS) });
     let body = json!({ "jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": { "name": "complete_checkout", "arguments": arguments } });
-    let response = app
-        .http
-        .post(&app.mcp_url)
-        .header("content-type", "application/json")
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
+    let response = app.send_mcp(body.to_string()).await;
     let (status, headers) = (response.status().as_u16(), response.headers().clone());
     let bytes = response.bytes().await.unwrap();
     let answer: Value = serde_json::from_slice(&bytes).unwrap();
@@ -353,14 +346,7 @@ async fn complete_checkout_responses_are_signed_with_the_published_key() {
     let app =
         spawn_app_with(fixture_products(), |settings, _| settings.signatures.sign_responses = ResponseSigning::All)
             .await;
-    let response = app
-        .http
-        .post(&app.mcp_url)
-        .header("content-type", "application/json")
-        .body(mcp_search(&app))
-        .send()
-        .await
-        .unwrap();
+    let response = app.send_mcp(mcp_search(&app)).await;
     let (status, headers) = (response.status().as_u16(), response.headers().clone());
     let bytes = response.bytes().await.unwrap();
     assert_signed_by_us(&app, status, &headers, &bytes).await;
