@@ -1,11 +1,12 @@
 //! `--sign`: RFC 9421 signatures on every request, the way Google signs (label `sig-ucp`,
 //! `tag="ucp-rest-request"`, covering `@method @path @authority`, `content-type` and
 //! `content-digest` with a body, `idempotency-key` when sent), with a fixed ES256 test key
-//! whose public JWK `ucpd-bench jwk` prints for the benchmark platform's profile.
+//! whose public JWK `ucpd-bench jwk` prints for the benchmark platform's profile. Signing is
+//! aws-lc-rs (the server's library): the driver shares the machine's cores with the server,
+//! so its own signing should cost as little of them as it can.
 
 use base64::Engine;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
-use p256::ecdsa::signature::Signer as _;
 use sha2::{Digest, Sha256};
 
 /// The benchmark platform's key id.
@@ -14,11 +15,20 @@ pub(crate) const KID: &str = "ucpd-bench-es256";
 /// The fixed benchmark key (a test key: never use it for anything else).
 pub(crate) struct Signer {
     key: p256::ecdsa::SigningKey,
+    pair: aws_lc_rs::signature::EcdsaKeyPair,
 }
 
 impl Signer {
     pub(crate) fn new() -> Signer {
-        Signer { key: p256::ecdsa::SigningKey::from_slice(&[0x42; 32]).expect("a valid P-256 scalar") }
+        let key = p256::ecdsa::SigningKey::from_slice(&[0x42; 32]).expect("a valid P-256 scalar");
+        let public = key.verifying_key().to_encoded_point(false);
+        let pair = aws_lc_rs::signature::EcdsaKeyPair::from_private_key_and_public_key(
+            &aws_lc_rs::signature::ECDSA_P256_SHA256_FIXED_SIGNING,
+            &key.to_bytes(),
+            public.as_bytes(),
+        )
+        .expect("the same key in aws-lc-rs");
+        Signer { key, pair }
     }
 
     /// The public JWK to publish in the platform profile's `signing_keys`.
@@ -62,9 +72,9 @@ impl Signer {
             base.push_str(&format!("\"{name}\": {value}\n"));
         }
         base.push_str(&format!("\"@signature-params\": {params}"));
-        let signature: p256::ecdsa::Signature = self.key.sign(base.as_bytes());
+        let signature = self.pair.sign(&aws_lc_rs::rand::SystemRandom::new(), base.as_bytes()).expect("ECDSA signing");
         headers.push(("signature-input", format!("sig-ucp={params}")));
-        headers.push(("signature", format!("sig-ucp=:{}:", STANDARD.encode(signature.to_bytes()))));
+        headers.push(("signature", format!("sig-ucp=:{}:", STANDARD.encode(signature.as_ref()))));
         headers
     }
 }
@@ -93,5 +103,16 @@ mod tests {
         let names: Vec<&str> = headers.iter().map(|(name, _)| *name).collect();
         assert_eq!(names, ["content-digest", "signature-input", "signature"]);
         assert!(headers[1].1.contains(r#""idempotency-key");created="#), "{}", headers[1].1);
+        // Raw r‖s, 64 bytes, that the published key verifies (p256, independently).
+        use p256::ecdsa::signature::Verifier as _;
+        let signer = Signer::new();
+        let headers = signer.headers("GET", "http://127.0.0.1:1/ucp/v1/orders/1", None, None);
+        let value = headers[1].1.trim_start_matches("sig-ucp=:").trim_end_matches(':');
+        let signature = p256::ecdsa::Signature::from_slice(&STANDARD.decode(value).unwrap()).unwrap();
+        let params = headers[0].1.trim_start_matches("sig-ucp=");
+        let base = format!(
+            "\"@method\": GET\n\"@path\": /ucp/v1/orders/1\n\"@authority\": 127.0.0.1:1\n\"@signature-params\": {params}"
+        );
+        assert!(signer.key.verifying_key().verify(base.as_bytes(), &signature).is_ok());
     }
 }

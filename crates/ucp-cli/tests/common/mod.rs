@@ -5,7 +5,7 @@ use std::process::{Child, Command};
 
 /// The `ucpd` binary with a clean environment (no data dir or config inherited), logging at
 /// `warn` without colours; a test that reads log lines sets `UCPD_LOG` itself.
-pub fn ucpd() -> Command {
+pub(crate) fn ucpd() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_ucpd"));
     command.env_remove("UCPD_DATA_DIR").env_remove("UCPD_CONFIG").env("UCPD_LOG", "warn").env("NO_COLOR", "1");
     command
@@ -14,7 +14,7 @@ pub fn ucpd() -> Command {
 /// Reads a spawned `serve`'s standard error (piped) up to its `ucpd ready` line, then stops
 /// it. Returns the ready line and everything logged up to it; panics with the log when the
 /// server exits without becoming ready.
-pub fn until_ready(mut child: Child) -> (String, String) {
+pub(crate) fn until_ready(mut child: Child) -> (String, String) {
     let stderr = child.stderr.take().expect("serve is spawned with stderr piped");
     let mut seen = String::new();
     let mut ready = None;
