@@ -22,6 +22,9 @@
 #   PURCHASE_CONCURRENCY [16]  ucpd-bench --concurrency for purchase and its ping baseline
 #   PURCHASE_PRODUCTS [1000]   products in the dedicated purchase catalog (bench/purchase_catalog.py)
 #   BENCH_THREADS [2]  ucpd-bench runtime threads
+#   SKIP_JSONL_IMPORT [0]  1 = skip the reference JSON-lines import (time and disk)
+#   UCPD, UCPD_BENCH   the binaries [target/release/ucpd, target/release/ucpd-bench] (to measure
+#                      another build, e.g. the one before a change, with SKIP_BUILD=1)
 #   OUT_DIR [bench-out] results go to $OUT_DIR/results.md, raw data to $OUT_DIR/work/
 #
 # Requires: cargo, python3, curl; installs wrk with apt-get when missing (run as root).
@@ -51,9 +54,12 @@ BENCH_THREADS="${BENCH_THREADS:-2}"
 mkdir -p "$OUT_DIR"
 OUT_DIR="$(cd "$OUT_DIR" && pwd)"
 WORK="$OUT_DIR/work"
-UCPD="$ROOT/target/release/ucpd"
-UCPD_BENCH="$ROOT/target/release/ucpd-bench"
-OPS=(ping search lookup get_product)
+SKIP_JSONL_IMPORT="${SKIP_JSONL_IMPORT:-0}"
+UCPD="${UCPD:-$ROOT/target/release/ucpd}"
+UCPD_BENCH="${UCPD_BENCH:-$ROOT/target/release/ucpd-bench}"
+# `bare` is ucpd-bench bare-server: the same ping bytes from a bare axum server (the transport's
+# ceiling), measured in the same rounds as ucpd's ping.
+OPS=(bare ping search lookup get_product)
 
 log() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf '[bench] ERROR: %s\n' "$*" >&2; exit 1; }
@@ -61,9 +67,10 @@ die() { printf '[bench] ERROR: %s\n' "$*" >&2; exit 1; }
 SERVER_PID=""
 PROFILE_PID=""
 PURCHASE_PID=""
+BARE_PID=""
 cleanup() {
   local rc=$?
-  for pid in "$SERVER_PID" "$PURCHASE_PID" "$PROFILE_PID"; do
+  for pid in "$SERVER_PID" "$PURCHASE_PID" "$PROFILE_PID" "$BARE_PID"; do
     if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; then
       kill "$pid" 2>/dev/null || true
       for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
@@ -96,6 +103,26 @@ free_port() {
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 hwm_kb() { awk '/^VmHWM:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 now() { date +%s.%N; }
+# CPU accounting: "<process utime+stime ticks> <machine busy ticks> <machine total ticks>
+# <wall seconds>" now; cpu_line turns two such marks into the CPU line of a scenario (cores the
+# process used, cores the whole machine used, cores left idle).
+cpu_mark() {
+  local proc machine
+  proc=$(awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0)
+  machine=$(awk '/^cpu / {busy = $2 + $3 + $4 + $7 + $8 + $9; print busy, busy + $5 + $6}' /proc/stat)
+  echo "$proc $machine $(now)"
+}
+cpu_line() { # mark_before mark_after
+  python3 - "$1" "$2" "$(getconf CLK_TCK)" <<'PY'
+import sys
+b, a, hz = sys.argv[1].split(), sys.argv[2].split(), float(sys.argv[3])
+wall = float(a[3]) - float(b[3])
+server = (float(a[0]) - float(b[0])) / hz / wall
+busy = (float(a[1]) - float(b[1])) / hz / wall
+total = (float(a[2]) - float(b[2])) / hz / wall
+print(f"CPU_RESULT server_cores={server:.2f} machine_busy_cores={busy:.2f} machine_idle_cores={total - busy:.2f}")
+PY
+}
 elapsed() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$1" "$2"; }
 
 rm -rf "$WORK"
@@ -154,8 +181,10 @@ time_import() { # name file format data_dir
 }
 DATA_GMC="$WORK/data-gmc"
 time_import gmc "$FEED" gmc-text "$DATA_GMC"
-time_import jsonl "$CATALOG" jsonl "$WORK/data-jsonl"
-rm -rf "$WORK/data-jsonl"
+if [[ "$SKIP_JSONL_IMPORT" != "1" ]]; then
+  time_import jsonl "$CATALOG" jsonl "$WORK/data-jsonl"
+  rm -rf "$WORK/data-jsonl"
+fi
 
 # Ids for the Lua scripts: 1,000 product ids and 1,000 variant ids spread over the catalog.
 # The same ids as JSON for ucpd-bench (ids.json).
@@ -213,6 +242,18 @@ log "ready; RSS $(rss_kb "$SERVER_PID") kB"
 
 export BENCH_DIR BENCH_DATA="$WORK/ids.lua" BENCH_PROFILE_URL="$PROFILE_URL"
 
+# The bare-server baseline: idle while ucpd is measured, and ucpd idle while it is.
+BARE_PORT=$(free_port)
+BARE_URL="http://127.0.0.1:$BARE_PORT"
+"$UCPD_BENCH" bare-server --port "$BARE_PORT" >"$WORK/bare-server.log" 2>&1 &
+BARE_PID=$!
+for _ in $(seq 1 100); do
+  grep -q 'bare-server ready' "$WORK/bare-server.log" && break
+  kill -0 "$BARE_PID" 2>/dev/null || die "ucpd-bench bare-server exited (log: $WORK/bare-server.log)"
+  sleep 0.05
+done
+grep -q 'bare-server ready' "$WORK/bare-server.log" || die "bare-server not ready"
+
 # Sanity: one request per operation, show what comes back.
 mcp() { curl -sS --max-time 30 -H 'Content-Type: application/json' -d "$1" "$URL/ucp/mcp"; }
 first_pid=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["id"])' "$CATALOG")
@@ -223,7 +264,11 @@ declare -A SANITY=(
   [lookup]="{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"lookup_catalog\",\"arguments\":{$sanity_meta,\"catalog\":{\"ids\":[\"$first_pid\"]}}}}"
   [get_product]="{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"get_product\",\"arguments\":{$sanity_meta,\"catalog\":{\"id\":\"$first_pid\"}}}}"
 )
+bare_body=$(curl -sS --max-time 5 -H 'Content-Type: application/json' -d "${SANITY[ping]}" "$BARE_URL/ucp/mcp")
+[[ "$bare_body" == "$(mcp "${SANITY[ping]}")" ]] || die "bare-server does not answer ping with ucpd's bytes: $bare_body"
+log "sanity bare ok (the same ${#bare_body} bytes as ucpd's ping)"
 for op in "${OPS[@]}"; do
+  [[ "$op" == bare ]] && continue
   body=$(mcp "${SANITY[$op]}") || die "sanity request for $op failed (curl)"
   printf '%s\n' "$body" >"$WORK/sanity-$op.json"
   if grep -q '"error"' <<<"$body"; then
@@ -236,8 +281,12 @@ for op in "${OPS[@]}"; do
 done
 
 run_wrk() { # op duration outfile
-  wrk -t"$THREADS" -c"$CONNECTIONS" -d"$2" --latency --timeout 10s -s "$BENCH_DIR/$1.lua" "$URL" >"$3" 2>&1 \
+  local script="$1" target="$URL" pid="$SERVER_PID" before
+  if [[ "$1" == bare ]]; then script=ping target="$BARE_URL" pid="$BARE_PID"; fi
+  before=$(cpu_mark "$pid")
+  wrk -t"$THREADS" -c"$CONNECTIONS" -d"$2" --latency --timeout 10s -s "$BENCH_DIR/$script.lua" "$target" >"$3" 2>&1 \
     || { cat "$3" >&2; die "wrk failed for $1"; }
+  cpu_line "$before" "$(cpu_mark "$pid")" >>"$3"
   grep -q '^BENCH_RESULT' "$3" || { cat "$3" >&2; die "wrk output for $1 has no BENCH_RESULT line"; }
 }
 
@@ -250,18 +299,23 @@ for run in $(seq 1 "$RUNS"); do
   for op in "${OPS[@]}"; do
     log "run $run/$RUNS: $op (wrk -t$THREADS -c$CONNECTIONS -d$DURATION --latency)"
     run_wrk "$op" "$DURATION" "$WORK/wrk-$op-$run.txt"
-    grep '^BENCH_RESULT' "$WORK/wrk-$op-$run.txt" | sed 's/^BENCH_RESULT /    /' >&2
+    grep -E '^(BENCH|CPU)_RESULT' "$WORK/wrk-$op-$run.txt" | sed -E 's/^(BENCH|CPU)_RESULT /    /' >&2
   done
 done
 meta RSS_AFTER_BENCH_KB "$(rss_kb "$SERVER_PID")"
+kill "$BARE_PID" 2>/dev/null || true
+wait "$BARE_PID" 2>/dev/null || true
+BARE_PID=""
 meta RSS_PEAK_KB "$(hwm_kb "$SERVER_PID")"
 
 # --- 3b. REST vs MCP: the same catalog operations, same server, same tool (ucpd-bench) ------
 # Each round runs every operation over both transports back to back; the order of the two
 # transports alternates per round so drift does not favour one.
 ucpd_bench() { # outfile args...
-  local out="$1"; shift
+  local out="$1" before; shift
+  before=$(cpu_mark "${SERVER_PID:-$PURCHASE_PID}")
   "$UCPD_BENCH" "$@" --threads "$BENCH_THREADS" >"$out" 2>&1 || { cat "$out" >&2; die "ucpd-bench $1 failed"; }
+  cpu_line "$before" "$(cpu_mark "${SERVER_PID:-$PURCHASE_PID}")" >>"$out"
   grep -q '^BENCH_RESULT' "$out" || { cat "$out" >&2; die "ucpd-bench output has no BENCH_RESULT line ($out)"; }
   grep '^BENCH_RESULT' "$out" | sed 's/^BENCH_RESULT /    /' >&2
 }

@@ -7,6 +7,10 @@ Reads WORK_DIR/meta.tsv (KEY<TAB>VALUE lines) and WORK_DIR/wrk-<op>-<run>.txt (e
 BENCH_RESULT line printed by bench/common.lua). Per operation: median req/s, p50, p99 over runs,
 and throughput as a % of the ping measured in the same run (median of the per-run ratios).
 
+Each wrk and ucpd-bench output may also carry one CPU_RESULT line (bench/run.sh cpu_line): the
+cores the measured server process used during the run, and the cores the machine used and left
+idle.
+
 Also reads the ucpd-bench outputs (WORK_DIR/ub-*.txt, one BENCH_RESULT line each):
 ub-catalog-<op>-<transport>-<run>.txt (REST vs MCP), ub-ping-<run>.txt and
 ub-purchase-<transport>-<run>.txt (purchase flow).
@@ -18,7 +22,7 @@ import re
 import statistics
 import sys
 
-OPS = [("ping", "ping (baseline)"), ("search", "search_catalog"), ("lookup", "lookup_catalog"),
+OPS = [("bare", "bare axum server, ping bytes (transport ceiling)"), ("ping", "ping (baseline)"), ("search", "search_catalog"), ("lookup", "lookup_catalog"),
        ("get_product", "get_product")]
 
 
@@ -40,9 +44,9 @@ def read_results(work):
         op, run = m.group(1), int(m.group(2))
         with open(path, encoding="utf-8") as f:
             for line in f:
-                if line.startswith("BENCH_RESULT "):
+                if line.startswith("BENCH_RESULT ") or line.startswith("CPU_RESULT "):
                     fields = dict(kv.split("=", 1) for kv in line.split()[1:])
-                    results.setdefault(op, {})[run] = {k: float(v) for k, v in fields.items()}
+                    results.setdefault(op, {}).setdefault(run, {}).update({k: float(v) for k, v in fields.items()})
     return results
 
 
@@ -59,20 +63,29 @@ def read_ub(work):
         key, run = m.group(1), int(m.group(2))
         with open(path, encoding="utf-8") as f:
             for line in f:
-                if line.startswith("BENCH_RESULT "):
-                    fields = {}
+                if line.startswith("BENCH_RESULT ") or line.startswith("CPU_RESULT "):
+                    fields = results.setdefault(key, {}).get(run, {})
                     for kv in line.split()[1:]:
                         k, _, v = kv.partition("=")
                         try:
                             fields[k] = float(v)
                         except ValueError:
                             fields[k] = v
-                    results.setdefault(key, {})[run] = fields
+                    results[key][run] = fields
     return results
 
 
 def med(runs, field):
     return statistics.median(r[field] for r in runs.values())
+
+
+def cpu(runs):
+    """'server / machine busy / idle' cores, medians over the runs that recorded them."""
+    have = [r for r in runs.values() if "server_cores" in r]
+    if not have:
+        return "n/a"
+    m = lambda field: statistics.median(r[field] for r in have)
+    return f"{m('server_cores'):.2f} / {m('machine_busy_cores'):.2f} / {m('machine_idle_cores'):.2f}"
 
 
 def ub_sections(meta, ub):
@@ -85,8 +98,9 @@ def ub_sections(meta, ub):
             f"concurrency {meta.get('COMPARE_CONCURRENCY')}, {meta.get('COMPARE_RUNS')} rounds of {meta.get('DURATION')})",
             "",
             "| operation | MCP req/s | REST req/s | REST vs MCP | MCP p50 / p99 ms | REST p50 / p99 ms | "
-            "MCP / REST avg body bytes | errors MCP / REST | req/s per round MCP; REST |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+            "MCP / REST avg body bytes | errors MCP / REST | req/s per round MCP; REST | "
+            "server CPU cores / machine busy / idle, MCP; REST |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---|---|",
         ]
         for op, label in ops:
             mcp, rest = ub.get(f"catalog-{op}-mcp"), ub.get(f"catalog-{op}-rest")
@@ -100,7 +114,7 @@ def ub_sections(meta, ub):
             lines.append(
                 f"| {label} | {m_rps:,.0f} | {r_rps:,.0f} | {diff:+.1f}% | {med(mcp, 'p50_ms'):.2f} / {med(mcp, 'p99_ms'):.2f} | "
                 f"{med(rest, 'p50_ms'):.2f} / {med(rest, 'p99_ms'):.2f} | {med(mcp, 'avg_body_bytes'):,.0f} / "
-                f"{med(rest, 'avg_body_bytes'):,.0f} | {errs} | {per_round} |")
+                f"{med(rest, 'avg_body_bytes'):,.0f} | {errs} | {per_round} | {cpu(mcp)}; {cpu(rest)} |")
             targets.append((f"{label}: REST and MCP throughput within 10% of each other", f"{diff:+.1f}%",
                             abs(diff) <= 10))
         lines.append("")
@@ -205,12 +219,13 @@ def main():
             "is_error": sum(r["is_error"] for r in runs.values()),
             "bytes": statistics.median(r["avg_body_bytes"] for r in runs.values()),
             "per_run": ", ".join(f"{runs[n]['rps']:.0f}" for n in sorted(runs)),
+            "cpu": cpu(runs),
         }
         summary[op] = s
         rows.append(
             f"| {label} | {s['rps']:,.0f} | {s['ratio']:.1f}% | {s['p50']:.2f} | {s['p99']:.2f} | "
             f"{s['requests']:,.0f} | {s['non2xx']:.0f} / {s['socket']:.0f} / {s['body_errors']:.0f} | "
-            f"{s['bytes']:,.0f} | {s['per_run']} |"
+            f"{s['bytes']:,.0f} | {s['per_run']} | {s['cpu']} |"
         )
 
     rss_load = mb(meta.get("RSS_AFTER_LOAD_KB"))
@@ -227,13 +242,22 @@ def main():
         return s is not None and s["non2xx"] == 0 and s["socket"] == 0 and s["body_errors"] == 0
 
     targets = []
+    if "bare" in results:
+        bare = results["bare"]
+        ratios = [ping[n]["rps"] / bare[n]["rps"] * 100 for n in ping if n in bare and bare[n]["rps"] > 0]
+        ratio = statistics.median(ratios) if ratios else float("nan")
+        targets.append(("ping ≥ 70% of the bare axum server (median of per-round ratios)", f"{ratio:.1f}%",
+                        ratio >= 70 and clean("ping")))
+    if "lookup" in summary:
+        targets.append(("lookup_catalog (10 ids) ≥ 15% of ping throughput", f"{summary['lookup']['ratio']:.1f}%",
+                        summary["lookup"]["ratio"] >= 15 and clean("lookup")))
     if "get_product" in summary:
         targets.append(("get_product ≥ 50% of ping throughput", f"{summary['get_product']['ratio']:.1f}%",
                         summary["get_product"]["ratio"] >= 50 and clean("get_product")))
     if "search" in summary:
         targets.append(("search_catalog ≥ 25% of ping throughput", f"{summary['search']['ratio']:.1f}%",
                         summary["search"]["ratio"] >= 25 and clean("search")))
-    for op, label in OPS[1:]:
+    for op, label in OPS[2:]:
         if op in summary:
             targets.append((f"{label} p99 ≤ 10 ms", f"{summary[op]['p99']:.2f} ms", summary[op]["p99"] <= 10))
     targets.append(("RSS ≤ 200 MB with the catalog loaded (after load / after benchmark)",
@@ -255,8 +279,8 @@ def main():
         "medians over runs",
         "",
         "| operation | req/s (median) | % of ping | p50 ms | p99 ms | requests | non-2xx / socket err / "
-        "\"error\" bodies | avg body bytes | req/s per run |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+        "\"error\" bodies | avg body bytes | req/s per run | server CPU cores / machine busy / idle |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|---|",
         *rows,
         "",
         "| measure | value |",

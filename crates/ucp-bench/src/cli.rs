@@ -21,6 +21,21 @@ pub(crate) enum Command {
     Catalog(CatalogArgs),
     /// Print the public JWK of the `--sign` test key (for the platform profile's signing_keys).
     Jwk,
+    /// A bare axum server answering ucpd's ping bytes: the transport's ceiling for `ping`.
+    BareServer(BareArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub(crate) struct BareArgs {
+    /// Port on 127.0.0.1 (0 = any free port; the ready line names it).
+    #[arg(long, default_value_t = 0)]
+    pub(crate) port: u16,
+    /// The path it answers POSTs on (ucpd's MCP endpoint).
+    #[arg(long, default_value = "/ucp/mcp")]
+    pub(crate) mcp_path: String,
+    /// Runtime worker threads (ucpd uses tokio's default: one per core).
+    #[arg(long)]
+    pub(crate) threads: Option<usize>,
 }
 
 #[derive(Debug, Clone, Args)]

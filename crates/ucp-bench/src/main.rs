@@ -4,12 +4,14 @@
 //!   counts completed orders and records the latency of each call type.
 //! - `ping`: the JSON-RPC `ping` baseline through the MCP stack, from the same tool.
 //! - `catalog`: search_catalog / lookup_catalog / get_product over MCP or REST.
+//! - `bare-server`: a bare axum server answering ucpd's ping bytes (the transport's ceiling).
 //! - `--sign` on any of them: RFC 9421-signed requests (`sign`); `jwk` prints the test key.
 //!
 //! Each run prints one `BENCH_RESULT key=value ...` line (machine-readable) and a small table.
 
 #![allow(clippy::print_stdout)]
 
+mod bare;
 mod catalog;
 mod cli;
 mod driver;
@@ -34,6 +36,13 @@ fn main() -> anyhow::Result<()> {
             println!("{}", sign::Signer::new().jwk());
             return Ok(());
         }
+        Command::BareServer(args) => {
+            let mut builder = tokio::runtime::Builder::new_multi_thread();
+            if let Some(threads) = args.threads {
+                builder.worker_threads(threads.max(1));
+            }
+            return builder.enable_all().build()?.block_on(bare::serve(args.clone()));
+        }
     }
     .max(1);
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(threads).enable_all().build()?;
@@ -42,7 +51,7 @@ fn main() -> anyhow::Result<()> {
             Command::Purchase(args) => purchase::purchase(args).await,
             Command::Ping(args) => fixed::ping(args).await,
             Command::Catalog(args) => catalog::catalog(args).await,
-            Command::Jwk => Ok(()),
+            Command::Jwk | Command::BareServer(_) => Ok(()),
         }
     })
 }

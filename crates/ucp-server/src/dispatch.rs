@@ -7,10 +7,9 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::error::ApiError;
-use crate::operations::{Capability, Operation};
-use crate::platform::negotiate;
+use crate::operations::Operation;
 pub use crate::response::Reply;
-use crate::response::{Envelope, error_response};
+use crate::response::error_response;
 use crate::state::AppState;
 use crate::trust::Principal;
 use crate::{catalog, idempotency, purchase};
@@ -94,16 +93,12 @@ async fn execute(
 ) -> Result<Reply, ApiError> {
     let operation = invocation.operation;
     let platform = state.platforms.resolve(url).await?;
-    let negotiated = negotiate(&state.profile, &platform)?;
-    let relevant: Vec<Capability> = operation.capability().relevant().collect();
-    let short_of = |name: &String| state.profile.short_names.get(name).copied();
-    let capabilities: Vec<(String, String)> = negotiated
-        .capabilities
-        .iter()
-        .filter(|(name, _)| short_of(name).is_some_and(|capability| relevant.contains(&capability)))
-        .map(|(name, version)| (name.clone(), version.clone()))
-        .collect();
-    if !capabilities.iter().any(|(name, _)| short_of(name) == Some(operation.capability())) {
+    let terms = platform.terms(&state.profile)?;
+    let negotiated = &terms.negotiated;
+    let Some(operation_terms) = terms.of(operation) else {
+        return Err(ApiError::internal(format!("no negotiated terms for {}", operation.name())));
+    };
+    if !operation_terms.shared {
         let body = error_response(
             &negotiated.version,
             "capabilities_incompatible",
@@ -116,25 +111,23 @@ async fn execute(
         );
         return serde_json::to_string(&body).map(Reply::from).map_err(ApiError::internal);
     }
-    let has = |capability: Capability| capabilities.iter().any(|(name, _)| short_of(name) == Some(capability));
-    let cart_negotiated = negotiated.capabilities.keys().any(|name| short_of(name) == Some(Capability::Cart));
-    let envelope = Envelope { version: negotiated.version.clone(), capabilities: capabilities.clone() };
+    let envelope = &operation_terms.envelope;
     let call = purchase::Call {
         state,
-        envelope: &envelope,
+        envelope,
         platform: &platform.url,
-        fulfillment: has(Capability::Fulfillment),
-        discounts: has(Capability::Discount),
-        cart_negotiated,
+        fulfillment: operation_terms.fulfillment,
+        discounts: operation_terms.discounts,
+        cart_negotiated: terms.cart_negotiated,
         platform_handlers: &platform.payment_handlers,
     };
     let id = invocation.id.as_deref().unwrap_or_default();
     let created = |(body, created): (String, bool)| Reply { body, created };
     // One arm per operation and no wildcard: an operation without a handler does not compile.
     let reply = match request {
-        ParsedRequest::SearchCatalog(request) => catalog::search_catalog(state, &envelope, request).await?.into(),
-        ParsedRequest::LookupCatalog(request) => catalog::lookup_catalog(state, &envelope, request).await?.into(),
-        ParsedRequest::GetProduct(request) => catalog::get_product(state, &envelope, request).await?.into(),
+        ParsedRequest::SearchCatalog(request) => catalog::search_catalog(state, envelope, request).await?.into(),
+        ParsedRequest::LookupCatalog(request) => catalog::lookup_catalog(state, envelope, request).await?.into(),
+        ParsedRequest::GetProduct(request) => catalog::get_product(state, envelope, request).await?.into(),
         ParsedRequest::CreateCart(request) => created(purchase::create_cart(&call, request).await?),
         ParsedRequest::GetCart => purchase::get_cart(&call, id).await?.into(),
         ParsedRequest::UpdateCart(request) => purchase::update_cart(&call, id, request).await?.into(),

@@ -28,6 +28,7 @@ pub mod rest;
 pub mod signatures;
 pub mod startup;
 pub mod state;
+pub mod terms;
 pub mod tls;
 pub mod trust;
 

@@ -30,6 +30,7 @@ use ucp_protocol::profile::ProfileError;
 use crate::config::ProfileSettings;
 use crate::discovery::BusinessProfile;
 use crate::error::{ApiError, ErrorKind};
+use crate::terms::Terms;
 
 /// What negotiation needs from a platform's profile.
 #[derive(Debug, Clone)]
@@ -46,6 +47,20 @@ pub struct PlatformProfile {
     pub payment_handlers: Vec<String>,
     /// Size of the profile body as fetched: what the cache weighs it by.
     pub body_bytes: usize,
+    /// The negotiation with our profile, settled on first use ([`PlatformProfile::terms`]).
+    pub terms: std::sync::OnceLock<Result<Terms, ApiError>>,
+}
+
+impl PlatformProfile {
+    /// What negotiating with `ours` settles (or why it fails), computed once per cached
+    /// profile: neither side changes while this copy is cached. `ours` is the process's one
+    /// business profile.
+    pub fn terms(&self, ours: &BusinessProfile) -> Result<&Terms, ApiError> {
+        self.terms
+            .get_or_init(|| negotiate(ours, self).map(|negotiated| Terms::new(ours, negotiated)))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
 }
 
 /// Resolves, fetches, validates and caches platform profiles.
@@ -285,6 +300,7 @@ pub fn parse_profile(url: &str, body: &[u8]) -> Result<PlatformProfile, ApiError
         keys: parsed.keys,
         payment_handlers: parsed.payment_handlers,
         body_bytes: body.len(),
+        terms: std::sync::OnceLock::new(),
     })
 }
 

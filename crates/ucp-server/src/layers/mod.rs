@@ -54,24 +54,82 @@ use crate::state::AppState;
 
 /// Wraps a route group in the per-binding part of the stack (everything but request ids and
 /// tracing, which [`shared`] adds once around the whole router).
+///
+/// Which layers exist is decided here, once, from the settings: a layer whose feature is off
+/// for this binding would only pass every request through (an extra boxed future and a state
+/// clone per request), so it is left out of the stack (see [`Present`]). The order of those
+/// that remain is always the one above.
 pub fn binding_stack(router: Router<AppState>, state: &AppState, binding: Binding) -> Router<AppState> {
     let scope = Scope { state: state.clone(), binding };
-    let router = router.layer(
+    let present = Present::of(state, binding);
+    // `Router::layer` wraps what is there already: innermost first.
+    let mut router = router;
+    if present.audit_scope {
+        router = router.layer(axum::middleware::from_fn(audit::scope));
+    }
+    if present.rate_limits {
+        // Per-platform limits once the principal is known.
+        router = router.layer(from_fn_with_state(scope.clone(), ratelimit::by_platform));
+    }
+    if present.authentication {
+        // Authentication after signatures: it takes the signature layer's principal.
+        router = router.layer(from_fn_with_state(scope.clone(), auth::establish));
+    }
+    if present.signatures {
+        // The trust layers, after the body is read and before the handler.
+        router = router.layer(from_fn_with_state(scope.clone(), signature::check));
+    }
+    let router = outer_stack(router, scope, binding, present.rate_limits);
+    with_page_headers(router, binding)
+}
+
+/// Which of the optional layers a binding's stack has (the others always run: panic
+/// catching, admission, Host/Origin and the body).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Present {
+    /// Both rate-limit layers: `limits.rate` has a limit on.
+    rate_limits: bool,
+    /// The signature layer: MCP and REST, when some platform's policy verifies or some
+    /// response is signed (`signatures.policy`, `signatures.sign_responses`). On the pages it
+    /// looks at nothing.
+    signatures: bool,
+    /// The authentication layer: MCP and REST (it refuses a credential we did not issue even
+    /// when no platform is onboarded). On the pages it looks at nothing.
+    authentication: bool,
+    /// The audit scope: only a trust layer can put a principal on the request, and without
+    /// onboarded platforms and without verified signatures none ever does.
+    audit_scope: bool,
+}
+
+impl Present {
+    fn of(state: &AppState, binding: Binding) -> Present {
+        let platform_binding = binding != Binding::Page;
+        let settings = &state.signatures.settings;
+        let signatures = platform_binding
+            && (settings.any_verification() || settings.sign_responses != crate::config::ResponseSigning::None);
+        let principals = settings.any_verification() || !state.settings.platforms.is_empty();
+        Present {
+            rate_limits: state.rate_limits.enabled(),
+            signatures,
+            authentication: platform_binding,
+            audit_scope: platform_binding && principals,
+        }
+    }
+}
+
+/// Panic catching, admission, Host/Origin, the per-IP rate limit (when on) and the body,
+/// around `router`.
+fn outer_stack(router: Router<AppState>, scope: Scope, binding: Binding, rate_limits: bool) -> Router<AppState> {
+    let mut router = router.layer(from_fn_with_state(scope.clone(), body::read));
+    if rate_limits {
+        router = router.layer(from_fn_with_state(scope.clone(), ratelimit::by_ip));
+    }
+    router.layer(
         ServiceBuilder::new()
             .layer(from_fn_with_state(binding, panic::catch))
             .layer(from_fn_with_state(scope.clone(), admission::admit))
-            .layer(from_fn_with_state(scope.clone(), host::guard))
-            .layer(from_fn_with_state(scope.clone(), ratelimit::by_ip))
-            .layer(from_fn_with_state(scope.clone(), body::read))
-            // The trust layers, after the body is read and before the handler.
-            .layer(from_fn_with_state(scope.clone(), signature::check))
-            // Authentication after signatures: it takes the signature layer's principal.
-            .layer(from_fn_with_state(scope.clone(), auth::establish))
-            // Per-platform limits once the principal is known; the audit scope innermost.
-            .layer(from_fn_with_state(scope, ratelimit::by_platform))
-            .layer(axum::middleware::from_fn(audit::scope)),
-    );
-    with_page_headers(router, binding)
+            .layer(from_fn_with_state(scope, host::guard)),
+    )
 }
 
 /// The outer part of the stack for the merchant's admin routes: panic catching, admission,
@@ -79,14 +137,7 @@ pub fn binding_stack(router: Router<AppState>, state: &AppState, binding: Bindin
 /// admin credential is checked by `crate::admin`).
 pub fn admin_stack(router: Router<AppState>, state: &AppState, binding: Binding) -> Router<AppState> {
     let scope = Scope { state: state.clone(), binding };
-    let router = router.layer(
-        ServiceBuilder::new()
-            .layer(from_fn_with_state(binding, panic::catch))
-            .layer(from_fn_with_state(scope.clone(), admission::admit))
-            .layer(from_fn_with_state(scope.clone(), host::guard))
-            .layer(from_fn_with_state(scope.clone(), ratelimit::by_ip))
-            .layer(from_fn_with_state(scope, body::read)),
-    );
+    let router = outer_stack(router, scope, binding, state.rate_limits.enabled());
     with_page_headers(router, binding)
 }
 

@@ -74,7 +74,7 @@ async fn handle(state: &AppState, headers: &HeaderMap, principal: Option<Princip
             );
         }
     };
-    let object = match message {
+    let mut object = match message {
         Value::Object(object) => object,
         Value::Array(_) => {
             return rpc_error(
@@ -92,6 +92,8 @@ async fn handle(state: &AppState, headers: &HeaderMap, principal: Option<Princip
             );
         }
     };
+    // Moved out, not copied: the arguments are the largest part of the message.
+    let params = object.remove("params");
     let id = match object.get("id") {
         None => None,
         Some(id @ (Value::String(_) | Value::Number(_))) => Some(id.clone()),
@@ -114,7 +116,7 @@ async fn handle(state: &AppState, headers: &HeaderMap, principal: Option<Princip
         // A notification: nothing to answer.
         return Response::builder().status(StatusCode::ACCEPTED).body(Body::empty()).unwrap_or_default();
     };
-    let params = object.get("params").cloned().unwrap_or(Value::Null);
+    let params = params.unwrap_or(Value::Null);
     if !matches!(params, Value::Null | Value::Object(_)) {
         return rpc_error(&id, &ApiError::invalid_params("params must be an object"));
     }

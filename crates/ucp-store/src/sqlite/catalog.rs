@@ -105,8 +105,11 @@ pub(super) fn weight_of(product: &Product) -> u32 {
 /// The search index, rebuilt first when the catalog changed since it was built (a write in
 /// this process, or another process's import seen through `catalog_meta.version`).
 fn current_index(inner: &Inner, connection: &Connection) -> Result<Arc<CatalogIndex>, StoreError> {
-    let stored: i64 =
-        connection.query_row("SELECT version FROM catalog_meta", [], |row| row.get(0)).map_err(backend)?;
+    // Prepared once per connection: on a hot read this is one indexed step, not a parse.
+    let stored: i64 = connection
+        .prepare_cached("SELECT version FROM catalog_meta")
+        .and_then(|mut statement| statement.query_row([], |row| row.get(0)))
+        .map_err(backend)?;
     {
         let guard = inner.index.read().map_err(|_| StoreError::Backend("index lock poisoned".into()))?;
         if guard.1 == stored && !inner.index_stale.load(Ordering::SeqCst) {
