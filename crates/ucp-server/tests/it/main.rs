@@ -23,6 +23,7 @@ mod mcp_transport;
 mod negotiation;
 mod orders;
 mod payments;
+mod recovery;
 mod rest;
 mod schema;
 mod signatures;
