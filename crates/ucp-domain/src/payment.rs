@@ -64,6 +64,10 @@ pub trait PaymentProcessor: Send + Sync + std::fmt::Debug {
     async fn confirm(&self, reference: &str, charge: &Charge) -> Result<PaymentOutcome, ProcessorUnavailable>;
     /// Gives back an approved charge that could not become an order (stock ran out).
     async fn refund(&self, reference: &str) -> Result<(), ProcessorUnavailable>;
+    /// What became of the payment charged under our `idempotency_key` (its confirmation
+    /// included): `None` when the processor has no charge under it. A refunded charge is
+    /// `Declined`. Recovery asks this when a complete ended without storing the outcome.
+    async fn lookup(&self, idempotency_key: &str) -> Result<Option<PaymentOutcome>, ProcessorUnavailable>;
 }
 
 /// One offered handler instance and the processor behind it.
@@ -128,35 +132,124 @@ pub fn sandbox_handler() -> Handler {
         name: SANDBOX_HANDLER.into(),
         id: SANDBOX_ID.into(),
         instrument_types: vec!["card".into()],
-        processor: Arc::new(Sandbox),
+        processor: Arc::new(Sandbox::default()),
         currencies: Vec::new(),
         countries: Vec::new(),
     }
 }
 
-/// Deterministic test processor: the token decides.
-#[derive(Debug)]
-pub struct Sandbox;
+/// How many charge outcomes the sandbox remembers (the oldest are forgotten first).
+const SANDBOX_MEMORY: usize = 10_000;
+
+/// Deterministic test processor: the token decides. Like a real processor it answers a
+/// repeated key with the first outcome and can be asked about a key later (`lookup`); it
+/// remembers the last [`SANDBOX_MEMORY`] keys, in memory only (no money moves).
+#[derive(Debug, Default)]
+pub struct Sandbox {
+    charges: std::sync::Mutex<SandboxCharges>,
+}
+
+#[derive(Debug, Default)]
+struct SandboxCharges {
+    by_key: std::collections::HashMap<String, PaymentOutcome>,
+    order: std::collections::VecDeque<String>,
+}
+
+impl Sandbox {
+    fn charges(&self) -> std::sync::MutexGuard<'_, SandboxCharges> {
+        self.charges.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn remember(&self, key: &str, outcome: &PaymentOutcome) {
+        let mut charges = self.charges();
+        if charges.by_key.insert(key.to_owned(), outcome.clone()).is_none() {
+            charges.order.push_back(key.to_owned());
+            while charges.order.len() > SANDBOX_MEMORY {
+                if let Some(oldest) = charges.order.pop_front() {
+                    charges.by_key.remove(&oldest);
+                }
+            }
+        }
+    }
+}
 
 #[async_trait]
 impl PaymentProcessor for Sandbox {
     async fn charge(&self, charge: &Charge) -> Result<PaymentOutcome, ProcessorUnavailable> {
+        if let Some(outcome) = self.charges().by_key.get(&charge.idempotency_key) {
+            return Ok(outcome.clone());
+        }
         let reference = format!("sbx_{}", &uuid::Uuid::new_v4().simple().to_string()[..16]);
-        Ok(match charge.token.as_str() {
+        let outcome = match charge.token.as_str() {
             TOKEN_SUCCESS => PaymentOutcome::Approved { reference },
             TOKEN_3DS => PaymentOutcome::RequiresAction { reference },
             TOKEN_DECLINE => PaymentOutcome::Declined { reason: "The card was declined (sandbox).".into() },
             _ => PaymentOutcome::Declined {
                 reason: format!("Unknown sandbox token; use {TOKEN_SUCCESS}, {TOKEN_DECLINE} or {TOKEN_3DS}."),
             },
-        })
+        };
+        self.remember(&charge.idempotency_key, &outcome);
+        Ok(outcome)
     }
 
-    async fn confirm(&self, reference: &str, _charge: &Charge) -> Result<PaymentOutcome, ProcessorUnavailable> {
-        Ok(PaymentOutcome::Approved { reference: reference.to_owned() })
+    async fn confirm(&self, reference: &str, charge: &Charge) -> Result<PaymentOutcome, ProcessorUnavailable> {
+        let outcome = PaymentOutcome::Approved { reference: reference.to_owned() };
+        self.remember(&charge.idempotency_key, &outcome);
+        Ok(outcome)
     }
 
-    async fn refund(&self, _reference: &str) -> Result<(), ProcessorUnavailable> {
+    async fn refund(&self, reference: &str) -> Result<(), ProcessorUnavailable> {
+        let mut charges = self.charges();
+        for outcome in charges.by_key.values_mut() {
+            if matches!(outcome, PaymentOutcome::Approved { reference: approved } if approved == reference) {
+                *outcome = PaymentOutcome::Declined { reason: "The payment was refunded (sandbox).".into() };
+            }
+        }
         Ok(())
+    }
+
+    async fn lookup(&self, idempotency_key: &str) -> Result<Option<PaymentOutcome>, ProcessorUnavailable> {
+        Ok(self.charges().by_key.get(idempotency_key).cloned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn charge(key: &str, token: &str) -> Charge {
+        Charge {
+            checkout_id: "chk".into(),
+            amount: 100,
+            currency: "USD".into(),
+            token: token.into(),
+            idempotency_key: key.into(),
+        }
+    }
+
+    // Issue 9 item 3: the sandbox answers a repeated key with its first outcome and tells
+    // recovery what became of a key; a refunded charge looks declined.
+    #[test]
+    fn the_sandbox_is_idempotent_by_key_and_can_be_asked() {
+        let sandbox = Sandbox::default();
+        assert_eq!(block_on(Box::pin(sandbox.lookup("k1"))).unwrap(), None);
+        let first = block_on(Box::pin(sandbox.charge(&charge("k1", TOKEN_SUCCESS)))).unwrap();
+        let again = block_on(Box::pin(sandbox.charge(&charge("k1", TOKEN_DECLINE)))).unwrap();
+        assert_eq!(first, again, "one key, one charge");
+        assert_eq!(block_on(Box::pin(sandbox.lookup("k1"))).unwrap(), Some(first.clone()));
+        let PaymentOutcome::Approved { reference } = first else { panic!("{first:?}") };
+        block_on(Box::pin(sandbox.refund(&reference))).unwrap();
+        assert!(matches!(block_on(Box::pin(sandbox.lookup("k1"))).unwrap(), Some(PaymentOutcome::Declined { .. })));
+    }
+
+    /// Polls a future that never waits (the sandbox does no I/O) to its end.
+    fn block_on<T>(mut future: std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + '_>>) -> T {
+        let waker = std::task::Waker::noop();
+        let mut context = std::task::Context::from_waker(waker);
+        loop {
+            if let std::task::Poll::Ready(value) = future.as_mut().poll(&mut context) {
+                return value;
+            }
+        }
     }
 }

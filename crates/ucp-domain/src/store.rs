@@ -162,11 +162,18 @@ pub trait CommerceStore: Send + Sync + std::fmt::Debug {
     /// How many orders used each code (upper-case).
     async fn discount_uses(&self, codes: &[String]) -> Result<HashMap<String, u64>, StoreError>;
 
-    /// Marks sessions whose `expires_at` has passed as canceled; returns how many.
+    /// Marks sessions whose `expires_at` has passed as canceled; returns how many. A checkout
+    /// `complete_in_progress` with a recorded payment attempt is skipped: its charge is
+    /// unresolved, and recovery settles it first.
     async fn expire_sessions(&self, now: i64) -> Result<u64, StoreError>;
 
+    /// At most `limit` checkouts `complete_in_progress` with a payment attempt started at or
+    /// before `started_before`, oldest first (recovery asks the processor about each).
+    async fn stuck_checkouts(&self, started_before: i64, limit: u64) -> Result<Vec<Session>, StoreError>;
+
     /// Deletes at most `limit` carts and checkouts that expired at or before `expired_before`,
-    /// except completed checkouts and any checkout an order was made from; returns how many.
+    /// except completed checkouts, any checkout an order was made from, and any with an
+    /// unresolved payment attempt; returns how many.
     async fn delete_expired_sessions(&self, expired_before: i64, limit: u64) -> Result<u64, StoreError>;
 }
 

@@ -41,8 +41,77 @@ pub fn payload_member(operation: Operation) -> Option<&'static str> {
 }
 
 /// Runs the operation, then writes its audit line (`layers::audit`). The claimed profile URL
-/// is read from the call once, here; an unreadable one is reported where it first matters.
+/// is read from the call once, in [`attached`]. `complete_checkout` runs detached from the
+/// request ([`detached`]).
 pub async fn run(state: &AppState, invocation: Invocation<'_>) -> Result<Reply, ApiError> {
+    if invocation.operation == Operation::CompleteCheckout {
+        return detached(state, invocation).await;
+    }
+    attached(state, invocation).await
+}
+
+/// Runs a call on the runtime as a task of its own and awaits it: a client that disconnects
+/// drops only the wait, never the call, so a complete that started charging goes on to its
+/// order (or refund), its idempotency record's answer and its audit line (issue 9 item 3).
+async fn detached(state: &AppState, invocation: Invocation<'_>) -> Result<Reply, ApiError> {
+    use tracing::Instrument;
+    let owned = OwnedInvocation {
+        operation: invocation.operation,
+        headers: invocation.headers.clone(),
+        meta_profile: invocation.meta_profile,
+        idempotency_key: invocation.idempotency_key,
+        id: invocation.id,
+        payload: invocation.payload.cloned(),
+        payload_label: invocation.payload_label,
+        arguments: match invocation.arguments {
+            idempotency::Arguments::Mcp(arguments) => OwnedArguments::Mcp(arguments.clone()),
+            idempotency::Arguments::Rest(body) => OwnedArguments::Rest(body.cloned()),
+        },
+        principal: invocation.principal,
+    };
+    let state = state.clone();
+    let task = tokio::spawn(
+        async move {
+            let invocation = Invocation {
+                operation: owned.operation,
+                headers: &owned.headers,
+                meta_profile: owned.meta_profile,
+                idempotency_key: owned.idempotency_key,
+                id: owned.id,
+                payload: owned.payload.as_ref(),
+                payload_label: owned.payload_label,
+                arguments: match &owned.arguments {
+                    OwnedArguments::Mcp(arguments) => idempotency::Arguments::Mcp(arguments),
+                    OwnedArguments::Rest(body) => idempotency::Arguments::Rest(body.as_ref()),
+                },
+                principal: owned.principal,
+            };
+            attached(&state, invocation).await
+        }
+        .instrument(tracing::Span::current()),
+    );
+    task.await.map_err(ApiError::internal)?
+}
+
+/// What a detached call owns of its [`Invocation`].
+struct OwnedInvocation {
+    operation: Operation,
+    headers: HeaderMap,
+    meta_profile: Option<String>,
+    idempotency_key: Option<String>,
+    id: Option<String>,
+    payload: Option<Value>,
+    payload_label: String,
+    arguments: OwnedArguments,
+    principal: Option<Principal>,
+}
+
+enum OwnedArguments {
+    Mcp(serde_json::Map<String, Value>),
+    Rest(Option<Value>),
+}
+
+async fn attached(state: &AppState, invocation: Invocation<'_>) -> Result<Reply, ApiError> {
     let (operation, id) = (invocation.operation, invocation.id.clone());
     let claimed = state.platforms.profile_url(invocation.headers.get("ucp-agent"), invocation.meta_profile.as_deref());
     let result = once(state, invocation, &claimed).await;

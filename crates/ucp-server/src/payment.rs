@@ -100,7 +100,10 @@ impl Handlers {
 
 /// An external processor: `POST {url}` with the charge, answered with
 /// `{"status": "approved"|"declined"|"requires_action", "reference": "…", "reason": "…"}`;
-/// `POST {url}/confirm` and `POST {url}/refund` with `{"reference": …}`.
+/// `POST {url}/confirm` and `POST {url}/refund` with `{"reference": …}`; `POST {url}/lookup`
+/// with `{"idempotency_key": …}` (our key of a charge), answered like a charge (the payment's
+/// state now, its confirmation included), `"refunded"`, or `"not_found"` when no charge was
+/// made under that key. Every request carries an `Idempotency-Key` header.
 #[derive(Debug)]
 pub struct HttpProcessor {
     client: reqwest::Client,
@@ -188,5 +191,16 @@ impl PaymentProcessor for HttpProcessor {
 
     async fn refund(&self, reference: &str) -> Result<(), ProcessorUnavailable> {
         self.post("/refund", &json!({ "reference": reference }), &format!("refund-{reference}")).await.map(|_| ())
+    }
+
+    async fn lookup(&self, idempotency_key: &str) -> Result<Option<Outcome>, ProcessorUnavailable> {
+        let answer = self
+            .post("/lookup", &json!({ "idempotency_key": idempotency_key }), &format!("lookup-{idempotency_key}"))
+            .await?;
+        match answer["status"].as_str() {
+            Some("not_found") => Ok(None),
+            Some("refunded") => Ok(Some(Outcome::Declined { reason: "The payment was refunded.".into() })),
+            _ => HttpProcessor::outcome(&answer).map(Some),
+        }
     }
 }

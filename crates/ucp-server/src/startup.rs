@@ -220,11 +220,38 @@ impl Application {
                 }
             }
         });
+        let recovery = tokio::spawn(recover_payments(self.state.core.clone(), sweep_every));
         let connections = self.state.settings.limits.connections.clone();
         let served = crate::listener::serve(self.listener, self.router, &connections, self.tls, shutdown).await;
         refresher.abort();
         sweeper.abort();
+        recovery.abort();
         served
+    }
+}
+
+/// The recovery sweeper (issue 9 item 3): every `every_secs`, checkouts stuck in
+/// `complete_in_progress` past `payments.recovery_after_secs` are settled by asking their
+/// processor (`Commerce::recover_payments`), in batches, the first right at start so a
+/// restart after a crash settles what the crash left. Its own task: a slow processor never
+/// holds up the expiry sweep.
+async fn recover_payments(core: ucp_domain::Commerce, every_secs: u64) {
+    const BATCH: u64 = 100;
+    let mut ticks = tokio::time::interval(std::time::Duration::from_secs(every_secs));
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        match core.recover_payments(BATCH).await {
+            Ok(recovered) if recovered.is_empty() => {}
+            Ok(recovered) => tracing::info!(
+                placed = recovered.placed,
+                refunded = recovered.refunded,
+                released = recovered.released,
+                unresolved = recovered.unresolved,
+                "settled checkouts stuck in complete_in_progress"
+            ),
+            Err(error) => tracing::warn!(%error, "recovering stuck checkouts failed"),
+        }
     }
 }
 
@@ -251,6 +278,7 @@ fn core_of(settings: &Settings, ports: CorePorts<'_>) -> Result<ucp_domain::Comm
         max_lookup_ids: settings.catalog.max_lookup_ids,
         cart_ttl_secs: settings.checkout.cart_ttl_secs,
         checkout_ttl_secs: settings.checkout.checkout_ttl_secs,
+        payment_recovery_secs: i64::try_from(settings.payments.recovery_after_secs).unwrap_or(i64::MAX),
     };
     let ports = ucp_domain::commerce::Ports {
         catalog: Arc::clone(ports.catalog),

@@ -1,6 +1,7 @@
 //! Carts and checkouts: the stored session (`model`), the merchant's rules (`rules`) and the
 //! pricing engine that turns both into line totals, totals, messages and a status (`pricing`).
 
+mod attempt;
 mod interned;
 mod model;
 mod parts;
@@ -8,6 +9,7 @@ mod priced;
 mod pricing;
 mod rules;
 
+pub use attempt::PaymentAttempt;
 pub use model::{
     Buyer, Context, FulfillmentChoice, Line, LineRequest, Locked, NotClaimed, PendingAuthentication, Session,
 };
@@ -107,22 +109,66 @@ mod tests {
         }
     }
 
+    fn attempt(session: &Session, started_at: i64) -> PaymentAttempt {
+        let pricing = Priced {
+            lines: Vec::new(),
+            totals: Vec::new(),
+            messages: Vec::new(),
+            fulfillment: None,
+            discount_codes: Vec::new(),
+            applied_discounts: Vec::new(),
+            status: Status::ReadyForComplete,
+            used_codes: Vec::new(),
+        };
+        PaymentAttempt {
+            handler_id: "sandbox".into(),
+            key: session.charge_key(),
+            amount: 100,
+            currency: "USD".into(),
+            started_at,
+            in_doubt: false,
+            confirms: None,
+            pricing: Box::new(pricing),
+        }
+    }
+
     // The processor key is ours (checkout + attempt), stable within an attempt and new after
-    // a decline or a refund (issue 8 item 4).
+    // a decline or a refund (issue 8 item 4); a refusal before any charge keeps it.
     #[test]
     fn charge_keys_are_per_checkout_and_attempt() {
         let mut session = Session::new("chk_1".into(), SessionKind::Checkout, "USD".into(), "p".into(), 0, 60);
         let first = session.charge_key();
         assert_eq!(first, "chk_1-attempt-1");
-        session.claim().unwrap();
+        session.claim(attempt(&session, 0)).unwrap();
         session.release();
         assert_eq!(session.charge_key(), first, "a processor outage retries the same attempt");
-        session.claim().unwrap();
+        session.refuse_payment(Message::error("payment_failed", Severity::Recoverable, "bad instrument", None));
+        assert_eq!(session.charge_key(), first, "nothing was charged under the key");
+        session.claim(attempt(&session, 0)).unwrap();
         session.fail_payment(Message::error("payment_failed", Severity::Recoverable, "declined", None));
         assert_eq!(session.charge_key(), "chk_1-attempt-2");
-        session.claim().unwrap();
+        session.claim(attempt(&session, 0)).unwrap();
         session.refunded();
         assert_eq!(session.status, Status::Incomplete, "a refund gives the claim back");
         assert_eq!(session.charge_key(), "chk_1-attempt-3");
+        assert!(session.payment_attempt.is_none(), "a released claim leaves no unresolved attempt");
+    }
+
+    // Issue 9 item 3: the attempt is recorded with the claim, unresolved until the outcome is
+    // stored, stuck once in doubt or older than the recovery timeout, and kept on completion.
+    #[test]
+    fn a_claim_records_its_attempt_until_the_outcome_is_stored() {
+        let mut session = Session::new("chk_2".into(), SessionKind::Checkout, "USD".into(), "p".into(), 0, 600);
+        session.claim(attempt(&session, 100)).unwrap();
+        assert_eq!(session.unresolved_attempt().map(|attempt| attempt.key.as_str()), Some("chk_2-attempt-1"));
+        assert!(!session.is_stuck(130, 60), "a young claim is another request's charge in flight");
+        assert!(session.is_stuck(160, 60), "a claim older than the timeout is stuck");
+        assert!(session.doubt_payment());
+        assert!(session.is_stuck(101, 60), "a charge whose call failed is settled right away");
+        let pricing = session.payment_attempt.as_ref().unwrap().pricing.as_ref().clone();
+        session.complete("ord_1".into(), pricing, 200).unwrap();
+        assert!(session.unresolved_attempt().is_none());
+        assert!(!session.is_stuck(10_000, 60));
+        assert_eq!(session.payment_attempt.as_ref().map(|attempt| attempt.in_doubt), Some(false), "kept as the record");
     }
 }

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::attempt::PaymentAttempt;
 use super::parts::{Address, SessionKind, Status};
 
 /// One line as stored: our line id, the catalog item (variant) id and the quantity.
@@ -110,6 +111,11 @@ pub struct Session {
     /// processor idempotency key ([`Session::charge_key`]) is new.
     #[serde(default)]
     pub payment_attempts: u32,
+    /// The charge of the claim in progress, recorded before it is sent; kept on a completed
+    /// checkout as the record of what paid its order. Unresolved while the checkout is
+    /// `complete_in_progress` ([`Session::unresolved_attempt`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payment_attempt: Option<PaymentAttempt>,
 }
 
 impl Session {
@@ -138,6 +144,7 @@ impl Session {
             completed_at: None,
             version: 0,
             payment_attempts: 0,
+            payment_attempt: None,
         }
     }
 
@@ -194,24 +201,52 @@ impl Session {
         Ok(())
     }
 
-    /// Claims an open checkout for completion: until the outcome is stored it is
-    /// `complete_in_progress`, which updates, cancels and other completes refuse.
-    pub fn claim(&mut self) -> Result<(), Locked> {
+    /// Claims an open checkout for completion and records the charge about to be made: until
+    /// the outcome is stored it is `complete_in_progress`, which updates, cancels and other
+    /// completes refuse.
+    pub fn claim(&mut self, attempt: PaymentAttempt) -> Result<(), Locked> {
         if let Some(locked) = self.locked() {
             return Err(locked);
         }
         self.status = Status::CompleteInProgress;
+        self.payment_attempt = Some(attempt);
         Ok(())
     }
 
-    /// Gives a claimed checkout back when its complete ended without an order. Returns
-    /// whether anything changed.
+    /// Gives a claimed checkout back when its complete ended without an order (and without
+    /// money held under its key). Returns whether anything changed.
     pub fn release(&mut self) -> bool {
         if self.status != Status::CompleteInProgress {
             return false;
         }
         self.status = Status::Incomplete;
+        self.payment_attempt = None;
         true
+    }
+
+    /// The charge of a claim whose outcome is not stored yet.
+    pub fn unresolved_attempt(&self) -> Option<&PaymentAttempt> {
+        self.payment_attempt.as_ref().filter(|_| self.status == Status::CompleteInProgress)
+    }
+
+    /// Whether recovery should settle this checkout now: its charge's outcome is unknown (the
+    /// processor call failed) or it has been in progress for `after_secs` or more.
+    pub fn is_stuck(&self, now: i64, after_secs: i64) -> bool {
+        self.unresolved_attempt()
+            .is_some_and(|attempt| attempt.in_doubt || attempt.started_at <= now.saturating_sub(after_secs))
+    }
+
+    /// The processor call of the claim ended without an answer: the checkout stays claimed
+    /// (the money may have moved) until the processor says what happened.
+    pub fn doubt_payment(&mut self) -> bool {
+        let in_progress = self.status == Status::CompleteInProgress;
+        match self.payment_attempt.as_mut() {
+            Some(attempt) if in_progress && !attempt.in_doubt => {
+                attempt.in_doubt = true;
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Cancels an open session.
@@ -223,12 +258,19 @@ impl Session {
         Ok(())
     }
 
-    /// Records a declined or refused payment: the reason stays on the checkout until the
-    /// next update, and a claim is given back.
+    /// Records a declined payment: the reason stays on the checkout until the next update, a
+    /// claim is given back, and the next charge is a new attempt.
     pub fn fail_payment(&mut self, message: super::Message) {
+        self.refuse_payment(message);
+        self.payment_attempts += 1;
+    }
+
+    /// Records a payment refused before anything was charged under the current key (a bad
+    /// instrument; the processor has no charge under it): the reason stays until the next
+    /// update, a claim is given back, and the key stays, so a late charge under it is found.
+    pub fn refuse_payment(&mut self, message: super::Message) {
         self.sticky_messages = vec![message];
         self.pending_authentication = None;
-        self.payment_attempts += 1;
         self.release();
     }
 
@@ -263,6 +305,9 @@ impl Session {
             return Err(NotClaimed(self.status));
         }
         self.status = Status::Completed;
+        if let Some(attempt) = self.payment_attempt.as_mut() {
+            attempt.in_doubt = false;
+        }
         self.order_id = Some(order_id);
         self.pending_authentication = None;
         self.sticky_messages.clear();

@@ -1,13 +1,12 @@
 //! `complete_checkout`: claim the checkout, take the payment, place the order atomically, and
 //! give the money back whenever a charge cannot become an order.
 
-use crate::checkout::{Message, PendingAuthentication, Priced, Session, SessionKind, Severity, Status};
-use crate::order::Order;
-use crate::payment::{Charge, Handler, PaymentOutcome};
-use crate::store::{PlaceOrder, PlaceOrderError, StoredOrder};
+use crate::checkout::{Message, PaymentAttempt, Session, SessionKind, Severity, Status};
+use crate::payment::{Charge, Handler};
 
 use super::inputs::CheckoutInput;
 use super::session::{Attempt, refusal_message};
+use super::settle::Settled;
 use super::{Answer, Caller, Commerce, Error, OrderView, Refusal, SessionView};
 
 /// What a complete asks of the processor.
@@ -38,6 +37,11 @@ impl Commerce {
         let Some(mut session) = self.load(caller, id, SessionKind::Checkout).await? else {
             return Ok(Attempt::Done(Answer::Refused(Refusal::not_found("Checkout"))));
         };
+        // A checkout whose charge is in doubt, or stuck past the recovery timeout, is settled
+        // first (the processor is asked), rather than refused forever.
+        if session.is_stuck(self.now(), self.settings.payment_recovery_secs) {
+            return self.resolve_stuck(caller, session).await;
+        }
         if let Some(refusal) = refusal_message(&session, "completed again") {
             return done(self.view(caller, session, vec![refusal]).await?);
         }
@@ -75,7 +79,7 @@ impl Commerce {
                 [] => return Err(Error::invalid("checkout.payment.instruments must hold the instrument to charge")),
                 _ => {
                     let reason = "Send exactly one payment instrument; split payments are not supported.";
-                    return self.fail_payment(caller, session, reason).await.map(done_answer);
+                    return self.refuse_payment(caller, session, reason).await.map(done_answer);
                 }
             };
             let Some(handler) = self.offered_handler(caller, &session, &instrument.handler_id) else {
@@ -83,24 +87,37 @@ impl Commerce {
                     "Payment handler {:?} is not offered for this checkout; use one from ucp.payment_handlers.",
                     instrument.handler_id
                 );
-                return self.fail_payment(caller, session, &reason).await.map(done_answer);
+                return self.refuse_payment(caller, session, &reason).await.map(done_answer);
             };
             if !handler.instrument_types.contains(&instrument.kind) {
                 let reason = format!("Handler {} does not take {} instruments.", handler.id, instrument.kind);
-                return self.fail_payment(caller, session, &reason).await.map(done_answer);
+                return self.refuse_payment(caller, session, &reason).await.map(done_answer);
             }
             let Some(token) = instrument.token.clone() else {
                 let reason = "The payment instrument needs a token credential.";
-                return self.fail_payment(caller, session, reason).await.map(done_answer);
+                return self.refuse_payment(caller, session, reason).await.map(done_answer);
             };
             (handler, PaymentStep::Charge, token)
         };
 
-        // Claim the checkout before any money moves: from here until the outcome is stored it
-        // is `complete_in_progress`, which updates, cancels and other completes refuse
-        // (checklist 132, 146). A concurrent writer that got in first makes this attempt
-        // start over.
-        if session.claim().is_err() || !self.save(&mut session).await? {
+        // Claim the checkout and record the charge before any money moves: from here until
+        // the outcome is stored it is `complete_in_progress`, which updates, cancels and other
+        // completes refuse (checklist 132, 146), and recovery can ask the processor about it.
+        // A concurrent writer that got in first makes this attempt start over.
+        let attempt = PaymentAttempt {
+            handler_id: handler.id.clone(),
+            key: session.charge_key(),
+            amount: total,
+            currency: session.currency.clone(),
+            started_at: self.now(),
+            in_doubt: false,
+            confirms: match &step {
+                PaymentStep::Charge => None,
+                PaymentStep::Confirm(reference) => Some(reference.clone()),
+            },
+            pricing: Box::new(priced),
+        };
+        if session.claim(attempt.clone()).is_err() || !self.save(&mut session).await? {
             return Ok(Attempt::Raced);
         }
         let charge = Charge {
@@ -108,157 +125,42 @@ impl Commerce {
             amount: total,
             currency: session.currency.clone(),
             token,
-            idempotency_key: session.charge_key(),
+            idempotency_key: attempt.key.clone(),
         };
         let outcome = match &step {
             PaymentStep::Charge => handler.processor.charge(&charge).await,
             PaymentStep::Confirm(reference) => handler.processor.confirm(reference, &charge).await,
         };
-        let outcome = match outcome {
-            Ok(outcome) => outcome,
-            Err(error) => {
-                tracing::warn!(checkout = %session.id, %error, "payment processor unavailable");
-                self.release(&mut session).await;
-                return Err(Error::PaymentUnavailable);
-            }
-        };
         match outcome {
-            PaymentOutcome::Declined { reason } => self.fail_payment(caller, session, &reason).await.map(done_answer),
-            PaymentOutcome::RequiresAction { reference } => {
-                session.await_authentication(PendingAuthentication {
-                    handler_id: handler.id.clone(),
-                    instrument_type: "card".into(),
-                    reference,
-                    approved: false,
-                });
-                let priced = self.price(caller, &session).await?;
-                // Released above, so the session is open again and takes the new status.
-                let _ = session.reprice(priced.status);
-                if !self.save(&mut session).await? {
-                    return self.current(caller, &session.id).await.map(Attempt::Done);
-                }
-                let now = self.now();
-                done(self.view_priced(caller, session, priced, Vec::new(), now))
+            Ok(outcome) => {
+                let settled = self.settle(session, &attempt, &handler, outcome).await?;
+                self.answer(caller, id, settled).await.map(Attempt::Done)
             }
-            PaymentOutcome::Approved { reference } => {
-                self.place_order(caller, session, priced, &handler, &reference).await.map(Attempt::Done)
-            }
-        }
-    }
-
-    /// The handler `id` if this checkout offers it.
-    fn offered_handler(&self, caller: &Caller<'_>, session: &Session, id: &str) -> Option<Handler> {
-        let handler = self.ports.payments.by_id(id)?;
-        let offered =
-            self.ports.payments.for_checkout(Self::payment_context(caller, session)).any(|offered| offered.id == id);
-        offered.then(|| handler.clone())
-    }
-
-    /// The checkout as it is now, with the refusal its state implies for a second complete.
-    async fn current(&self, caller: &Caller<'_>, id: &str) -> Result<Answer<SessionView>, Error> {
-        let Some(current) = self.load(caller, id, SessionKind::Checkout).await? else {
-            return Ok(Answer::Refused(Refusal::not_found("Checkout")));
-        };
-        let refusal = refusal_message(&current, "completed again");
-        Ok(Answer::Resource(self.view(caller, current, refusal.into_iter().collect()).await?))
-    }
-
-    /// Gives a claimed checkout back when its complete ends without an order.
-    async fn release(&self, session: &mut Session) {
-        if !session.release() {
-            return;
-        }
-        match self.save(session).await {
-            Ok(true) => {}
-            Ok(false) => tracing::warn!(checkout = %session.id, "checkout changed while being completed"),
             Err(error) => {
-                tracing::error!(checkout = %session.id, %error, "could not release a checkout being completed")
+                // The charge may have happened: the checkout stays claimed, in doubt, until the
+                // processor says (a retried complete asks at once, recovery after a while).
+                tracing::warn!(checkout = %session.id, %error, "payment processor unavailable; the charge is in doubt");
+                self.doubt(&mut session).await;
+                Err(Error::PaymentUnavailable)
             }
         }
     }
 
-    /// Gives a claimed checkout back after its charge was refunded: the next charge is a new
-    /// attempt with a new processor key.
-    async fn release_refunded(&self, session: &mut Session) {
-        session.refunded();
-        match self.save(session).await {
-            Ok(true) => {}
-            Ok(false) => tracing::warn!(checkout = %session.id, "checkout changed while its charge was refunded"),
-            Err(error) => {
-                tracing::error!(checkout = %session.id, %error, "could not release a checkout after a refund")
-            }
-        }
-    }
-
-    async fn fail_payment(
+    /// The answer to a complete whose charge was settled.
+    pub(super) async fn answer(
         &self,
         caller: &Caller<'_>,
-        mut session: Session,
-        reason: &str,
+        id: &str,
+        settled: Settled,
     ) -> Result<Answer<SessionView>, Error> {
-        session.fail_payment(Message::error("payment_failed", Severity::Recoverable, reason.to_owned(), None));
-        if !self.save(&mut session).await? {
-            return self.current(caller, &session.id).await;
-        }
-        Ok(Answer::Resource(self.view(caller, session, Vec::new()).await?))
-    }
-
-    async fn place_order(
-        &self,
-        caller: &Caller<'_>,
-        mut session: Session,
-        priced: Priced,
-        handler: &Handler,
-        reference: &str,
-    ) -> Result<Answer<SessionView>, Error> {
-        let order_id = format!("ord_{}", uuid::Uuid::new_v4().simple());
-        let now = self.now();
-        let permalink = self.ports.pages.url(super::Page::Order, &order_id);
-        let order = Order::from_checkout(&session, &priced, &order_id, &permalink);
-        let stock: Vec<(String, i64)> =
-            session.lines.iter().map(|line| (line.item_id.clone(), line.quantity)).collect();
-        let used_codes = priced
-            .used_codes
-            .iter()
-            .map(|code| {
-                let limit = self
-                    .ports
-                    .rules
-                    .discounts
-                    .iter()
-                    .find(|rule| rule.code.as_deref().is_some_and(|rule_code| rule_code.eq_ignore_ascii_case(code)))
-                    .and_then(|rule| rule.usage_limit);
-                (code.clone(), limit)
-            })
-            .collect();
-        session.complete(order_id.clone(), priced, now).map_err(|error| Error::Internal(error.to_string()))?;
-        let placement = PlaceOrder {
-            checkout: session.clone(),
-            order: StoredOrder {
-                id: order_id.clone(),
-                checkout_id: session.id.clone(),
-                platform: session.platform.clone(),
-                order: order.clone(),
-                created_at: now,
-            },
-            stock,
-            used_codes,
-        };
-        match self.ports.store.place_order(placement).await {
-            Ok(()) => {
-                session.version += 1;
-                tracing::info!(order = %order_id, checkout = %session.id, handler = %handler.id, "order placed");
-                self.ports.notifier.order_placed(&session, &order);
+        match settled {
+            Settled::Placed(session) | Settled::Open(session) => {
                 Ok(Answer::Resource(self.view(caller, session, Vec::new()).await?))
             }
-            Err(PlaceOrderError::OutOfStock { variant_id }) => {
-                self.refund(handler, reference).await;
-                let Some(mut current) = self.load(caller, &session.id, SessionKind::Checkout).await? else {
-                    return Ok(Answer::Refused(Refusal::not_found("Checkout")));
-                };
-                self.release_refunded(&mut current).await;
-                let priced = self.price(caller, &current).await?;
-                let index = current.lines.iter().position(|line| line.item_id == variant_id);
+            Settled::Superseded => self.current(caller, id).await,
+            Settled::SoldOut { session, variant_id } => {
+                let priced = self.price(caller, &session).await?;
+                let index = session.lines.iter().position(|line| line.item_id == variant_id);
                 let path = index.map(|index| format!("$.line_items[{index}]"));
                 // One message per problem: pricing may already report the line sold out.
                 let reported = priced.messages.iter().any(|message| {
@@ -280,36 +182,54 @@ impl Commerce {
                     )]
                 };
                 let now = self.now();
-                Ok(Answer::Resource(self.view_priced(caller, current, priced, extra, now)))
-            }
-            Err(PlaceOrderError::NotOpen) => {
-                self.refund(handler, reference).await;
-                self.current(caller, &session.id).await
-            }
-            Err(PlaceOrderError::DiscountExhausted { code }) => {
-                // Priced again, the code now shows its usage-limit warning and the new total.
-                self.refund(handler, reference).await;
-                let Some(mut current) = self.load(caller, &session.id, SessionKind::Checkout).await? else {
-                    return Ok(Answer::Refused(Refusal::not_found("Checkout")));
-                };
-                self.release_refunded(&mut current).await;
-                tracing::info!(checkout = %current.id, %code, "discount code ran out while the order was being placed");
-                Ok(Answer::Resource(self.view(caller, current, Vec::new()).await?))
-            }
-            Err(PlaceOrderError::Store(error)) => {
-                self.refund(handler, reference).await;
-                if let Some(mut current) = self.load(caller, &session.id, SessionKind::Checkout).await.ok().flatten() {
-                    self.release_refunded(&mut current).await;
-                }
-                Err(error.into())
+                Ok(Answer::Resource(self.view_priced(caller, session, priced, extra, now)))
             }
         }
     }
 
-    async fn refund(&self, handler: &Handler, reference: &str) {
-        if let Err(error) = handler.processor.refund(reference).await {
-            tracing::error!(%error, reference, "refund of an unplaced order failed; reconcile by hand");
+    /// The handler `id` if this checkout offers it.
+    fn offered_handler(&self, caller: &Caller<'_>, session: &Session, id: &str) -> Option<Handler> {
+        let handler = self.ports.payments.by_id(id)?;
+        let offered =
+            self.ports.payments.for_checkout(Self::payment_context(caller, session)).any(|offered| offered.id == id);
+        offered.then(|| handler.clone())
+    }
+
+    /// The checkout as it is now, with the refusal its state implies for a second complete.
+    async fn current(&self, caller: &Caller<'_>, id: &str) -> Result<Answer<SessionView>, Error> {
+        let Some(current) = self.load(caller, id, SessionKind::Checkout).await? else {
+            return Ok(Answer::Refused(Refusal::not_found("Checkout")));
+        };
+        let refusal = refusal_message(&current, "completed again");
+        Ok(Answer::Resource(self.view(caller, current, refusal.into_iter().collect()).await?))
+    }
+
+    /// Marks the claim's charge as in doubt (its processor call failed without an answer).
+    pub(super) async fn doubt(&self, session: &mut Session) {
+        if !session.doubt_payment() {
+            return;
         }
+        match self.save(session).await {
+            Ok(true) => {}
+            Ok(false) => tracing::warn!(checkout = %session.id, "checkout changed while being completed"),
+            Err(error) => {
+                tracing::error!(checkout = %session.id, %error, "could not mark a charge in doubt; recovery settles it")
+            }
+        }
+    }
+
+    /// Refuses a payment before anything is charged (the instrument is not one we take).
+    async fn refuse_payment(
+        &self,
+        caller: &Caller<'_>,
+        mut session: Session,
+        reason: &str,
+    ) -> Result<Answer<SessionView>, Error> {
+        session.refuse_payment(Message::error("payment_failed", Severity::Recoverable, reason.to_owned(), None));
+        if !self.save(&mut session).await? {
+            return self.current(caller, &session.id).await;
+        }
+        Ok(Answer::Resource(self.view(caller, session, Vec::new()).await?))
     }
 
     /// `get_order`, for the platform that placed it.

@@ -14,7 +14,9 @@ mod error;
 mod inputs;
 mod items;
 mod presentment;
+mod recovery;
 mod session;
+mod settle;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -25,6 +27,7 @@ pub use catalog::{
 };
 pub use error::{Error, ErrorCode};
 pub use inputs::{CartInput, CheckoutInput, Instrument, LineInput, MAX_CODES, Payment};
+pub use recovery::Recovered;
 
 use crate::catalog::Product;
 use crate::checkout::{Message, Priced, PricingRules, Session};
@@ -81,6 +84,9 @@ pub struct CommerceSettings {
     pub max_lookup_ids: usize,
     pub cart_ttl_secs: i64,
     pub checkout_ttl_secs: i64,
+    /// How long a checkout may stay `complete_in_progress` before recovery asks the processor
+    /// what became of its charge (longer than any processor call with its retries).
+    pub payment_recovery_secs: i64,
 }
 
 /// Everything the core is built from.

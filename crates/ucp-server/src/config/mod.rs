@@ -202,6 +202,13 @@ impl Settings {
                 "checkout.cart_ttl_secs and checkout.checkout_ttl_secs must be at least 60".into(),
             ));
         }
+        // Recovery must never settle a charge whose processor call may still be running.
+        let longest_charge_ms = self.payments.longest_charge_ms();
+        if self.payments.recovery_after_secs.saturating_mul(1000) <= longest_charge_ms {
+            return Err(ConfigError(format!(
+                "payments.recovery_after_secs must be longer than the slowest processor call with its retries ({longest_charge_ms} ms)"
+            )));
+        }
         self.tls.validate()?;
         self.idempotency.validate()?;
         self.admin.validate()?;

@@ -192,7 +192,7 @@ impl Default for CheckoutSettings {
     }
 }
 
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PaymentSettings {
     /// The built-in sandbox handler with deterministic test tokens. Defaults to on in the
@@ -201,6 +201,32 @@ pub struct PaymentSettings {
     pub sandbox: Option<bool>,
     /// External processors reached over HTTP.
     pub http: Vec<HttpProcessorSettings>,
+    /// How long a checkout may stay `complete_in_progress` before the recovery sweeper (every
+    /// `checkout.sweep_interval_secs`) asks the processor what became of its charge and places
+    /// the order or refunds. Longer than any processor call with its retries.
+    pub recovery_after_secs: u64,
+}
+
+impl Default for PaymentSettings {
+    fn default() -> Self {
+        PaymentSettings { sandbox: None, http: Vec::new(), recovery_after_secs: 120 }
+    }
+}
+
+impl PaymentSettings {
+    /// The longest one charge may take at an HTTP processor: every try's timeout and the
+    /// back-off between tries.
+    pub fn longest_charge_ms(&self) -> u64 {
+        self.http
+            .iter()
+            .map(|http| {
+                let tries = u64::from(http.retries) + 1;
+                let backoff: u64 = (1..tries).map(|attempt| 100 * 2u64.saturating_pow(attempt as u32 - 1)).sum();
+                http.timeout_ms.saturating_mul(tries).saturating_add(backoff)
+            })
+            .max()
+            .unwrap_or(0)
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

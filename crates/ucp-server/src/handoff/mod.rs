@@ -347,10 +347,14 @@ fn settled(state: &AppState, session: &Session) -> Option<Response> {
     }
 }
 
-/// `complete_checkout` as the session's platform; to the order page when it was placed.
+/// `complete_checkout` as the session's platform; to the order page when it was placed. The
+/// complete runs as a task of its own: a buyer who closes the page does not abort a charge.
 async fn complete(state: &AppState, session: &Session, input: CheckoutInput) -> Result<Response, ApiError> {
-    let caller = Caller::buyer_page(&session.platform);
-    let view = match state.core.complete_checkout(&caller, &session.id, input).await.map_err(ApiError::from) {
+    let (core, platform, id) = (state.core.clone(), session.platform.clone(), session.id.clone());
+    let detached =
+        tokio::spawn(async move { core.complete_checkout(&Caller::buyer_page(&platform), &id, input).await });
+    let completed = detached.await.map_err(ApiError::internal)?;
+    let view = match completed.map_err(ApiError::from) {
         Ok(answer) => resource(answer),
         Err(error) if error.kind == ErrorKind::InvalidParams => {
             let notice = Notice::error("invalid_input", error.message);

@@ -24,6 +24,7 @@ mod mtls;
 mod negotiation;
 mod orders;
 mod payments;
+mod recovery;
 mod rest;
 mod schema;
 mod signatures;

@@ -240,7 +240,9 @@ async fn http_processor_decline_is_payment_failed() {
     assert!(failed[0]["content"].as_str().unwrap().contains("Insufficient funds"));
 }
 
-// The processor is down (connection refused): JSON-RPC -32000 with HTTP 503, no order.
+// The processor is down (connection refused): JSON-RPC -32000 with HTTP 503, no order. The
+// charge's outcome is unknown to us, so the checkout stays complete_in_progress (issue 9
+// item 3) and a retry asks the processor again instead of being refused.
 #[tokio::test]
 async fn processor_down_is_a_503_and_no_order() {
     let closed = {
@@ -258,7 +260,9 @@ async fn processor_down_is_a_503_and_no_order() {
     let stored = app.tool("get_checkout", json!({ "id": id })).await;
     assert_checkout(&stored);
     assert!(stored.get("order").is_none(), "{stored}");
-    assert_eq!(stored["status"], "ready_for_complete");
+    assert_eq!(stored["status"], "complete_in_progress", "{stored}");
+    let (status, text) = complete_acme(&app, &id, "tok_down", &key()).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "a retry asks the processor, still down: {text}");
     assert_eq!(outbox_count(&app), 0);
 }
 

@@ -244,11 +244,38 @@ impl CommerceStore for SqliteStore {
             let changed = connection
                 .execute(
                     "UPDATE sessions SET status = 'canceled', doc = json_set(doc, '$.status', 'canceled'), updated_at = ?1 \
-                     WHERE expires_at <= ?1 AND status NOT IN ('completed', 'canceled')",
+                     WHERE expires_at <= ?1 AND status NOT IN ('completed', 'canceled') \
+                     AND NOT (status = 'complete_in_progress' AND json_extract(doc, '$.payment_attempt') IS NOT NULL)",
                     [now],
                 )
                 .map_err(backend)?;
             Ok(changed as u64)
+        })
+        .await
+    }
+
+    async fn stuck_checkouts(&self, started_before: i64, limit: u64) -> Result<Vec<Session>, StoreError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.read(move |connection| {
+            // The partial index holds only checkouts being completed (migration 4).
+            let mut statement = connection
+                .prepare_cached(
+                    "SELECT id, doc FROM sessions WHERE status = 'complete_in_progress' AND kind = 'checkout' \
+                     AND json_extract(doc, '$.payment_attempt.started_at') <= ?1 \
+                     ORDER BY json_extract(doc, '$.payment_attempt.started_at'), id LIMIT ?2",
+                )
+                .map_err(backend)?;
+            let rows = statement
+                .query_map(params![started_before, limit], |row| {
+                    Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
+                })
+                .map_err(backend)?;
+            let mut stuck = Vec::new();
+            for row in rows {
+                let (id, doc) = row.map_err(backend)?;
+                stuck.push(decode(&id, &doc)?);
+            }
+            Ok(stuck)
         })
         .await
     }
@@ -260,6 +287,7 @@ impl CommerceStore for SqliteStore {
                 .execute(
                     "DELETE FROM sessions WHERE rowid IN (SELECT s.rowid FROM sessions s \
                      WHERE s.expires_at <= ?1 AND s.status <> 'completed' \
+                     AND NOT (s.status = 'complete_in_progress' AND json_extract(s.doc, '$.payment_attempt') IS NOT NULL) \
                      AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.checkout_id = s.id) LIMIT ?2)",
                     params![expired_before, limit],
                 )

@@ -1,0 +1,186 @@
+//! What a claimed checkout becomes once its charge's outcome is known, whoever learned it: the
+//! complete that charged, a retried complete, or the recovery sweeper asking the processor.
+//! Approved → the order is placed in one transaction (at the attempt's pricing), or the money
+//! goes back; declined → the checkout is open again with the reason; 3-D Secure → it waits for
+//! the buyer. No caller here: rendering for a platform is the complete's business.
+
+use crate::checkout::{Message, PaymentAttempt, PendingAuthentication, Session, Severity, Status};
+use crate::order::Order;
+use crate::payment::{Handler, PaymentOutcome};
+use crate::store::{PlaceOrder, PlaceOrderError, StoredOrder};
+
+use super::{Commerce, Error};
+
+/// Where a settled checkout stands.
+#[derive(Debug)]
+pub(super) enum Settled {
+    /// The order was placed; the checkout is completed.
+    Placed(Session),
+    /// The checkout is open again (declined, waiting for the buyer, or refunded because a code
+    /// ran out), as stored.
+    Open(Session),
+    /// Approved, but a line sold out meanwhile: refunded, the checkout open again.
+    SoldOut { session: Session, variant_id: String },
+    /// Someone else changed the checkout first (placed this same charge's order, holds it, or
+    /// ended it); its stored state is the answer.
+    Superseded,
+}
+
+impl Commerce {
+    /// Settles `session`, claimed for `attempt`, with the processor's `outcome`.
+    pub(super) async fn settle(
+        &self,
+        mut session: Session,
+        attempt: &PaymentAttempt,
+        handler: &Handler,
+        outcome: PaymentOutcome,
+    ) -> Result<Settled, Error> {
+        match outcome {
+            PaymentOutcome::Declined { reason } => {
+                session.fail_payment(Message::error("payment_failed", Severity::Recoverable, reason, None));
+                Ok(if self.save(&mut session).await? { Settled::Open(session) } else { Settled::Superseded })
+            }
+            PaymentOutcome::RequiresAction { reference } => {
+                if attempt.confirms.is_some() {
+                    // The confirmation did not happen: the passed challenge stays, and the next
+                    // complete confirms it again.
+                    session.release();
+                } else {
+                    session.await_authentication(PendingAuthentication {
+                        handler_id: handler.id.clone(),
+                        instrument_type: "card".into(),
+                        reference,
+                        approved: false,
+                    });
+                }
+                Ok(if self.save(&mut session).await? { Settled::Open(session) } else { Settled::Superseded })
+            }
+            PaymentOutcome::Approved { reference } => self.place_order(session, attempt, handler, &reference).await,
+        }
+    }
+
+    /// Places the order of an approved charge, or refunds it when no order can be placed.
+    async fn place_order(
+        &self,
+        mut session: Session,
+        attempt: &PaymentAttempt,
+        handler: &Handler,
+        reference: &str,
+    ) -> Result<Settled, Error> {
+        let priced = attempt.pricing.as_ref().clone();
+        let order_id = format!("ord_{}", uuid::Uuid::new_v4().simple());
+        let now = self.now();
+        let permalink = self.ports.pages.url(super::Page::Order, &order_id);
+        let order = Order::from_checkout(&session, &priced, &order_id, &permalink);
+        let stock: Vec<(String, i64)> =
+            session.lines.iter().map(|line| (line.item_id.clone(), line.quantity)).collect();
+        let used_codes = priced
+            .used_codes
+            .iter()
+            .map(|code| {
+                let limit = self
+                    .ports
+                    .rules
+                    .discounts
+                    .iter()
+                    .find(|rule| rule.code.as_deref().is_some_and(|rule_code| rule_code.eq_ignore_ascii_case(code)))
+                    .and_then(|rule| rule.usage_limit);
+                (code.clone(), limit)
+            })
+            .collect();
+        session.complete(order_id.clone(), priced, now).map_err(|error| Error::Internal(error.to_string()))?;
+        let placement = PlaceOrder {
+            checkout: session.clone(),
+            order: StoredOrder {
+                id: order_id.clone(),
+                checkout_id: session.id.clone(),
+                platform: session.platform.clone(),
+                order: order.clone(),
+                created_at: now,
+            },
+            stock,
+            used_codes,
+        };
+        match self.ports.store.place_order(placement).await {
+            Ok(()) => {
+                session.version += 1;
+                tracing::info!(order = %order_id, checkout = %session.id, handler = %handler.id, "order placed");
+                self.ports.notifier.order_placed(&session, &order);
+                Ok(Settled::Placed(session))
+            }
+            Err(PlaceOrderError::OutOfStock { variant_id }) => {
+                self.refund(handler, reference).await;
+                let session = self.release_refunded(&session.id, &attempt.key).await?;
+                Ok(session.map_or(Settled::Superseded, |session| Settled::SoldOut { session, variant_id }))
+            }
+            Err(PlaceOrderError::DiscountExhausted { code }) => {
+                // Priced again, the code now shows its usage-limit warning and the new total.
+                self.refund(handler, reference).await;
+                tracing::info!(checkout = %session.id, %code, "discount code ran out while the order was being placed");
+                let session = self.release_refunded(&session.id, &attempt.key).await?;
+                Ok(session.map_or(Settled::Superseded, Settled::Open))
+            }
+            Err(PlaceOrderError::NotOpen) => {
+                self.not_open(&session.id, attempt, handler, reference).await?;
+                Ok(Settled::Superseded)
+            }
+            Err(PlaceOrderError::Store(error)) => {
+                self.refund(handler, reference).await;
+                if let Err(release) = self.release_refunded(&session.id, &attempt.key).await {
+                    tracing::error!(checkout = %session.id, error = %release, "could not release a checkout after a refund");
+                }
+                Err(error.into())
+            }
+        }
+    }
+
+    /// The checkout changed while this approved charge was being placed. If it completed with
+    /// this same charge, or is claimed for it again (recovery or a retry will place it: the
+    /// processor answers the same key with the same approval), the money stays; otherwise it
+    /// goes back, and a checkout still on this key moves on to a new one.
+    async fn not_open(
+        &self,
+        id: &str,
+        attempt: &PaymentAttempt,
+        handler: &Handler,
+        reference: &str,
+    ) -> Result<(), Error> {
+        let current = self.ports.store.session(id).await?;
+        let same_charge = current.as_ref().is_some_and(|current| {
+            matches!(current.status, Status::Completed | Status::CompleteInProgress)
+                && current.payment_attempt.as_ref().is_some_and(|held| held.key == attempt.key)
+        });
+        if same_charge {
+            tracing::info!(checkout = %id, "another request settles this charge");
+            return Ok(());
+        }
+        self.refund(handler, reference).await;
+        self.release_refunded(id, &attempt.key).await.map(|_| ())
+    }
+
+    /// After a refund: gives the claim back and moves the checkout on to a new processor key
+    /// if it is still on `key` (a refunded key is never charged again). Returns the checkout
+    /// as stored, or `None` if it is gone.
+    async fn release_refunded(&self, id: &str, key: &str) -> Result<Option<Session>, Error> {
+        for _ in 0..3 {
+            let Some(mut current) = self.ports.store.session(id).await? else { return Ok(None) };
+            if current.locked().is_some_and(|_| current.status != Status::CompleteInProgress)
+                || current.charge_key() != key
+            {
+                return Ok(Some(current));
+            }
+            current.refunded();
+            if self.save(&mut current).await? {
+                return Ok(Some(current));
+            }
+        }
+        tracing::warn!(checkout = %id, "checkout kept changing while its charge was refunded");
+        Ok(self.ports.store.session(id).await?)
+    }
+
+    async fn refund(&self, handler: &Handler, reference: &str) {
+        if let Err(error) = handler.processor.refund(reference).await {
+            tracing::error!(%error, reference, "refund of an unplaced order failed; reconcile by hand");
+        }
+    }
+}
