@@ -295,3 +295,37 @@ pub const STORE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How often [`Traffic::tick`] runs.
 pub const FLUSH_INTERVAL: Duration = Duration::from_secs(5);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn platforms_past_the_cap_count_together_and_flushes_add_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(ucp_store::SqliteStore::open(&dir.path().join("t.db"), 1).unwrap());
+        let traffic = Traffic::new(store);
+        // A call that named no platform takes one of the places.
+        traffic.record_call(None, Operation::GetCart, Err("invalid_profile_url"), Duration::ZERO);
+        for index in 0..MAX_PLATFORMS + 50 {
+            let platform = format!("https://p{index}.example/profile.json");
+            traffic.record_call(Some(&platform), Operation::SearchCatalog, Ok(()), Duration::from_millis(1));
+            traffic.record_funnel(&platform, FunnelStep::Search);
+        }
+        traffic.flush().await.unwrap();
+        traffic.record_funnel("https://p0.example/profile.json", FunnelStep::Search);
+        let totals = traffic.totals(None).await.unwrap();
+        let funnel = |platform: &str| {
+            totals
+                .iter()
+                .find(|total| total.kind == TrafficKind::Funnel && total.platform == platform)
+                .map(|total| total.count)
+        };
+        assert_eq!(funnel("https://p0.example/profile.json"), Some(2), "two flushes add up");
+        assert_eq!(funnel(OTHER_PLATFORM), Some(51), "the 51 past the cap");
+        let named = totals.iter().filter(|total| total.kind == TrafficKind::Funnel).count();
+        assert_eq!(named, MAX_PLATFORMS, "99 named platforms and the rest together");
+        let error = totals.iter().find(|total| total.platform == NO_PLATFORM).unwrap();
+        assert_eq!((error.name.as_str(), error.outcome.as_str(), error.count), ("get_cart", "invalid_profile_url", 1));
+    }
+}

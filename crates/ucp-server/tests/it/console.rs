@@ -306,3 +306,57 @@ async fn metrics_can_be_public_and_the_probes_answer() {
     let response = app.http.get(format!("{}/healthz", app.base_url)).send().await.unwrap();
     assert_eq!(response.status(), StatusCode::OK, "still alive");
 }
+
+#[tokio::test]
+async fn the_pages_are_accessible_and_counters_survive_a_restart() {
+    let mut app = console_app().await;
+    for query in ["mug", "sweater"] {
+        app.tool("search_catalog", json!({ "catalog": { "query": query } })).await;
+    }
+    let cookie = log_in(&app).await;
+    for path in ["/admin/orders", "/admin/traffic", "/admin/funnel", "/admin/webhooks"] {
+        let (status, _, html) = get(&app, path, Some(&cookie)).await;
+        assert_eq!(status, StatusCode::OK, "{path}");
+        assert!(html.contains("<html lang=\"en\">") && html.contains("<main id=\"main\">"), "{path}: {html}");
+        assert!(html.contains("<a class=\"skip\" href=\"#main\">"), "{path}: a skip link");
+        assert_eq!(html.matches("<h1>").count(), 1, "{path}: one main heading");
+        assert!(html.contains("aria-current=\"page\""), "{path}: the current section is marked");
+        assert!(!html.contains("<script"), "{path}: no scripts");
+        if html.contains("<table>") {
+            assert!(
+                html.contains("<caption>") && html.contains("scope=\"col\""),
+                "{path}: tables have captions and headers"
+            );
+        }
+        for id in html
+            .split("<input type=\"")
+            .skip(1)
+            .filter(|input| !input.starts_with("hidden"))
+            .filter_map(|input| input.split("id=\"").nth(1).and_then(|rest| rest.split('"').next()))
+        {
+            assert!(html.contains(&format!("<label for=\"{id}\">")), "{path}: input {id} has a label");
+        }
+    }
+    let platform = app.platform.profile_url();
+    // Keep the data directory, stop the server, start another on the same directory.
+    let data_dir = std::mem::replace(&mut app.data_dir, tempfile::tempdir().unwrap());
+    drop(app);
+    let mut settings = ucp_server::Settings::for_tests(data_dir.path());
+    settings.admin.api_keys = vec![ucp_server::auth::hash_key_hex(KEY)];
+    let application = ucp_server::Application::build(settings).await.expect("app builds");
+    let base_url = format!("http://{}", application.local_addr());
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    tokio::spawn(application.run_until_stopped(shutdown.clone().cancelled_owned()));
+    let text = reqwest::Client::new()
+        .get(format!("{base_url}/metrics"))
+        .bearer_auth(KEY)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    shutdown.cancel();
+    let line = format!("ucpd_funnel_events_total{{platform=\"{platform}\",step=\"search\"}} 2");
+    assert!(text.lines().any(|candidate| candidate == line), "{line} after the restart in\n{text}");
+}
