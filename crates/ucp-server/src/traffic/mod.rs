@@ -133,7 +133,10 @@ impl Traffic {
         &self.exporter
     }
 
-    fn cells(&self, platform: Option<&str>) -> Arc<Cells> {
+    /// The cells of `platform`. Only `admit`ted platforms (a call that succeeded: the
+    /// profile was fetched and negotiated) take one of the [`MAX_PLATFORMS`] places, so
+    /// failing calls with made-up profile URLs cannot crowd the real platforms out.
+    fn cells(&self, platform: Option<&str>, admit: bool) -> Arc<Cells> {
         let name = platform.filter(|name| !name.is_empty()).unwrap_or(NO_PLATFORM);
         let name = match name.char_indices().nth(MAX_PLATFORM_CHARS) {
             Some((end, _)) => &name[..end],
@@ -143,6 +146,9 @@ impl Traffic {
             && let Some(cells) = platforms.get(name)
         {
             return Arc::clone(cells);
+        }
+        if !admit {
+            return Arc::clone(&self.other);
         }
         let Ok(mut platforms) = self.platforms.write() else { return Arc::clone(&self.other) };
         if let Some(cells) = platforms.get(name) {
@@ -167,7 +173,7 @@ impl Traffic {
     ) {
         let index = index_of(operation);
         self.exporter.latency(index, elapsed);
-        let cells = self.cells(platform);
+        let cells = self.cells(platform, outcome.is_ok());
         match outcome {
             Ok(()) => {
                 cells.ok[index].fetch_add(1, Ordering::Relaxed);
@@ -182,7 +188,7 @@ impl Traffic {
 
     /// One step of the funnel reached by `platform`.
     pub fn record_funnel(&self, platform: &str, step: FunnelStep) {
-        self.cells(Some(platform)).funnel[step.index()].fetch_add(1, Ordering::Relaxed);
+        self.cells(Some(platform), true).funnel[step.index()].fetch_add(1, Ordering::Relaxed);
     }
 
     /// Takes every pending count (leaving zeros) as store cells of `hour`.
@@ -225,7 +231,7 @@ impl Traffic {
     /// Puts counts that could not be stored back, to go with the next flush.
     fn restore(&self, counts: Vec<TrafficCount>) {
         for count in counts {
-            let cells = self.cells(Some(&count.platform));
+            let cells = self.cells(Some(&count.platform), true);
             let operation = Operation::ALL.iter().position(|operation| operation.name() == count.name);
             match (count.kind, operation) {
                 (TrafficKind::Call, Some(index)) if count.outcome == OK => {
@@ -305,8 +311,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Arc::new(ucp_store::SqliteStore::open(&dir.path().join("t.db"), 1).unwrap());
         let traffic = Traffic::new(store);
-        // A call that named no platform takes one of the places.
-        traffic.record_call(None, Operation::GetCart, Err("invalid_profile_url"), Duration::ZERO);
+        // A failing call takes no place: it counts with the rest until its platform has one.
+        traffic.record_call(Some("https://made-up.example"), Operation::GetCart, Err("forbidden"), Duration::ZERO);
+        traffic.record_call(None, Operation::GetCart, Ok(()), Duration::ZERO);
         for index in 0..MAX_PLATFORMS + 50 {
             let platform = format!("https://p{index}.example/profile.json");
             traffic.record_call(Some(&platform), Operation::SearchCatalog, Ok(()), Duration::from_millis(1));
@@ -325,7 +332,8 @@ mod tests {
         assert_eq!(funnel(OTHER_PLATFORM), Some(51), "the 51 past the cap");
         let named = totals.iter().filter(|total| total.kind == TrafficKind::Funnel).count();
         assert_eq!(named, MAX_PLATFORMS, "99 named platforms and the rest together");
-        let error = totals.iter().find(|total| total.platform == NO_PLATFORM).unwrap();
-        assert_eq!((error.name.as_str(), error.outcome.as_str(), error.count), ("get_cart", "invalid_profile_url", 1));
+        assert!(totals.iter().any(|total| total.platform == NO_PLATFORM && total.outcome == OK));
+        let error = totals.iter().find(|total| total.outcome == "forbidden").unwrap();
+        assert_eq!((error.platform.as_str(), error.name.as_str(), error.count), (OTHER_PLATFORM, "get_cart", 1));
     }
 }
