@@ -139,6 +139,38 @@ pub enum PlaceOrderError {
     Store(#[from] StoreError),
 }
 
+/// Which orders a merchant's list shows: newest first, at most `limit`, optionally of one
+/// platform, matching a search, or older than a position (keyset paging).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OrderFilter {
+    /// Only orders of this platform (profile URL, exactly).
+    pub platform: Option<String>,
+    /// A substring of the order id, checkout id or platform (case-insensitive).
+    pub query: Option<String>,
+    /// How many orders at most; the store clamps it to [`OrderFilter::MAX_LIMIT`].
+    pub limit: usize,
+    /// Only orders created before this instant (Unix seconds): where the previous page ended.
+    pub before: Option<i64>,
+}
+
+impl OrderFilter {
+    /// The most orders one list returns.
+    pub const MAX_LIMIT: usize = 200;
+}
+
+/// The schema a store has and the one this build expects (`/readyz`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SchemaStatus {
+    pub current: i64,
+    pub expected: i64,
+}
+
+impl SchemaStatus {
+    pub fn is_current(&self) -> bool {
+        self.current == self.expected
+    }
+}
+
 /// Carts, checkouts and orders.
 #[async_trait]
 pub trait CommerceStore: Send + Sync + std::fmt::Debug {
@@ -158,6 +190,17 @@ pub trait CommerceStore: Send + Sync + std::fmt::Debug {
     async fn place_order(&self, order: PlaceOrder) -> Result<(), PlaceOrderError>;
 
     async fn order(&self, id: &str) -> Result<Option<StoredOrder>, StoreError>;
+
+    /// Orders newest first per `filter` (a merchant's list; never a platform's).
+    async fn list_orders(&self, filter: &OrderFilter) -> Result<Vec<StoredOrder>, StoreError>;
+
+    /// How many orders each platform placed at or after `since` (Unix seconds; all when
+    /// `None`): the funnel's last step, counted from the orders themselves.
+    async fn order_counts(&self, since: Option<i64>) -> Result<Vec<(String, u64)>, StoreError>;
+
+    /// The schema version stored and the one this build migrates to; also proves the store
+    /// answers (`/readyz`).
+    async fn schema_status(&self) -> Result<SchemaStatus, StoreError>;
 
     /// How many orders used each code (upper-case).
     async fn discount_uses(&self, codes: &[String]) -> Result<HashMap<String, u64>, StoreError>;
@@ -251,4 +294,49 @@ pub trait IdempotencyStore: Send + Sync + std::fmt::Debug {
 
     /// Deletes records created at or before `expired_before`; returns how many.
     async fn sweep(&self, expired_before: i64) -> Result<u64, StoreError>;
+}
+
+/// What a traffic counter counts: operation calls by outcome, or steps of the purchase funnel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TrafficKind {
+    Call,
+    Funnel,
+}
+
+impl TrafficKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TrafficKind::Call => "call",
+            TrafficKind::Funnel => "funnel",
+        }
+    }
+}
+
+/// One counter cell: how many `kind` events named `name` (an operation or a funnel step) with
+/// `outcome` (`ok` or an error code; empty for the funnel) a platform had in one hour.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrafficCount {
+    pub platform: String,
+    pub kind: TrafficKind,
+    pub name: String,
+    pub outcome: String,
+    /// Unix seconds / 3600; 0 in totals and in compacted history.
+    pub hour: i64,
+    pub count: u64,
+}
+
+/// The server's traffic counters, persisted in hourly cells so "the last day" and "the last
+/// week" can be answered after a restart.
+#[async_trait]
+pub trait TrafficStore: Send + Sync + std::fmt::Debug {
+    /// Adds each count to its cell (creating it), in one transaction.
+    async fn add_traffic(&self, counts: &[TrafficCount]) -> Result<(), StoreError>;
+
+    /// Sums per (platform, kind, name, outcome) over the cells from `since_hour` on (every
+    /// cell, compacted history included, when `None`); `hour` is 0 in the answer.
+    async fn traffic_totals(&self, since_hour: Option<i64>) -> Result<Vec<TrafficCount>, StoreError>;
+
+    /// Folds the hourly cells before `before_hour` into one history cell (hour 0) per counter,
+    /// so the table stays bounded while all-time totals stay right; returns how many rows went.
+    async fn compact_traffic(&self, before_hour: i64) -> Result<u64, StoreError>;
 }

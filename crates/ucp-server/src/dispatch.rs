@@ -114,7 +114,13 @@ enum OwnedArguments {
 async fn attached(state: &AppState, invocation: Invocation<'_>) -> Result<Reply, ApiError> {
     let (operation, id) = (invocation.operation, invocation.id.clone());
     let claimed = state.platforms.profile_url(invocation.headers.get("ucp-agent"), invocation.meta_profile.as_deref());
+    let started = std::time::Instant::now();
     let result = once(state, invocation, &claimed).await;
+    let outcome = result.as_ref().map(|_| ()).map_err(|error| {
+        let mapping = error.kind.mapping();
+        mapping.ucp_code.unwrap_or(mapping.rest_code)
+    });
+    state.traffic.record_call(claimed.as_deref().ok(), operation, outcome, started.elapsed());
     crate::layers::audit(operation, claimed.as_deref().ok(), id.as_deref(), &result);
     result
 }
@@ -208,6 +214,9 @@ async fn execute(
         ParsedRequest::CancelCheckout => purchase::cancel_checkout(&call, id).await?.into(),
         ParsedRequest::GetOrder => purchase::get_order(&call, id).await?.into(),
     };
+    if let Some(step) = crate::traffic::funnel_step(operation, reply.created) {
+        state.traffic.record_funnel(&platform.url, step);
+    }
     Ok(reply)
 }
 

@@ -12,6 +12,7 @@ pub mod dispatch;
 pub mod error;
 pub mod handoff;
 pub mod hardening;
+pub mod health;
 pub mod idempotency;
 pub mod keys;
 pub mod layers;
@@ -30,6 +31,7 @@ pub mod startup;
 pub mod state;
 pub mod terms;
 pub mod tls;
+pub mod traffic;
 pub mod trust;
 
 pub use config::Settings;

@@ -77,6 +77,7 @@ impl Application {
         crate::hardening::secure_database_files(&database).map_err(data_dir_error)?;
         let catalog: Arc<dyn CatalogStore> = store.clone();
         let idempotency_store: Arc<dyn ucp_domain::store::IdempotencyStore> = store.clone();
+        let traffic = Arc::new(crate::traffic::Traffic::new(store.clone()));
         let commerce: Arc<dyn ucp_domain::store::CommerceStore> = store;
         if settings.demo && catalog.product_count().await? == 0 {
             seed_demo(&catalog, &settings).await?;
@@ -114,6 +115,7 @@ impl Application {
         let mailer = crate::mailer::Mailer::new(data_dir.join("outbox"), &settings.business_name);
         let clock = crate::clock::Clock::default();
         let pages = Arc::new(crate::page_links::PageTokens::new(&cursor_secret, &base_url));
+        let console = crate::admin::session::ConsoleKeys::new(&cursor_secret, base_url.starts_with("https://"));
         let cursors = CursorCodec::new(cursor_secret);
         let core = core_of(
             &settings,
@@ -133,6 +135,8 @@ impl Application {
         let admin = admin_keys(&settings, &data_dir).map_err(data_dir_error)?;
         let mut state = AppState::new(crate::state::Shared {
             admin: Arc::new(admin),
+            traffic,
+            console: Arc::new(console),
             idempotency,
             core,
             links: Arc::default(),
@@ -221,11 +225,25 @@ impl Application {
             }
         });
         let recovery = tokio::spawn(recover_payments(self.state.core.clone(), sweep_every));
+        // Traffic counters reach the store every few seconds (and once more at shutdown).
+        let traffic = Arc::clone(&self.state.traffic);
+        let flusher = tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(crate::traffic::FLUSH_INTERVAL);
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                ticks.tick().await;
+                traffic.tick().await;
+            }
+        });
         let connections = self.state.settings.limits.connections.clone();
         let served = crate::listener::serve(self.listener, self.router, &connections, self.tls, shutdown).await;
         refresher.abort();
         sweeper.abort();
         recovery.abort();
+        flusher.abort();
+        if let Err(error) = self.state.traffic.flush().await {
+            tracing::warn!(%error, "flushing traffic counters at shutdown failed");
+        }
         served
     }
 }
@@ -303,7 +321,9 @@ pub fn router(state: AppState) -> Router {
         .merge(layers::binding_stack(Router::new().route(&mcp_path, any(mcp::endpoint)), &state, Binding::Mcp))
         .merge(layers::binding_stack(crate::rest::router(&state), &state, Binding::Rest))
         .merge(layers::binding_stack(crate::handoff::router(), &state, Binding::Page))
-        .merge(crate::admin::router(&state));
+        .merge(crate::admin::router(&state))
+        .merge(layers::admin_stack(crate::health::metrics(&state), &state, Binding::Rest))
+        .merge(layers::probe_stack(crate::health::probes()));
     layers::shared(routes).with_state(state)
 }
 

@@ -69,6 +69,10 @@ pub struct Shared {
     pub rate_limits: crate::layers::RateLimiters,
     /// The merchant's admin credential (`[admin]`; `crate::admin`).
     pub admin: Arc<crate::admin::AdminKeys>,
+    /// Calls, errors, latency and the funnel per platform (`crate::traffic`).
+    pub traffic: Arc<crate::traffic::Traffic>,
+    /// The console's session cookies and form tokens (`crate::admin::session`).
+    pub console: Arc<crate::admin::session::ConsoleKeys>,
 }
 
 /// The discovery handler needs only the profile.

@@ -218,6 +218,13 @@ pub struct OrderView {
     pub created_at: i64,
 }
 
+/// An order as the merchant sees it: with the platform that placed it.
+#[derive(Debug, Clone)]
+pub struct StoredOrderView {
+    pub platform: String,
+    pub view: OrderView,
+}
+
 impl Commerce {
     pub fn new(ports: Ports, settings: CommerceSettings) -> Commerce {
         Commerce { ports, settings: Arc::new(settings) }
@@ -261,6 +268,41 @@ impl Commerce {
     }
 
     /// The catalog products a search would page through, for callers that list them.
+    /// The merchant's order list (the console): newest first, clamped to
+    /// [`OrderFilter::MAX_LIMIT`], every platform's orders unless the filter names one.
+    pub async fn list_orders(&self, filter: &crate::store::OrderFilter) -> Result<Vec<StoredOrderView>, Error> {
+        let mut filter = filter.clone();
+        filter.limit = filter.limit.clamp(1, crate::store::OrderFilter::MAX_LIMIT);
+        filter.query = filter.query.map(|query| query.trim().to_owned()).filter(|query| !query.is_empty());
+        filter.platform = filter.platform.filter(|platform| !platform.is_empty());
+        let orders = self.ports.store.list_orders(&filter).await?;
+        Ok(orders
+            .into_iter()
+            .map(|stored| StoredOrderView {
+                platform: stored.platform,
+                view: OrderView { order: stored.order, created_at: stored.created_at },
+            })
+            .collect())
+    }
+
+    /// An order by id with the platform that placed it (the merchant's order page).
+    pub async fn order_for_merchant(&self, id: &str) -> Result<Option<StoredOrderView>, Error> {
+        Ok(self.ports.store.order(id).await?.map(|stored| StoredOrderView {
+            platform: stored.platform,
+            view: OrderView { order: stored.order, created_at: stored.created_at },
+        }))
+    }
+
+    /// Orders placed per platform since `since` (Unix seconds; ever when `None`).
+    pub async fn orders_by_platform(&self, since: Option<i64>) -> Result<Vec<(String, u64)>, Error> {
+        Ok(self.ports.store.order_counts(since).await?)
+    }
+
+    /// Whether the store answers and its schema is this build's (`/readyz`).
+    pub async fn store_ready(&self) -> Result<crate::store::SchemaStatus, Error> {
+        Ok(self.ports.store.schema_status().await?)
+    }
+
     pub async fn product_count(&self) -> Result<u64, Error> {
         Ok(self.ports.catalog.product_count().await?)
     }

@@ -9,6 +9,7 @@
 pub mod api;
 pub mod console;
 pub mod keys;
+pub mod session;
 
 use axum::Router;
 use axum::extract::{Request, State};
@@ -44,7 +45,7 @@ pub fn bearer(request: &Request) -> Option<&str> {
 
 /// The admin API's gate: 404 when no key is configured, 401 with a `WWW-Authenticate`
 /// challenge without a valid key.
-async fn require_key(State(state): State<AppState>, request: Request, next: Next) -> Response {
+pub(crate) async fn require_key(State(state): State<AppState>, request: Request, next: Next) -> Response {
     if !state.admin.enabled() {
         return error(StatusCode::NOT_FOUND, "not_found", "no such route");
     }

@@ -33,3 +33,17 @@ impl AdminSettings {
         Ok(())
     }
 }
+
+/// `[metrics]`: who may read `/metrics`.
+///
+/// ```toml
+/// [metrics]
+/// public = false   # true: no admin key needed (a scraper on a private network)
+/// ```
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MetricsSettings {
+    /// Serve `/metrics` without the admin key. Off by default: the counters name the
+    /// platforms a merchant works with and how much they buy.
+    pub public: bool,
+}

@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use ucp_domain::checkout::PricingRules;
 
-pub use admin::AdminSettings;
+pub use admin::{AdminSettings, MetricsSettings};
 pub use idempotency::IdempotencySettings;
 pub use limits::{ConnectionLimits, LimitSettings, RateLimits};
 pub use platforms::{AuthSettings, MtlsSettings, OAuthSettings, PlatformSettings};
@@ -93,6 +93,8 @@ pub struct Settings {
     pub limits: LimitSettings,
     /// The merchant's admin credential (`[admin]`, `config/admin.rs`).
     pub admin: AdminSettings,
+    /// Who may read `/metrics` (`[metrics]`, `config/admin.rs`).
+    pub metrics: MetricsSettings,
 }
 
 /// Facts about how the settings were given that the values alone do not tell.
@@ -131,6 +133,7 @@ impl Default for Settings {
             origin: Origin::default(),
             limits: LimitSettings::default(),
             admin: AdminSettings::default(),
+            metrics: MetricsSettings::default(),
         }
     }
 }

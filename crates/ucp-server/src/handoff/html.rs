@@ -46,7 +46,7 @@ pub(super) fn render(page: &impl Template) -> String {
 
 /// An amount in minor units as a buyer reads it: `3000 USD` → `$30.00`, `-500 EUR` → `−€5.00`,
 /// `1200 JPY` → `¥1,200`, unknown symbols → `30.00 CHF`.
-pub(super) fn money(amount: i64, currency: &str) -> String {
+pub(crate) fn money(amount: i64, currency: &str) -> String {
     let exponent = currency_exponent(currency);
     let divisor = 10u128.pow(exponent);
     let magnitude = u128::from(amount.unsigned_abs());

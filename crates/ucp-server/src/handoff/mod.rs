@@ -11,7 +11,7 @@
 //! without a valid one the answer is the unknown-id page, before anything is loaded. Form
 //! actions and redirects carry the token on.
 
-mod html;
+pub(crate) mod html;
 mod views;
 
 use axum::Router;

@@ -141,6 +141,13 @@ pub fn admin_stack(router: Router<AppState>, state: &AppState, binding: Binding)
     with_page_headers(router, binding)
 }
 
+/// The stack of the probes (`/healthz`, `/readyz`): panic catching only. They must answer an
+/// orchestrator that sends its own Host (a pod address), under load (no admission) and
+/// without a rate limit; they read no body and say nothing but up or not.
+pub fn probe_stack(router: Router<AppState>) -> Router<AppState> {
+    router.layer(from_fn_with_state(Binding::Rest, panic::catch))
+}
+
 fn with_page_headers(router: Router<AppState>, binding: Binding) -> Router<AppState> {
     match binding {
         // Every answer to a buyer's browser carries the pages' security headers, refusals of

@@ -14,7 +14,7 @@ use crate::checkout::{address, complete, ready_checkout};
 use crate::helpers::{TestApp, spawn_app, total_of};
 
 const TOKEN_3DS: &str = "tok_sandbox_3ds";
-const CHROMIUM: &str = "/usr/bin/chromium";
+pub const CHROMIUM: &str = "/usr/bin/chromium";
 
 /// A client that shows redirects instead of following them.
 fn no_redirects() -> reqwest::Client {
@@ -460,7 +460,7 @@ async fn cross_site_form_posts_are_refused() {
 // ---- headless Chromium ---------------------------------------------------------------------
 
 /// Where test artifacts go: `<target>/test-artifacts`.
-fn artifacts_dir() -> PathBuf {
+pub fn artifacts_dir() -> PathBuf {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"));

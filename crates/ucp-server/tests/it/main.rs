@@ -11,6 +11,8 @@ mod catalog;
 mod checkout;
 mod checkout_edges;
 mod concurrency;
+mod console;
+mod console_browser;
 mod discovery;
 mod fuzz;
 mod handoff;

@@ -7,7 +7,9 @@ use std::collections::HashMap;
 use async_trait::async_trait;
 use rusqlite::{OptionalExtension, params};
 use ucp_domain::checkout::{Session, SessionKind, Status};
-use ucp_domain::store::{CommerceStore, PlaceOrder, PlaceOrderError, StoreError, StoredOrder};
+use ucp_domain::store::{
+    CommerceStore, OrderFilter, PlaceOrder, PlaceOrderError, SchemaStatus, StoreError, StoredOrder,
+};
 
 use super::{SqliteStore, backend};
 
@@ -220,6 +222,65 @@ impl CommerceStore for SqliteStore {
             let order = serde_json::from_str(&doc)
                 .map_err(|error| StoreError::Backend(format!("order {id} does not decode: {error}")))?;
             Ok(Some(StoredOrder { id, checkout_id, platform, order, created_at }))
+        })
+        .await
+    }
+
+    async fn list_orders(&self, filter: &OrderFilter) -> Result<Vec<StoredOrder>, StoreError> {
+        let filter = filter.clone();
+        let limit = filter.limit.clamp(1, OrderFilter::MAX_LIMIT) as i64;
+        let query = filter.query.as_deref().map(str::to_lowercase);
+        self.read(move |connection| {
+            let mut statement = connection
+                .prepare_cached(
+                    "SELECT id, checkout_id, platform, doc, created_at FROM orders \
+                     WHERE (?1 IS NULL OR platform = ?1) \
+                       AND (?2 IS NULL OR instr(lower(id), ?2) > 0 OR instr(lower(checkout_id), ?2) > 0 \
+                            OR instr(lower(platform), ?2) > 0) \
+                       AND (?3 IS NULL OR created_at < ?3) \
+                     ORDER BY created_at DESC, id DESC LIMIT ?4",
+                )
+                .map_err(backend)?;
+            let rows = statement
+                .query_map(params![filter.platform, query, filter.before, limit], |row| {
+                    Ok((row.get::<_, String>(0)?, row.get(1)?, row.get(2)?, row.get::<_, String>(3)?, row.get(4)?))
+                })
+                .map_err(backend)?;
+            let mut orders = Vec::new();
+            for row in rows {
+                let (id, checkout_id, platform, doc, created_at) = row.map_err(backend)?;
+                let order = serde_json::from_str(&doc)
+                    .map_err(|error| StoreError::Backend(format!("order {id} does not decode: {error}")))?;
+                orders.push(StoredOrder { id, checkout_id, platform, order, created_at });
+            }
+            Ok(orders)
+        })
+        .await
+    }
+
+    async fn order_counts(&self, since: Option<i64>) -> Result<Vec<(String, u64)>, StoreError> {
+        self.read(move |connection| {
+            let mut statement = connection
+                .prepare_cached(
+                    "SELECT platform, COUNT(*) FROM orders WHERE (?1 IS NULL OR created_at >= ?1) \
+                     GROUP BY platform ORDER BY platform",
+                )
+                .map_err(backend)?;
+            let rows = statement
+                .query_map(params![since], |row| {
+                    Ok((row.get::<_, String>(0)?, u64::try_from(row.get::<_, i64>(1)?).unwrap_or(0)))
+                })
+                .map_err(backend)?;
+            rows.collect::<Result<Vec<_>, _>>().map_err(backend)
+        })
+        .await
+    }
+
+    async fn schema_status(&self) -> Result<SchemaStatus, StoreError> {
+        self.read(|connection| {
+            let current: i64 =
+                connection.pragma_query_value(None, "user_version", |row| row.get(0)).map_err(backend)?;
+            Ok(SchemaStatus { current, expected: super::expected_schema_version() })
         })
         .await
     }

@@ -4,6 +4,7 @@
 mod catalog;
 mod commerce;
 mod idempotency;
+mod traffic;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -23,6 +24,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("schema_2.sql"),
     include_str!("schema_3.sql"),
     include_str!("schema_4.sql"),
+    include_str!("schema_5.sql"),
 ];
 
 /// A SQLite database shared by every store trait.
@@ -122,6 +124,11 @@ impl SqliteStore {
             .await
             .map_err(|error| StoreError::Backend(format!("writer task failed: {error}")))?
     }
+}
+
+/// The schema version this build migrates to.
+pub(crate) fn expected_schema_version() -> i64 {
+    MIGRATIONS.len() as i64
 }
 
 fn unavailable() -> StoreError {
