@@ -38,6 +38,18 @@ impl std::fmt::Debug for Charge {
     }
 }
 
+/// Money given back on an approved charge: all of it (an order that could not be placed) or
+/// part (a merchant's refund). `idempotency_key` is ours, one per refund, the same on every
+/// retry of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refund {
+    /// The processor's reference of the charge.
+    pub reference: String,
+    pub amount: i64,
+    pub currency: String,
+    pub idempotency_key: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PaymentOutcome {
     Approved {
@@ -62,8 +74,8 @@ pub trait PaymentProcessor: Send + Sync + std::fmt::Debug {
     async fn charge(&self, charge: &Charge) -> Result<PaymentOutcome, ProcessorUnavailable>;
     /// Completes a charge that needed buyer authentication, once the buyer passed it.
     async fn confirm(&self, reference: &str, charge: &Charge) -> Result<PaymentOutcome, ProcessorUnavailable>;
-    /// Gives back an approved charge that could not become an order (stock ran out).
-    async fn refund(&self, reference: &str) -> Result<(), ProcessorUnavailable>;
+    /// Gives back `refund.amount` of an approved charge (partial refunds are allowed).
+    async fn refund(&self, refund: &Refund) -> Result<(), ProcessorUnavailable>;
 }
 
 /// One offered handler instance and the processor behind it.
@@ -156,7 +168,7 @@ impl PaymentProcessor for Sandbox {
         Ok(PaymentOutcome::Approved { reference: reference.to_owned() })
     }
 
-    async fn refund(&self, _reference: &str) -> Result<(), ProcessorUnavailable> {
+    async fn refund(&self, _refund: &Refund) -> Result<(), ProcessorUnavailable> {
         Ok(())
     }
 }

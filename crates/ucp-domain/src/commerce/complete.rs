@@ -3,8 +3,8 @@
 
 use crate::checkout::{Message, PendingAuthentication, Priced, Session, SessionKind, Severity, Status};
 use crate::order::Order;
-use crate::payment::{Charge, Handler, PaymentOutcome};
-use crate::store::{PlaceOrder, PlaceOrderError, StoredOrder};
+use crate::payment::{Charge, Handler, PaymentOutcome, Refund};
+use crate::store::{OrderPayment, PlaceOrder, PlaceOrderError, StoredOrder};
 
 use super::inputs::CheckoutInput;
 use super::session::{Attempt, refusal_message};
@@ -215,6 +215,13 @@ impl Commerce {
         let now = self.now();
         let permalink = self.ports.pages.url(super::Page::Order, &order_id);
         let order = Order::from_checkout(&session, &priced, &order_id, &permalink);
+        // What was charged, so the merchant can refund it later (never more than this).
+        let payment = OrderPayment {
+            handler_id: handler.id.clone(),
+            reference: reference.to_owned(),
+            amount: priced.totals.iter().find(|total| total.kind == "total").map_or(0, |total| total.amount),
+            currency: session.currency.clone(),
+        };
         let stock: Vec<(String, i64)> =
             session.lines.iter().map(|line| (line.item_id.clone(), line.quantity)).collect();
         let used_codes = priced
@@ -240,6 +247,8 @@ impl Commerce {
                 platform: session.platform.clone(),
                 order: order.clone(),
                 created_at: now,
+                version: 0,
+                payment: Some(payment.clone()),
             },
             stock,
             used_codes,
@@ -252,7 +261,7 @@ impl Commerce {
                 Ok(Answer::Resource(self.view(caller, session, Vec::new()).await?))
             }
             Err(PlaceOrderError::OutOfStock { variant_id }) => {
-                self.refund(handler, reference).await;
+                self.refund(handler, &payment).await;
                 let Some(mut current) = self.load(caller, &session.id, SessionKind::Checkout).await? else {
                     return Ok(Answer::Refused(Refusal::not_found("Checkout")));
                 };
@@ -283,12 +292,12 @@ impl Commerce {
                 Ok(Answer::Resource(self.view_priced(caller, current, priced, extra, now)))
             }
             Err(PlaceOrderError::NotOpen) => {
-                self.refund(handler, reference).await;
+                self.refund(handler, &payment).await;
                 self.current(caller, &session.id).await
             }
             Err(PlaceOrderError::DiscountExhausted { code }) => {
                 // Priced again, the code now shows its usage-limit warning and the new total.
-                self.refund(handler, reference).await;
+                self.refund(handler, &payment).await;
                 let Some(mut current) = self.load(caller, &session.id, SessionKind::Checkout).await? else {
                     return Ok(Answer::Refused(Refusal::not_found("Checkout")));
                 };
@@ -297,7 +306,7 @@ impl Commerce {
                 Ok(Answer::Resource(self.view(caller, current, Vec::new()).await?))
             }
             Err(PlaceOrderError::Store(error)) => {
-                self.refund(handler, reference).await;
+                self.refund(handler, &payment).await;
                 if let Some(mut current) = self.load(caller, &session.id, SessionKind::Checkout).await.ok().flatten() {
                     self.release_refunded(&mut current).await;
                 }
@@ -306,9 +315,15 @@ impl Commerce {
         }
     }
 
-    async fn refund(&self, handler: &Handler, reference: &str) {
-        if let Err(error) = handler.processor.refund(reference).await {
-            tracing::error!(%error, reference, "refund of an unplaced order failed; reconcile by hand");
+    async fn refund(&self, handler: &Handler, payment: &OrderPayment) {
+        let refund = Refund {
+            reference: payment.reference.clone(),
+            amount: payment.amount,
+            currency: payment.currency.clone(),
+            idempotency_key: format!("refund-{}", payment.reference),
+        };
+        if let Err(error) = handler.processor.refund(&refund).await {
+            tracing::error!(%error, reference = %payment.reference, "refund of an unplaced order failed; reconcile by hand");
         }
     }
 

@@ -13,6 +13,7 @@ mod complete;
 mod error;
 mod inputs;
 mod items;
+mod orders;
 mod presentment;
 mod session;
 
@@ -25,6 +26,7 @@ pub use catalog::{
 };
 pub use error::{Error, ErrorCode};
 pub use inputs::{CartInput, CheckoutInput, Instrument, LineInput, MAX_CODES, Payment};
+pub use orders::{MAX_ORDER_PAGE, MerchantOrder, OrderFilter, OrderOutcome};
 
 use crate::catalog::Product;
 use crate::checkout::{Message, Priced, PricingRules, Session};

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use async_trait::async_trait;
 use rusqlite::{OptionalExtension, params};
 use ucp_domain::checkout::{Session, SessionKind, Status};
-use ucp_domain::store::{CommerceStore, PlaceOrder, PlaceOrderError, StoreError, StoredOrder};
+use ucp_domain::store::{CommerceStore, OrderChange, OrderQuery, PlaceOrder, PlaceOrderError, StoreError, StoredOrder};
 
 use super::{SqliteStore, backend};
 
@@ -136,8 +136,6 @@ impl CommerceStore for SqliteStore {
         let mut stored = order.checkout.clone();
         stored.version = expected + 1;
         let doc = encode(&stored)?;
-        let order_doc = serde_json::to_string(&order.order.order)
-            .map_err(|error| StoreError::Backend(format!("encoding order: {error}")))?;
         self.write(move |connection| {
             let transaction =
                 connection.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(backend)?;
@@ -180,18 +178,7 @@ impl CommerceStore for SqliteStore {
                     return Ok(Err(PlaceOrderError::DiscountExhausted { code: code.clone() }));
                 }
             }
-            transaction
-                .execute(
-                    "INSERT INTO orders (id, checkout_id, platform, doc, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-                    params![
-                        order.order.id,
-                        order.order.checkout_id,
-                        order.order.platform,
-                        order_doc,
-                        order.order.created_at
-                    ],
-                )
-                .map_err(backend)?;
+            super::orders::insert(&transaction, &order.order)?;
             transaction
                 .execute(
                     "UPDATE sessions SET status = ?2, doc = ?3, updated_at = ?4 WHERE id = ?1",
@@ -206,22 +193,17 @@ impl CommerceStore for SqliteStore {
 
     async fn order(&self, id: &str) -> Result<Option<StoredOrder>, StoreError> {
         let id = id.to_owned();
-        self.read(move |connection| {
-            let mut statement = connection
-                .prepare_cached("SELECT id, checkout_id, platform, doc, created_at FROM orders WHERE id = ?1")
-                .map_err(backend)?;
-            let row = statement
-                .query_row([&id], |row| {
-                    Ok((row.get::<_, String>(0)?, row.get(1)?, row.get(2)?, row.get::<_, String>(3)?, row.get(4)?))
-                })
-                .optional()
-                .map_err(backend)?;
-            let Some((id, checkout_id, platform, doc, created_at)) = row else { return Ok(None) };
-            let order = serde_json::from_str(&doc)
-                .map_err(|error| StoreError::Backend(format!("order {id} does not decode: {error}")))?;
-            Ok(Some(StoredOrder { id, checkout_id, platform, order, created_at }))
-        })
-        .await
+        self.read(move |connection| super::orders::read(connection, &id)).await
+    }
+
+    async fn apply_order_change(&self, change: &OrderChange) -> Result<(), StoreError> {
+        let change = change.clone();
+        self.write(move |connection| super::orders::apply(connection, &change)).await
+    }
+
+    async fn orders(&self, query: &OrderQuery) -> Result<Vec<StoredOrder>, StoreError> {
+        let query = query.clone();
+        self.read(move |connection| super::orders::list(connection, &query)).await
     }
 
     async fn discount_uses(&self, codes: &[String]) -> Result<HashMap<String, u64>, StoreError> {
