@@ -21,6 +21,7 @@ mod idempotency;
 mod layers;
 mod mcp_transport;
 mod negotiation;
+mod order_ops;
 mod orders;
 mod payments;
 mod rest;
