@@ -39,7 +39,7 @@ impl MerchantOrder {
 #[derive(Debug, Clone)]
 pub enum OrderOutcome {
     /// The change was appended; the order as it is now.
-    Changed(MerchantOrder),
+    Changed(Box<MerchantOrder>),
     NotFound,
     /// The request does not fit the order; nothing changed.
     Refused(ChangeError),
@@ -212,7 +212,7 @@ impl Commerce {
             Ok(()) => {
                 next.version += 1;
                 tracing::info!(order = id, action = action.name(), "order changed");
-                Ok(Attempt::Done(OrderOutcome::Changed(MerchantOrder::of(next))))
+                Ok(Attempt::Done(OrderOutcome::Changed(Box::new(MerchantOrder::of(next)))))
             }
             Err(StoreError::Conflict { .. }) => Ok(Attempt::Raced),
             Err(StoreError::NotFound) => Ok(Attempt::Done(OrderOutcome::NotFound)),

@@ -227,20 +227,23 @@ struct AdjustBody {
 }
 
 /// The body as `T`; an empty body is `{}` where `T` has a default.
-fn parse<T: serde::de::DeserializeOwned>(body: &Bytes, empty: Option<T>) -> Result<T, Response> {
+fn parse<T: serde::de::DeserializeOwned>(body: &Bytes, empty: Option<T>) -> Result<T, String> {
     if body.iter().all(u8::is_ascii_whitespace)
         && let Some(empty) = empty
     {
         return Ok(empty);
     }
-    serde_json::from_slice(body)
-        .map_err(|failure| error(StatusCode::BAD_REQUEST, "invalid_input", &format!("request body: {failure}")))
+    serde_json::from_slice(body).map_err(|failure| format!("request body: {failure}"))
+}
+
+fn bad_body(message: String) -> Response {
+    error(StatusCode::BAD_REQUEST, "invalid_input", &message)
 }
 
 async fn ship(State(state): State<AppState>, Path(id): Path<String>, body: Bytes) -> Response {
     let body: ShipBody = match parse(&body, None) {
         Ok(body) => body,
-        Err(response) => return response,
+        Err(message) => return bad_body(message),
     };
     let tracking = Tracking {
         carrier: body.carrier,
@@ -253,21 +256,21 @@ async fn ship(State(state): State<AppState>, Path(id): Path<String>, body: Bytes
 async fn deliver(State(state): State<AppState>, Path(id): Path<String>, body: Bytes) -> Response {
     match parse::<DeliveryBody>(&body, Some(DeliveryBody::default())) {
         Ok(body) => answer(state.core.deliver(&id, body.line_items.map(lines), body.description).await),
-        Err(response) => response,
+        Err(message) => bad_body(message),
     }
 }
 
 async fn fail_delivery(State(state): State<AppState>, Path(id): Path<String>, body: Bytes) -> Response {
     match parse::<DeliveryBody>(&body, Some(DeliveryBody::default())) {
         Ok(body) => answer(state.core.fail_delivery(&id, body.line_items.map(lines), body.description).await),
-        Err(response) => response,
+        Err(message) => bad_body(message),
     }
 }
 
 async fn return_items(State(state): State<AppState>, Path(id): Path<String>, body: Bytes) -> Response {
     let body: ReturnBody = match parse(&body, None) {
         Ok(body) => body,
-        Err(response) => return response,
+        Err(message) => return bad_body(message),
     };
     let tracking =
         Tracking { carrier: body.carrier, tracking_number: body.tracking_number, tracking_url: body.tracking_url };
@@ -277,21 +280,21 @@ async fn return_items(State(state): State<AppState>, Path(id): Path<String>, bod
 async fn cancel(State(state): State<AppState>, Path(id): Path<String>, body: Bytes) -> Response {
     match parse::<CancelBody>(&body, Some(CancelBody::default())) {
         Ok(body) => answer(state.core.cancel_order(&id, body.line_items.map(lines), body.amount, body.reason).await),
-        Err(response) => response,
+        Err(message) => bad_body(message),
     }
 }
 
 async fn refund(State(state): State<AppState>, Path(id): Path<String>, body: Bytes) -> Response {
     match parse::<RefundBody>(&body, None) {
         Ok(body) => answer(state.core.refund_order(&id, body.amount, body.reason).await),
-        Err(response) => response,
+        Err(message) => bad_body(message),
     }
 }
 
 async fn adjust(State(state): State<AppState>, Path(id): Path<String>, body: Bytes) -> Response {
     let body: AdjustBody = match parse(&body, None) {
         Ok(body) => body,
-        Err(response) => return response,
+        Err(message) => return bad_body(message),
     };
     let status = match body.status.as_deref().map(AdjustmentStatus::parse) {
         None => AdjustmentStatus::Completed,

@@ -22,6 +22,7 @@ mod layers;
 mod mcp_transport;
 mod negotiation;
 mod order_ops;
+mod order_refunds;
 mod orders;
 mod payments;
 mod rest;
