@@ -60,7 +60,7 @@ pub enum OrderAction {
 }
 
 impl OrderAction {
-    /// The webhook event type the change is announced with.
+    /// The operation's name, for the log.
     pub fn name(&self) -> &'static str {
         match self {
             OrderAction::Ship { .. } => "ship",
