@@ -3,6 +3,8 @@
 
 #![allow(clippy::print_stdout)]
 
+mod orders;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 
@@ -44,6 +46,9 @@ enum Command {
     /// Onboarded platforms: hash an API key for `[[platforms]] api_keys`.
     #[command(subcommand)]
     Platforms(PlatformsCommand),
+    /// The merchant's order operations (list, show, ship, deliver, return, cancel, refund,
+    /// adjust) through a running server's admin API.
+    Orders(orders::OrdersArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -186,6 +191,7 @@ fn main() -> std::process::ExitCode {
             Command::Routes(args) => routes(args),
             Command::Keys(command) => keys(command),
             Command::Platforms(PlatformsCommand::HashKey { key }) => hash_key(key),
+            Command::Orders(args) => orders::run(args).await,
         }
     });
     match result {

@@ -38,6 +38,18 @@ impl std::fmt::Debug for Charge {
     }
 }
 
+/// Money given back on an approved charge: all of it (an order that could not be placed) or
+/// part (a merchant's refund). `idempotency_key` is ours, one per refund, the same on every
+/// retry of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refund {
+    /// The processor's reference of the charge.
+    pub reference: String,
+    pub amount: i64,
+    pub currency: String,
+    pub idempotency_key: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PaymentOutcome {
     Approved {
@@ -62,8 +74,8 @@ pub trait PaymentProcessor: Send + Sync + std::fmt::Debug {
     async fn charge(&self, charge: &Charge) -> Result<PaymentOutcome, ProcessorUnavailable>;
     /// Completes a charge that needed buyer authentication, once the buyer passed it.
     async fn confirm(&self, reference: &str, charge: &Charge) -> Result<PaymentOutcome, ProcessorUnavailable>;
-    /// Gives back an approved charge that could not become an order (stock ran out).
-    async fn refund(&self, reference: &str) -> Result<(), ProcessorUnavailable>;
+    /// Gives back `refund.amount` of an approved charge (partial refunds are allowed).
+    async fn refund(&self, refund: &Refund) -> Result<(), ProcessorUnavailable>;
     /// What became of the payment charged under our `idempotency_key` (its confirmation
     /// included): `None` when the processor has no charge under it. A refunded charge is
     /// `Declined`. Recovery asks this when a complete ended without storing the outcome.
@@ -198,10 +210,10 @@ impl PaymentProcessor for Sandbox {
         Ok(outcome)
     }
 
-    async fn refund(&self, reference: &str) -> Result<(), ProcessorUnavailable> {
+    async fn refund(&self, refund: &Refund) -> Result<(), ProcessorUnavailable> {
         let mut charges = self.charges();
         for outcome in charges.by_key.values_mut() {
-            if matches!(outcome, PaymentOutcome::Approved { reference: approved } if approved == reference) {
+            if matches!(outcome, PaymentOutcome::Approved { reference: approved } if *approved == refund.reference) {
                 *outcome = PaymentOutcome::Declined { reason: "The payment was refunded (sandbox).".into() };
             }
         }
@@ -238,7 +250,8 @@ mod tests {
         assert_eq!(first, again, "one key, one charge");
         assert_eq!(block_on(Box::pin(sandbox.lookup("k1"))).unwrap(), Some(first.clone()));
         let PaymentOutcome::Approved { reference } = first else { panic!("{first:?}") };
-        block_on(Box::pin(sandbox.refund(&reference))).unwrap();
+        let refund = Refund { reference, amount: 100, currency: "USD".into(), idempotency_key: "k1-refund".into() };
+        block_on(Box::pin(sandbox.refund(&refund))).unwrap();
         assert!(matches!(block_on(Box::pin(sandbox.lookup("k1"))).unwrap(), Some(PaymentOutcome::Declined { .. })));
     }
 

@@ -108,6 +108,41 @@ pub struct StoredOrder {
     pub platform: String,
     pub order: crate::order::Order,
     pub created_at: i64,
+    /// Raised by one on every change (optimistic concurrency).
+    pub version: i64,
+    /// The charge the order was paid with (orders placed before it was recorded: `None`).
+    pub payment: Option<OrderPayment>,
+}
+
+/// The charge behind an order: what a refund gives back against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OrderPayment {
+    pub handler_id: String,
+    /// The processor's reference of the approved charge.
+    pub reference: String,
+    /// Minor units charged.
+    pub amount: i64,
+    pub currency: String,
+}
+
+/// One change of an order, written in one transaction: the records appended to its event log,
+/// the order document as it becomes (`order.version` is the version it was read at), and a
+/// webhook announcing it.
+#[derive(Debug, Clone)]
+pub struct OrderChange {
+    pub order: StoredOrder,
+    pub records: Vec<crate::order::changes::OrderRecord>,
+    /// The webhook event type (`order.updated`).
+    pub webhook: &'static str,
+}
+
+/// Which orders a merchant lists: newest first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OrderQuery {
+    pub status: Option<crate::order::OrderStatus>,
+    pub limit: usize,
+    /// Orders strictly older than this `(created_at, id)` position.
+    pub before: Option<(i64, String)>,
 }
 
 /// Everything that changes when an order is placed, written in one transaction.
@@ -201,6 +236,13 @@ pub trait CommerceStore: Send + Sync + std::fmt::Debug {
     /// The schema version stored and the one this build migrates to; also proves the store
     /// answers (`/readyz`).
     async fn schema_status(&self) -> Result<SchemaStatus, StoreError>;
+    /// Appends the change's records and replaces the order document, if the stored order is
+    /// still at `change.order.version` (stored as `version + 1`), and enqueues its webhook:
+    /// all or nothing. `Conflict` if it changed meanwhile, `NotFound` if it does not exist.
+    async fn apply_order_change(&self, change: &OrderChange) -> Result<(), StoreError>;
+
+    /// Orders newest first, at most `query.limit`.
+    async fn orders(&self, query: &OrderQuery) -> Result<Vec<StoredOrder>, StoreError>;
 
     /// How many orders used each code (upper-case).
     async fn discount_uses(&self, codes: &[String]) -> Result<HashMap<String, u64>, StoreError>;

@@ -12,7 +12,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 pub use ucp_domain::payment::{
-    Charge, CheckoutContext, Handler, PaymentOutcome as Outcome, PaymentProcessor, ProcessorUnavailable,
+    Charge, CheckoutContext, Handler, PaymentOutcome as Outcome, PaymentProcessor, ProcessorUnavailable, Refund,
     SANDBOX_HANDLER, SANDBOX_ID, TOKEN_3DS, TOKEN_DECLINE, TOKEN_SUCCESS,
 };
 
@@ -100,10 +100,12 @@ impl Handlers {
 
 /// An external processor: `POST {url}` with the charge, answered with
 /// `{"status": "approved"|"declined"|"requires_action", "reference": "…", "reason": "…"}`;
-/// `POST {url}/confirm` and `POST {url}/refund` with `{"reference": …}`; `POST {url}/lookup`
-/// with `{"idempotency_key": …}` (our key of a charge), answered like a charge (the payment's
-/// state now, its confirmation included), `"refunded"`, or `"not_found"` when no charge was
-/// made under that key. Every request carries an `Idempotency-Key` header.
+/// `POST {url}/confirm` with `{"reference": …}`; `POST {url}/refund` with
+/// `{"reference", "amount", "currency"}` (partial refunds: `amount` in minor units);
+/// `POST {url}/lookup` with `{"idempotency_key": …}` (our key of a charge), answered like a
+/// charge (the payment's state now, its confirmation included), `"refunded"`, or
+/// `"not_found"` when no charge was made under that key. Every request carries an
+/// `Idempotency-Key` header.
 #[derive(Debug)]
 pub struct HttpProcessor {
     client: reqwest::Client,
@@ -189,8 +191,11 @@ impl PaymentProcessor for HttpProcessor {
         HttpProcessor::outcome(&answer)
     }
 
-    async fn refund(&self, reference: &str) -> Result<(), ProcessorUnavailable> {
-        self.post("/refund", &json!({ "reference": reference }), &format!("refund-{reference}")).await.map(|_| ())
+    /// `POST {url}/refund` with `{"reference", "amount", "currency"}` under our own key (one
+    /// per refund, the same on every retry); any 2xx answer is taken as done.
+    async fn refund(&self, refund: &Refund) -> Result<(), ProcessorUnavailable> {
+        let body = json!({ "reference": refund.reference, "amount": refund.amount, "currency": refund.currency });
+        self.post("/refund", &body, &refund.idempotency_key).await.map(|_| ())
     }
 
     async fn lookup(&self, idempotency_key: &str) -> Result<Option<Outcome>, ProcessorUnavailable> {

@@ -13,6 +13,7 @@ mod complete;
 mod error;
 mod inputs;
 mod items;
+mod orders;
 mod presentment;
 mod recovery;
 mod session;
@@ -28,6 +29,7 @@ pub use catalog::{
 pub use error::{Error, ErrorCode};
 pub use inputs::{CartInput, CheckoutInput, Instrument, LineInput, MAX_CODES, Payment};
 pub use recovery::Recovered;
+pub use orders::{MAX_ORDER_PAGE, MerchantOrder, OrderFilter, OrderOutcome};
 
 use crate::catalog::Product;
 use crate::checkout::{Message, Priced, PricingRules, Session};
@@ -270,7 +272,7 @@ impl Commerce {
     /// The catalog products a search would page through, for callers that list them.
     /// The merchant's order list (the console): newest first, clamped to
     /// [`OrderFilter::MAX_LIMIT`], every platform's orders unless the filter names one.
-    pub async fn list_orders(&self, filter: &crate::store::OrderFilter) -> Result<Vec<StoredOrderView>, Error> {
+    pub async fn search_orders(&self, filter: &crate::store::OrderFilter) -> Result<Vec<StoredOrderView>, Error> {
         let mut filter = filter.clone();
         filter.limit = filter.limit.clamp(1, crate::store::OrderFilter::MAX_LIMIT);
         filter.query = filter.query.map(|query| query.trim().to_owned()).filter(|query| !query.is_empty());

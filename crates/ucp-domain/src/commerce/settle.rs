@@ -6,8 +6,8 @@
 
 use crate::checkout::{Message, PaymentAttempt, PendingAuthentication, Session, Severity, Status};
 use crate::order::Order;
-use crate::payment::{Handler, PaymentOutcome};
-use crate::store::{PlaceOrder, PlaceOrderError, StoredOrder};
+use crate::payment::{Handler, PaymentOutcome, Refund};
+use crate::store::{OrderPayment, PlaceOrder, PlaceOrderError, StoredOrder};
 
 use super::{Commerce, Error};
 
@@ -97,6 +97,14 @@ impl Commerce {
                 platform: session.platform.clone(),
                 order: order.clone(),
                 created_at: now,
+                version: 0,
+                // What was charged, so the merchant can refund it later (never more than this).
+                payment: Some(OrderPayment {
+                    handler_id: handler.id.clone(),
+                    reference: reference.to_owned(),
+                    amount: attempt.amount,
+                    currency: attempt.currency.clone(),
+                }),
             },
             stock,
             used_codes,
@@ -109,13 +117,13 @@ impl Commerce {
                 Ok(Settled::Placed(session))
             }
             Err(PlaceOrderError::OutOfStock { variant_id }) => {
-                self.refund(handler, reference).await;
+                self.refund(handler, attempt, reference).await;
                 let session = self.release_refunded(&session.id, &attempt.key).await?;
                 Ok(session.map_or(Settled::Superseded, |session| Settled::SoldOut { session, variant_id }))
             }
             Err(PlaceOrderError::DiscountExhausted { code }) => {
                 // Priced again, the code now shows its usage-limit warning and the new total.
-                self.refund(handler, reference).await;
+                self.refund(handler, attempt, reference).await;
                 tracing::info!(checkout = %session.id, %code, "discount code ran out while the order was being placed");
                 let session = self.release_refunded(&session.id, &attempt.key).await?;
                 Ok(session.map_or(Settled::Superseded, Settled::Open))
@@ -125,7 +133,7 @@ impl Commerce {
                 Ok(Settled::Superseded)
             }
             Err(PlaceOrderError::Store(error)) => {
-                self.refund(handler, reference).await;
+                self.refund(handler, attempt, reference).await;
                 if let Err(release) = self.release_refunded(&session.id, &attempt.key).await {
                     tracing::error!(checkout = %session.id, error = %release, "could not release a checkout after a refund");
                 }
@@ -154,7 +162,7 @@ impl Commerce {
             tracing::info!(checkout = %id, "another request settles this charge");
             return Ok(());
         }
-        self.refund(handler, reference).await;
+        self.refund(handler, attempt, reference).await;
         self.release_refunded(id, &attempt.key).await.map(|_| ())
     }
 
@@ -178,8 +186,15 @@ impl Commerce {
         Ok(self.ports.store.session(id).await?)
     }
 
-    async fn refund(&self, handler: &Handler, reference: &str) {
-        if let Err(error) = handler.processor.refund(reference).await {
+    /// Gives back the whole of an approved charge that could not become an order.
+    async fn refund(&self, handler: &Handler, attempt: &PaymentAttempt, reference: &str) {
+        let refund = Refund {
+            reference: reference.to_owned(),
+            amount: attempt.amount,
+            currency: attempt.currency.clone(),
+            idempotency_key: format!("refund-{}", attempt.key),
+        };
+        if let Err(error) = handler.processor.refund(&refund).await {
             tracing::error!(%error, reference, "refund of an unplaced order failed; reconcile by hand");
         }
     }

@@ -384,21 +384,21 @@ impl std::io::Write for ByteCounter {
 }
 
 /// Deserializers for bounded lists.
-mod bounded {
+pub mod bounded {
     use std::fmt;
     use std::marker::PhantomData;
 
     use serde::de::{self, Deserialize, Deserializer, IgnoredAny, SeqAccess, Visitor};
 
     /// A list of at most `N` items; item `N + 1` is an error naming the limit.
-    pub(super) fn list<'de, D: Deserializer<'de>, T: Deserialize<'de>, const N: usize>(
+    pub fn list<'de, D: Deserializer<'de>, T: Deserialize<'de>, const N: usize>(
         deserializer: D,
     ) -> Result<Vec<T>, D::Error> {
         deserializer.deserialize_seq(Bounded::<T, N> { truncate: false, item: PhantomData })
     }
 
     /// `null`, absent or a list of at most `N` items.
-    pub(super) fn optional_list<'de, D: Deserializer<'de>, T: Deserialize<'de>, const N: usize>(
+    pub fn optional_list<'de, D: Deserializer<'de>, T: Deserialize<'de>, const N: usize>(
         deserializer: D,
     ) -> Result<Option<Vec<T>>, D::Error> {
         struct Optional<T, const N: usize>(PhantomData<T>);

@@ -10,6 +10,8 @@ pub mod api;
 pub mod console;
 pub mod keys;
 pub mod session;
+pub mod openapi;
+pub mod orders;
 
 use axum::Router;
 use axum::extract::{Request, State};

@@ -24,6 +24,8 @@ mod layers;
 mod mcp_transport;
 mod mtls;
 mod negotiation;
+mod order_ops;
+mod order_refunds;
 mod orders;
 mod payments;
 mod recovery;

@@ -8,7 +8,8 @@ use async_trait::async_trait;
 use rusqlite::{OptionalExtension, params};
 use ucp_domain::checkout::{Session, SessionKind, Status};
 use ucp_domain::store::{
-    CommerceStore, OrderFilter, PlaceOrder, PlaceOrderError, SchemaStatus, StoreError, StoredOrder,
+    CommerceStore, OrderChange, OrderFilter, OrderQuery, PlaceOrder, PlaceOrderError, SchemaStatus, StoreError,
+    StoredOrder,
 };
 
 use super::{SqliteStore, backend};
@@ -138,8 +139,6 @@ impl CommerceStore for SqliteStore {
         let mut stored = order.checkout.clone();
         stored.version = expected + 1;
         let doc = encode(&stored)?;
-        let order_doc = serde_json::to_string(&order.order.order)
-            .map_err(|error| StoreError::Backend(format!("encoding order: {error}")))?;
         self.write(move |connection| {
             let transaction =
                 connection.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(backend)?;
@@ -182,18 +181,7 @@ impl CommerceStore for SqliteStore {
                     return Ok(Err(PlaceOrderError::DiscountExhausted { code: code.clone() }));
                 }
             }
-            transaction
-                .execute(
-                    "INSERT INTO orders (id, checkout_id, platform, doc, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-                    params![
-                        order.order.id,
-                        order.order.checkout_id,
-                        order.order.platform,
-                        order_doc,
-                        order.order.created_at
-                    ],
-                )
-                .map_err(backend)?;
+            super::orders::insert(&transaction, &order.order)?;
             transaction
                 .execute(
                     "UPDATE sessions SET status = ?2, doc = ?3, updated_at = ?4 WHERE id = ?1",
@@ -208,22 +196,17 @@ impl CommerceStore for SqliteStore {
 
     async fn order(&self, id: &str) -> Result<Option<StoredOrder>, StoreError> {
         let id = id.to_owned();
-        self.read(move |connection| {
-            let mut statement = connection
-                .prepare_cached("SELECT id, checkout_id, platform, doc, created_at FROM orders WHERE id = ?1")
-                .map_err(backend)?;
-            let row = statement
-                .query_row([&id], |row| {
-                    Ok((row.get::<_, String>(0)?, row.get(1)?, row.get(2)?, row.get::<_, String>(3)?, row.get(4)?))
-                })
-                .optional()
-                .map_err(backend)?;
-            let Some((id, checkout_id, platform, doc, created_at)) = row else { return Ok(None) };
-            let order = serde_json::from_str(&doc)
-                .map_err(|error| StoreError::Backend(format!("order {id} does not decode: {error}")))?;
-            Ok(Some(StoredOrder { id, checkout_id, platform, order, created_at }))
-        })
-        .await
+        self.read(move |connection| super::orders::read(connection, &id)).await
+    }
+
+    async fn apply_order_change(&self, change: &OrderChange) -> Result<(), StoreError> {
+        let change = change.clone();
+        self.write(move |connection| super::orders::apply(connection, &change)).await
+    }
+
+    async fn orders(&self, query: &OrderQuery) -> Result<Vec<StoredOrder>, StoreError> {
+        let query = query.clone();
+        self.read(move |connection| super::orders::list(connection, &query)).await
     }
 
     async fn list_orders(&self, filter: &OrderFilter) -> Result<Vec<StoredOrder>, StoreError> {
@@ -232,27 +215,22 @@ impl CommerceStore for SqliteStore {
         let query = filter.query.as_deref().map(str::to_lowercase);
         self.read(move |connection| {
             let mut statement = connection
-                .prepare_cached(
-                    "SELECT id, checkout_id, platform, doc, created_at FROM orders \
+                .prepare_cached(&format!(
+                    "SELECT {} FROM orders \
                      WHERE (?1 IS NULL OR platform = ?1) \
                        AND (?2 IS NULL OR instr(lower(id), ?2) > 0 OR instr(lower(checkout_id), ?2) > 0 \
                             OR instr(lower(platform), ?2) > 0) \
                        AND (?3 IS NULL OR created_at < ?3) \
                      ORDER BY created_at DESC, id DESC LIMIT ?4",
-                )
+                    super::orders::COLUMNS
+                ))
                 .map_err(backend)?;
             let rows = statement
-                .query_map(params![filter.platform, query, filter.before, limit], |row| {
-                    Ok((row.get::<_, String>(0)?, row.get(1)?, row.get(2)?, row.get::<_, String>(3)?, row.get(4)?))
-                })
+                .query_map(params![filter.platform, query, filter.before, limit], super::orders::raw)
+                .map_err(backend)?
+                .collect::<Result<Vec<_>, _>>()
                 .map_err(backend)?;
-            let mut orders = Vec::new();
-            for row in rows {
-                let (id, checkout_id, platform, doc, created_at) = row.map_err(backend)?;
-                let order = serde_json::from_str(&doc)
-                    .map_err(|error| StoreError::Backend(format!("order {id} does not decode: {error}")))?;
-                orders.push(StoredOrder { id, checkout_id, platform, order, created_at });
-            }
+            let orders = rows.into_iter().map(super::orders::decode).collect::<Result<Vec<_>, _>>()?;
             Ok(orders)
         })
         .await

@@ -5,6 +5,8 @@ mod catalog;
 mod commerce;
 mod idempotency;
 mod traffic;
+mod orders;
+mod outbox;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -25,6 +27,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("schema_3.sql"),
     include_str!("schema_4.sql"),
     include_str!("schema_5.sql"),
+    include_str!("schema_6.sql"),
 ];
 
 /// A SQLite database shared by every store trait.

@@ -102,7 +102,7 @@ pub(super) async fn list(
         limit: PAGE_SIZE + 1,
         before: query.before,
     };
-    let orders = match tokio::time::timeout(views::STORE_TIMEOUT, state.core.list_orders(&filter)).await {
+    let orders = match tokio::time::timeout(views::STORE_TIMEOUT, state.core.search_orders(&filter)).await {
         Ok(Ok(orders)) => orders,
         Ok(Err(error)) => return views::unavailable(&state, &error),
         Err(_) => return views::unavailable(&state, &"listing orders timed out"),

@@ -3,14 +3,15 @@
 //! `templates/handoff/` lay them out and escape every value.
 
 mod form;
+mod order;
 
 use askama::Template;
-use serde_json::Value;
 use ucp_domain::checkout::{Priced, PricedLine, Session, Status, Total};
 
-use super::html::{date, money, render};
+use super::html::{money, render};
 use form::field_of;
 pub(super) use form::{CheckoutForm, MAX_FIELD, Notice};
+pub(super) use order::order_page;
 
 fn total_label(kind: &str) -> &'static str {
     match kind {
@@ -397,93 +398,4 @@ pub(super) fn cart_page(business: &str, session: &Session, priced: &Priced, noti
         summary: priced_summary("Cart", priced, &session.currency),
         checkout_from: (!priced.lines.is_empty()).then_some(session.id.as_str()),
     })
-}
-
-#[derive(Template)]
-#[template(path = "handoff/order.html", config = "templates/askama.toml")]
-struct OrderPage<'a> {
-    business: &'a str,
-    order_id: &'a str,
-    placed_on: String,
-    status: String,
-    summary: Summary<'a>,
-    shipments: Vec<Shipment<'a>>,
-}
-
-struct Shipment<'a> {
-    description: Option<&'a str>,
-    /// The address, one line each.
-    address: Vec<String>,
-}
-
-fn readable(code: &str) -> String {
-    let text = code.replace('_', " ");
-    let mut chars = text.chars();
-    chars.next().map(|first| first.to_uppercase().chain(chars).collect()).unwrap_or_default()
-}
-
-fn as_slice(value: &Value) -> &[Value] {
-    value.as_array().map(Vec::as_slice).unwrap_or_default()
-}
-
-/// The order permalink page, from the stored order document.
-pub(super) fn order_page(business: &str, document: &Value, created_at: i64) -> String {
-    let currency = document["currency"].as_str().unwrap_or("USD");
-    let lines = as_slice(&document["line_items"]);
-    let mut statuses: Vec<&str> = lines.iter().filter_map(|line| line["status"].as_str()).collect();
-    statuses.dedup();
-    let status = match statuses.as_slice() {
-        [one] => readable(one),
-        [] => "Placed".to_owned(),
-        _ => "Partially fulfilled".to_owned(),
-    };
-    let rows = lines
-        .iter()
-        .map(|line| {
-            Row::new(
-                line["item"]["title"].as_str().unwrap_or_default(),
-                line["quantity"]["total"].as_i64().unwrap_or_default(),
-                line["item"]["price"].as_i64().unwrap_or_default(),
-                totals_amount(&line["totals"], "total").unwrap_or_default(),
-                currency,
-            )
-        })
-        .collect();
-    let totals = as_slice(&document["totals"])
-        .iter()
-        .filter_map(|total| Some((total["type"].as_str()?, total["amount"].as_i64()?)));
-    let summary = Summary { caption: "Items", rows, totals: total_rows(totals, currency), discounts: Vec::new() };
-    let shipments = as_slice(&document["fulfillment"]["expectations"]).iter().map(shipment).collect();
-    render(&OrderPage {
-        business,
-        order_id: document["id"].as_str().unwrap_or_default(),
-        placed_on: date(created_at),
-        status,
-        summary,
-        shipments,
-    })
-}
-
-fn shipment(expectation: &Value) -> Shipment<'_> {
-    let destination = &expectation["destination"];
-    let joined = |parts: &[&Value]| parts.iter().filter_map(|part| part.as_str()).collect::<Vec<_>>().join(" ");
-    let name = joined(&[&destination["first_name"], &destination["last_name"]]);
-    let locality =
-        joined(&[&destination["address_locality"], &destination["address_region"], &destination["postal_code"]]);
-    let address = [
-        Some(name),
-        destination["street_address"].as_str().map(str::to_owned),
-        destination["extended_address"].as_str().map(str::to_owned),
-        Some(locality),
-        destination["address_country"].as_str().map(str::to_owned),
-    ]
-    .into_iter()
-    .flatten()
-    .filter(|part| !part.is_empty())
-    .collect();
-    Shipment { description: expectation["description"].as_str(), address }
-}
-
-fn totals_amount(totals: &Value, kind: &str) -> Option<i64> {
-    totals.as_array()?.iter().find(|total| total["type"] == kind)?["amount"].as_i64()
 }

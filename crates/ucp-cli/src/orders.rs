@@ -1,0 +1,219 @@
+//! `ucpd orders …`: the merchant's order operations, as a client of a running server's admin
+//! API (`/admin/api/orders…`), so the command and the server share one code path (the same
+//! `Commerce` methods, the processor's refunds, the webhooks) and never race on the database.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use serde_json::{Value, json};
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct OrdersArgs {
+    /// Base URL of the running server.
+    #[arg(long, env = "UCPD_ADMIN_URL", default_value = "http://127.0.0.1:8080")]
+    url: String,
+    /// An admin key ([admin] api_keys); default: <data dir>/admin-key of a demo start.
+    #[arg(long, env = "UCPD_ADMIN_KEY", hide_env_values = true)]
+    key: Option<String>,
+    /// Where a demo start keeps its admin key.
+    #[arg(long, env = "UCPD_DATA_DIR", default_value = "ucpd-data")]
+    data_dir: PathBuf,
+    #[command(subcommand)]
+    command: OrdersCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum OrdersCommand {
+    /// Orders, newest first.
+    List {
+        /// processing, partial, fulfilled, canceled or closed.
+        #[arg(long)]
+        status: Option<String>,
+        #[arg(long)]
+        limit: Option<usize>,
+        /// The `next` of the previous page.
+        #[arg(long)]
+        before: Option<String>,
+    },
+    /// One order: the UCP order, its status and payment.
+    Show { id: String },
+    /// Record a shipment: the units count as fulfilled.
+    Ship {
+        id: String,
+        /// LINE_ID[:QUANTITY] (quantity 1 when omitted); repeat for several lines.
+        #[arg(long = "line", required = true)]
+        lines: Vec<String>,
+        #[arg(long)]
+        carrier: Option<String>,
+        #[arg(long)]
+        tracking_number: String,
+        #[arg(long)]
+        tracking_url: String,
+        #[arg(long)]
+        description: Option<String>,
+    },
+    /// Record a delivery of shipped units (default: every unit in transit).
+    Deliver {
+        id: String,
+        #[arg(long = "line")]
+        lines: Vec<String>,
+        /// A failed delivery attempt instead.
+        #[arg(long)]
+        failed: bool,
+        #[arg(long)]
+        description: Option<String>,
+    },
+    /// Record fulfilled units coming back.
+    Return {
+        id: String,
+        #[arg(long = "line", required = true)]
+        lines: Vec<String>,
+        #[arg(long)]
+        description: Option<String>,
+    },
+    /// Cancel units not yet shipped (default: all) and refund them.
+    Cancel {
+        id: String,
+        #[arg(long = "line")]
+        lines: Vec<String>,
+        /// Refund this much (minor units) instead of the computed share.
+        #[arg(long)]
+        amount: Option<i64>,
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// Refund an amount (minor units) through the order's payment handler.
+    Refund {
+        id: String,
+        #[arg(long)]
+        amount: i64,
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// Record another adjustment (credit, price_adjustment, dispute…); signed minor units.
+    Adjust {
+        id: String,
+        #[arg(long = "type")]
+        kind: String,
+        #[arg(long, allow_hyphen_values = true)]
+        amount: i64,
+        /// pending, completed (default) or failed.
+        #[arg(long)]
+        status: Option<String>,
+        #[arg(long)]
+        description: Option<String>,
+    },
+}
+
+/// `LINE_ID[:QUANTITY]` as `{"id", "quantity"}`.
+fn line(text: &str) -> anyhow::Result<Value> {
+    let (id, quantity) = match text.rsplit_once(':') {
+        Some((id, quantity)) => {
+            (id, quantity.parse::<i64>().with_context(|| format!("--line {text}: the quantity is not a number"))?)
+        }
+        None => (text, 1),
+    };
+    Ok(json!({ "id": id, "quantity": quantity }))
+}
+
+fn lines(texts: &[String]) -> anyhow::Result<Option<Value>> {
+    if texts.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(Value::Array(texts.iter().map(|text| line(text)).collect::<anyhow::Result<_>>()?)))
+}
+
+/// A JSON object of the fields that are set.
+fn object(fields: &[(&str, Option<Value>)]) -> Value {
+    Value::Object(fields.iter().filter_map(|(name, value)| Some(((*name).to_owned(), value.clone()?))).collect())
+}
+
+fn text(value: &Option<String>) -> Option<Value> {
+    value.as_ref().map(|value| json!(value))
+}
+
+pub(crate) async fn run(args: OrdersArgs) -> anyhow::Result<std::process::ExitCode> {
+    let key = match &args.key {
+        Some(key) => key.clone(),
+        None => {
+            let path = args.data_dir.join("admin-key");
+            std::fs::read_to_string(&path)
+                .map(|key| key.trim().to_owned())
+                .with_context(|| format!("no --key / UCPD_ADMIN_KEY, and no demo key at {}", path.display()))?
+        }
+    };
+    let (path, body) = match &args.command {
+        OrdersCommand::List { status, limit, before } => {
+            let mut query = Vec::new();
+            if let Some(status) = status {
+                query.push(format!("status={status}"));
+            }
+            if let Some(limit) = limit {
+                query.push(format!("limit={limit}"));
+            }
+            if let Some(before) = before {
+                query.push(format!("before={before}"));
+            }
+            let query = if query.is_empty() { String::new() } else { format!("?{}", query.join("&")) };
+            (format!("/orders{query}"), None)
+        }
+        OrdersCommand::Show { id } => (format!("/orders/{id}"), None),
+        OrdersCommand::Ship { id, lines: given, carrier, tracking_number, tracking_url, description } => (
+            format!("/orders/{id}/ship"),
+            Some(object(&[
+                ("line_items", lines(given)?),
+                ("carrier", text(carrier)),
+                ("tracking_number", Some(json!(tracking_number))),
+                ("tracking_url", Some(json!(tracking_url))),
+                ("description", text(description)),
+            ])),
+        ),
+        OrdersCommand::Deliver { id, lines: given, failed, description } => (
+            format!("/orders/{id}/{}", if *failed { "fail-delivery" } else { "deliver" }),
+            Some(object(&[("line_items", lines(given)?), ("description", text(description))])),
+        ),
+        OrdersCommand::Return { id, lines: given, description } => (
+            format!("/orders/{id}/return"),
+            Some(object(&[("line_items", lines(given)?), ("description", text(description))])),
+        ),
+        OrdersCommand::Cancel { id, lines: given, amount, reason } => (
+            format!("/orders/{id}/cancel"),
+            Some(object(&[
+                ("line_items", lines(given)?),
+                ("amount", amount.map(|amount| json!(amount))),
+                ("reason", text(reason)),
+            ])),
+        ),
+        OrdersCommand::Refund { id, amount, reason } => {
+            (format!("/orders/{id}/refund"), Some(object(&[("amount", Some(json!(amount))), ("reason", text(reason))])))
+        }
+        OrdersCommand::Adjust { id, kind, amount, status, description } => (
+            format!("/orders/{id}/adjust"),
+            Some(object(&[
+                ("type", Some(json!(kind))),
+                ("amount", Some(json!(amount))),
+                ("status", text(status)),
+                ("description", text(description)),
+            ])),
+        ),
+    };
+    let client = reqwest::Client::builder().timeout(Duration::from_secs(30)).build()?;
+    let url = format!("{}/admin/api{path}", args.url.trim_end_matches('/'));
+    let request = match body {
+        Some(body) => client.post(&url).json(&body),
+        None => client.get(&url),
+    };
+    let response = request.bearer_auth(key).send().await.with_context(|| format!("cannot reach {url}"))?;
+    let status = response.status();
+    let answer: Value = response.json().await.with_context(|| format!("{url} answered {status} without JSON"))?;
+    if !status.is_success() {
+        bail!(
+            "{} ({status}): {}",
+            answer["code"].as_str().unwrap_or("error"),
+            answer["message"].as_str().unwrap_or("no message")
+        );
+    }
+    println!("{}", serde_json::to_string_pretty(&answer)?);
+    Ok(std::process::ExitCode::SUCCESS)
+}

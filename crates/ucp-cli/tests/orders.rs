@@ -1,0 +1,200 @@
+//! `ucpd orders …` against a running `ucpd serve` (issue 9 item 1): the real binary on both
+//! sides, an order placed over MCP, then listed, shipped and refunded from the command line.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+
+use serde_json::{Value, json};
+
+const ADMIN_KEY: &str = "cli-admin-key";
+
+fn ucpd() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ucpd"));
+    command.env_remove("UCPD_DATA_DIR").env_remove("UCPD_CONFIG").env_remove("UCPD_ADMIN_KEY").env("UCPD_LOG", "info");
+    command
+}
+
+/// Serves `body` as JSON to every request on loopback (the platform profile).
+fn serve_profile(body: String) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/profile.json", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut request = Vec::new();
+            let mut buffer = [0u8; 1024];
+            while !request.windows(4).any(|window| window == b"\r\n\r\n") {
+                match stream.read(&mut buffer) {
+                    Ok(0) | Err(_) => break,
+                    Ok(read) => request.extend_from_slice(&buffer[..read]),
+                }
+            }
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(body.as_bytes()));
+        }
+    });
+    url
+}
+
+struct Server {
+    child: Child,
+    base_url: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_server(data: &std::path::Path) -> Server {
+    let hash = ucpd().args(["platforms", "hash-key", ADMIN_KEY]).output().unwrap();
+    let hash = String::from_utf8(hash.stdout).unwrap().trim().to_owned();
+    let config = data.with_file_name("ucpd.toml");
+    std::fs::write(&config, format!("[admin]\napi_keys = [\"{hash}\"]\n[payments]\nsandbox = true\n")).unwrap();
+    let mut child = ucpd()
+        .args(["serve", "--listen", "127.0.0.1:0", "--no-demo", "--dev-insecure-profiles", "--data-dir"])
+        .arg(data)
+        .arg("--config")
+        .arg(&config)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = String::new();
+    let base_url = loop {
+        let Some(Ok(line)) = lines.next() else { panic!("the server stopped before it was ready:\n{seen}") };
+        seen.push_str(&line);
+        seen.push('\n');
+        if line.contains("ucpd ready") {
+            let start = line.find("http://127.0.0.1:").unwrap_or_else(|| panic!("no address: {line}"));
+            let rest = &line[start + "http://".len()..];
+            let end = rest.find('/').unwrap();
+            break format!("http://{}", &rest[..end]);
+        }
+    };
+    // Keep draining the log so the server never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    Server { child, base_url }
+}
+
+async fn tool(client: &reqwest::Client, server: &Server, profile: &str, name: &str, mut arguments: Value) -> Value {
+    arguments["meta"] = json!({ "ucp-agent": { "profile": profile }, "idempotency-key": format!("key-{name}") });
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": name, "arguments": arguments } });
+    let response = client.post(format!("{}/ucp/mcp", server.base_url)).json(&body).send().await.unwrap();
+    let reply: Value = response.json().await.unwrap();
+    reply["result"]["structuredContent"].clone()
+}
+
+fn orders(server: &Server, args: &[&str]) -> (bool, String, String) {
+    let output = ucpd().args(["orders", "--url", &server.base_url, "--key", ADMIN_KEY]).args(args).output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    (output.status.success(), stdout, stderr)
+}
+
+#[tokio::test]
+async fn orders_are_listed_shipped_and_refunded_from_the_command_line() {
+    let directory = tempfile::tempdir().unwrap();
+    let feed = directory.path().join("feed.tsv");
+    std::fs::write(
+        &feed,
+        "id\ttitle\tdescription\tlink\timage_link\tprice\tavailability\n\
+         cap-1\tBaseball Cap\tCotton cap\thttps://shop.example/cap\thttps://shop.example/cap.jpg\t12.50 USD\tin_stock\n",
+    )
+    .unwrap();
+    let data = directory.path().join("data");
+    let imported = ucpd().arg("import").arg(&feed).arg("--data-dir").arg(&data).output().unwrap();
+    assert!(imported.status.success(), "{}", String::from_utf8_lossy(&imported.stderr));
+    let capabilities: serde_json::Map<String, Value> =
+        ["catalog.search", "catalog.lookup", "checkout", "order", "fulfillment"]
+            .iter()
+            .map(|name| (format!("dev.ucp.shopping.{name}"), json!([{ "version": "2026-04-08" }])))
+            .collect();
+    let profile =
+        serve_profile(json!({ "ucp": { "version": "2026-04-08", "capabilities": capabilities } }).to_string());
+    let server = start_server(&data);
+    let client = reqwest::Client::new();
+
+    let checkout = json!({ "checkout": {
+        "line_items": [{ "item": { "id": "cap-1" }, "quantity": 2 }],
+        "buyer": { "first_name": "Ada", "last_name": "Lovelace", "email": "ada@example.com" },
+        "fulfillment": { "methods": [{ "type": "shipping", "destinations": [{ "street_address": "1 Main St",
+            "address_locality": "Springfield", "address_region": "IL", "postal_code": "62701", "address_country": "US" }],
+            "groups": [{ "selected_option_id": "standard" }] }] } } });
+    let created = tool(&client, &server, &profile, "create_checkout", checkout).await;
+    assert_eq!(created["status"], "ready_for_complete", "{created}");
+    let payment = json!({ "payment": { "instruments": [{ "id": "pi_1", "handler_id": "sandbox", "type": "card",
+        "credential": { "type": "token", "token": "tok_sandbox_success" } }] } });
+    let completed =
+        tool(&client, &server, &profile, "complete_checkout", json!({ "id": created["id"], "checkout": payment }))
+            .await;
+    let order_id = completed["order"]["id"].as_str().unwrap_or_else(|| panic!("{completed}")).to_owned();
+
+    let (ok, stdout, stderr) = orders(&server, &["list"]);
+    assert!(ok, "{stderr}");
+    let list: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(list["orders"][0]["id"], order_id.as_str(), "{stdout}");
+
+    let (ok, stdout, stderr) = orders(&server, &["show", &order_id]);
+    assert!(ok, "{stderr}");
+    let shown: Value = serde_json::from_str(&stdout).unwrap();
+    let line = shown["order"]["line_items"][0]["id"].as_str().unwrap().to_owned();
+    let paid = shown["payment"]["amount"].as_i64().unwrap();
+
+    let (ok, _, stderr) = orders(
+        &server,
+        &[
+            "ship",
+            &order_id,
+            "--line",
+            &format!("{line}:3"),
+            "--tracking-number",
+            "1Z",
+            "--tracking-url",
+            "https://t.example/1Z",
+        ],
+    );
+    assert!(!ok && stderr.contains("quantity_exceeded"), "shipping more than was ordered: {stderr}");
+    let (ok, stdout, stderr) = orders(
+        &server,
+        &[
+            "ship",
+            &order_id,
+            "--line",
+            &format!("{line}:1"),
+            "--carrier",
+            "UPS",
+            "--tracking-number",
+            "1Z",
+            "--tracking-url",
+            "https://t.example/1Z",
+        ],
+    );
+    assert!(ok, "{stderr}");
+    let shipped: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(shipped["status"], "partial");
+    assert_eq!(shipped["order"]["line_items"][0]["status"], "partial");
+    assert_eq!(shipped["order"]["fulfillment"]["events"][0]["carrier"], "UPS");
+
+    let (ok, _, stderr) = orders(&server, &["refund", &order_id, "--amount", &(paid + 1).to_string()]);
+    assert!(!ok && stderr.contains("refund_exceeds_payment"), "{stderr}");
+    let (ok, stdout, stderr) = orders(&server, &["refund", &order_id, "--amount", "100", "--reason", "Late"]);
+    assert!(ok, "{stderr}");
+    let refunded: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(refunded["payment"]["refunded"], 100);
+    assert_eq!(refunded["order"]["adjustments"][0]["totals"][0]["amount"], -100);
+    let (ok, stdout, stderr) = orders(&server, &["adjust", &order_id, "--type", "credit", "--amount", "-50"]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("\"credit\""), "{stdout}");
+
+    let output = ucpd().args(["orders", "--url", &server.base_url, "--key", "wrong", "list"]).output().unwrap();
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("unauthorized"));
+}

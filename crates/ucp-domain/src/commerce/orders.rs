@@ -1,0 +1,230 @@
+//! The merchant's order operations (issue 9): list and read every order, and change one by
+//! appending fulfillment events and adjustments. The rules are `order::changes`; this file
+//! loads, calls the processor for money going back, and writes the change in one store
+//! transaction under the order's version, starting over when another change got in first.
+
+use std::sync::Mutex;
+
+use crate::order::changes::{self, ChangeError, LineQuantity, OrderAction, Stamp, Tracking};
+use crate::order::{AdjustmentStatus, OrderStatus};
+use crate::payment::Refund;
+use crate::store::{OrderChange, OrderQuery, StoreError, StoredOrder};
+
+use super::session::Attempt;
+use super::{Commerce, Error};
+
+/// At most this many orders in one list.
+pub const MAX_ORDER_PAGE: usize = 100;
+
+/// An order as the merchant sees it: the stored order with its derived status and money.
+#[derive(Debug, Clone)]
+pub struct MerchantOrder {
+    pub stored: StoredOrder,
+    pub status: OrderStatus,
+    /// What the buyer was charged, when a payment is recorded.
+    pub paid: Option<i64>,
+    pub refunded: i64,
+}
+
+impl MerchantOrder {
+    fn of(stored: StoredOrder) -> MerchantOrder {
+        let status = stored.order.status();
+        let refunded = stored.order.refunded();
+        let paid = stored.payment.as_ref().map(|payment| payment.amount);
+        MerchantOrder { stored, status, paid, refunded }
+    }
+}
+
+/// What an order operation answered.
+#[derive(Debug, Clone)]
+pub enum OrderOutcome {
+    /// The change was appended; the order as it is now.
+    Changed(Box<MerchantOrder>),
+    NotFound,
+    /// The request does not fit the order; nothing changed.
+    Refused(ChangeError),
+}
+
+/// Which orders to list.
+#[derive(Debug, Clone, Default)]
+pub struct OrderFilter {
+    pub status: Option<OrderStatus>,
+    /// Clamped to 1..=[`MAX_ORDER_PAGE`]; 0 means 20.
+    pub limit: usize,
+    pub before: Option<(i64, String)>,
+}
+
+impl Commerce {
+    /// Orders newest first (any platform's: this is the merchant).
+    pub async fn list_orders(&self, filter: OrderFilter) -> Result<Vec<MerchantOrder>, Error> {
+        let limit = if filter.limit == 0 { 20 } else { filter.limit.min(MAX_ORDER_PAGE) };
+        let query = OrderQuery { status: filter.status, limit, before: filter.before };
+        Ok(self.ports.store.orders(&query).await?.into_iter().map(MerchantOrder::of).collect())
+    }
+
+    /// One order, whoever placed it.
+    pub async fn merchant_order(&self, id: &str) -> Result<Option<MerchantOrder>, Error> {
+        Ok(self.ports.store.order(id).await?.map(MerchantOrder::of))
+    }
+
+    /// Records a shipment of some or all units: they count as fulfilled.
+    pub async fn ship(
+        &self,
+        id: &str,
+        lines: Vec<LineQuantity>,
+        tracking: Tracking,
+        description: Option<String>,
+    ) -> Result<OrderOutcome, Error> {
+        self.change_order(id, OrderAction::Ship { lines, tracking, description }).await
+    }
+
+    /// Records the delivery of shipped units (`None`: every shipped unit not yet delivered).
+    pub async fn deliver(
+        &self,
+        id: &str,
+        lines: Option<Vec<LineQuantity>>,
+        description: Option<String>,
+    ) -> Result<OrderOutcome, Error> {
+        self.change_order(id, OrderAction::Deliver { lines, description }).await
+    }
+
+    /// Records a failed delivery attempt of shipped units.
+    pub async fn fail_delivery(
+        &self,
+        id: &str,
+        lines: Option<Vec<LineQuantity>>,
+        description: Option<String>,
+    ) -> Result<OrderOutcome, Error> {
+        self.change_order(id, OrderAction::FailDelivery { lines, description }).await
+    }
+
+    /// Records fulfilled units coming back: they leave their lines' totals.
+    pub async fn return_items(
+        &self,
+        id: &str,
+        lines: Vec<LineQuantity>,
+        tracking: Tracking,
+        description: Option<String>,
+    ) -> Result<OrderOutcome, Error> {
+        self.change_order(id, OrderAction::Return { lines, tracking, description }).await
+    }
+
+    /// Cancels units not yet fulfilled (`None`: all of them) and refunds them.
+    pub async fn cancel_order(
+        &self,
+        id: &str,
+        lines: Option<Vec<LineQuantity>>,
+        amount: Option<i64>,
+        reason: Option<String>,
+    ) -> Result<OrderOutcome, Error> {
+        self.change_order(id, OrderAction::Cancel { lines, amount, description: reason }).await
+    }
+
+    /// Refunds `amount` through the order's payment handler.
+    pub async fn refund_order(&self, id: &str, amount: i64, reason: Option<String>) -> Result<OrderOutcome, Error> {
+        self.change_order(id, OrderAction::Refund { amount, description: reason }).await
+    }
+
+    /// Records another adjustment (credit, price_adjustment, dispute…).
+    pub async fn adjust(
+        &self,
+        id: &str,
+        kind: String,
+        amount: i64,
+        status: AdjustmentStatus,
+        description: Option<String>,
+    ) -> Result<OrderOutcome, Error> {
+        self.change_order(id, OrderAction::Adjust { kind, amount, status, description }).await
+    }
+
+    /// Applies one merchant operation: validated against the order as stored, money going
+    /// back refunded through the order's payment handler (our key: the adjustment's id), then
+    /// the records appended and the order re-derived in one transaction with its webhook.
+    pub async fn change_order(&self, id: &str, action: OrderAction) -> Result<OrderOutcome, Error> {
+        let occurred_at = crate::time::rfc3339(self.now());
+        // The same ids on every attempt: the processor's idempotency key is one of them.
+        let ids = Mutex::new(Vec::new());
+        let refunded = Mutex::new(None);
+        let state = Attempts { ids: &ids, refunded: &refunded, occurred_at: &occurred_at };
+        self.retrying(|| self.change_once(id, &action, state)).await
+    }
+
+    async fn change_once(
+        &self,
+        id: &str,
+        action: &OrderAction,
+        state: Attempts<'_>,
+    ) -> Result<Attempt<OrderOutcome>, Error> {
+        let Some(stored) = self.ports.store.order(id).await? else {
+            return Ok(Attempt::Done(OrderOutcome::NotFound));
+        };
+        let paid = stored.payment.as_ref().map(|payment| payment.amount);
+        let applied = {
+            let mut issued = state.ids.lock().map_err(|_| Error::Internal("poisoned id list".into()))?;
+            let mut next = 0;
+            let mut ids = |kind: &str| {
+                if next == issued.len() {
+                    let prefix = if changes::is_event(kind) { "evt" } else { "adj" };
+                    issued.push(format!("{prefix}_{}", &uuid::Uuid::new_v4().simple().to_string()[..20]));
+                }
+                next += 1;
+                issued[next - 1].clone()
+            };
+            changes::apply(&stored.order, action, paid, Stamp { occurred_at: state.occurred_at, ids: &mut ids })
+        };
+        let applied = match applied {
+            Ok(applied) => applied,
+            Err(refusal) => {
+                if state.refunded.lock().ok().is_some_and(|done| done.is_some()) {
+                    tracing::error!(order = id, %refusal, "money went back but the order changed meanwhile; reconcile by hand");
+                }
+                return Ok(Attempt::Done(OrderOutcome::Refused(refusal)));
+            }
+        };
+        if let Some(amount) = applied.refund
+            && state.refunded.lock().ok().is_some_and(|done| done.is_none())
+        {
+            let Some(payment) = &stored.payment else {
+                return Err(Error::Internal(format!("order {id}: a refund without a payment")));
+            };
+            let Some(handler) = self.ports.payments.by_id(&payment.handler_id) else {
+                let reason = format!("payment handler {} is no longer configured; refund by hand", payment.handler_id);
+                return Ok(Attempt::Done(OrderOutcome::Refused(ChangeError::Invalid(reason))));
+            };
+            let key = applied.records.iter().rev().map(changes::OrderRecord::id).next().unwrap_or_default().to_owned();
+            let refund = Refund {
+                reference: payment.reference.clone(),
+                amount,
+                currency: payment.currency.clone(),
+                idempotency_key: key,
+            };
+            if let Err(error) = handler.processor.refund(&refund).await {
+                tracing::warn!(order = id, %error, "refund failed; nothing recorded");
+                return Err(Error::PaymentUnavailable);
+            }
+            if let Ok(mut done) = state.refunded.lock() {
+                *done = Some(amount);
+            }
+        }
+        let mut next = StoredOrder { order: applied.order, ..stored };
+        let change = OrderChange { order: next.clone(), records: applied.records, webhook: "order.updated" };
+        match self.ports.store.apply_order_change(&change).await {
+            Ok(()) => {
+                next.version += 1;
+                tracing::info!(order = id, action = action.name(), "order changed");
+                Ok(Attempt::Done(OrderOutcome::Changed(Box::new(MerchantOrder::of(next)))))
+            }
+            Err(StoreError::Conflict { .. }) => Ok(Attempt::Raced),
+            Err(StoreError::NotFound) => Ok(Attempt::Done(OrderOutcome::NotFound)),
+            Err(error) => Err(error.into()),
+        }
+    }
+}
+
+/// What the attempts of one change share.
+#[derive(Clone, Copy)]
+struct Attempts<'a> {
+    ids: &'a Mutex<Vec<String>>,
+    refunded: &'a Mutex<Option<i64>>,
+    occurred_at: &'a str,
+}

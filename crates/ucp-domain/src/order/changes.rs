@@ -1,0 +1,447 @@
+//! The merchant's order operations as pure functions: each checks its request against the
+//! order as it is (known lines, quantities, money paid, state) and answers the order as it
+//! becomes plus the records it appends. Nothing is rewritten: quantities change only through
+//! an appended event or adjustment, and statuses are derived again from the quantities.
+
+use std::collections::BTreeMap;
+
+use super::{
+    AdjustedLine, Adjustment, AdjustmentStatus, ExpectedLine, FulfillmentEvent, LineStatus, Order, OrderStatus,
+    OrderTotal,
+};
+
+/// Event and adjustment types we write.
+pub const SHIPPED: &str = "shipped";
+pub const DELIVERED: &str = "delivered";
+pub const FAILED_ATTEMPT: &str = "failed_attempt";
+pub const RETURNED: &str = "returned";
+pub const REFUND: &str = "refund";
+pub const CANCELLATION: &str = "cancellation";
+pub const RETURN: &str = "return";
+
+/// At most this many lines in one request.
+pub const MAX_LINES: usize = 100;
+const MAX_TEXT: usize = 500;
+const MAX_URL: usize = 2048;
+
+/// Some units of one line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineQuantity {
+    pub id: String,
+    pub quantity: i64,
+}
+
+/// Tracking details of a shipment (or of a return parcel).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tracking {
+    pub carrier: Option<String>,
+    pub tracking_number: Option<String>,
+    pub tracking_url: Option<String>,
+}
+
+/// What the merchant asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OrderAction {
+    /// Hand units to a carrier: they count as fulfilled. Tracking number and URL required.
+    Ship { lines: Vec<LineQuantity>, tracking: Tracking, description: Option<String> },
+    /// Shipped units reached the buyer; `None`: every shipped unit not yet delivered.
+    Deliver { lines: Option<Vec<LineQuantity>>, description: Option<String> },
+    /// A delivery attempt of shipped units failed.
+    FailDelivery { lines: Option<Vec<LineQuantity>>, description: Option<String> },
+    /// Fulfilled units came back: they leave the line's total (money back is a refund).
+    Return { lines: Vec<LineQuantity>, tracking: Tracking, description: Option<String> },
+    /// Units not yet fulfilled will never be; `None`: all of them. Money back for them.
+    Cancel { lines: Option<Vec<LineQuantity>>, amount: Option<i64>, description: Option<String> },
+    /// Money back to the buyer, at most what was paid minus what was refunded.
+    Refund { amount: i64, description: Option<String> },
+    /// Any other recorded adjustment (credit, price_adjustment, dispute…); moves no money
+    /// through the processor.
+    Adjust { kind: String, amount: i64, status: AdjustmentStatus, description: Option<String> },
+}
+
+impl OrderAction {
+    /// The operation's name, for the log.
+    pub fn name(&self) -> &'static str {
+        match self {
+            OrderAction::Ship { .. } => "ship",
+            OrderAction::Deliver { .. } => "deliver",
+            OrderAction::FailDelivery { .. } => "fail_delivery",
+            OrderAction::Return { .. } => "return",
+            OrderAction::Cancel { .. } => "cancel",
+            OrderAction::Refund { .. } => "refund",
+            OrderAction::Adjust { .. } => "adjust",
+        }
+    }
+}
+
+/// A record a change appends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OrderRecord {
+    Event(FulfillmentEvent),
+    Adjustment(Adjustment),
+}
+
+impl OrderRecord {
+    pub fn id(&self) -> &str {
+        match self {
+            OrderRecord::Event(event) => &event.id,
+            OrderRecord::Adjustment(adjustment) => &adjustment.id,
+        }
+    }
+}
+
+/// What an action does to an order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Applied {
+    pub order: Order,
+    pub records: Vec<OrderRecord>,
+    /// Money to give back through the processor (minor units), when the action moves any.
+    pub refund: Option<i64>,
+}
+
+/// Why an action was refused; the order is unchanged.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChangeError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error("the order has no line {0:?}")]
+    UnknownLine(String),
+    #[error("line {line}: {requested} requested but only {available} {what}")]
+    TooMany { line: String, requested: i64, available: i64, what: &'static str },
+    #[error("refund of {requested} exceeds what is left to refund ({available} of {paid} paid)")]
+    OverRefund { requested: i64, available: i64, paid: i64 },
+    #[error("the order is canceled; it cannot change any more")]
+    Canceled,
+}
+
+/// Where and when the records of a change are stamped: `ids` gives each record its id.
+pub struct Stamp<'a> {
+    pub occurred_at: &'a str,
+    pub ids: &'a mut dyn FnMut(&str) -> String,
+}
+
+/// Applies `action` to `order`. `paid`: what the buyer was charged (None: no payment recorded).
+pub fn apply(order: &Order, action: &OrderAction, paid: Option<i64>, stamp: Stamp<'_>) -> Result<Applied, ChangeError> {
+    if order.status() == OrderStatus::Canceled {
+        return Err(ChangeError::Canceled);
+    }
+    let mut next = order.clone();
+    let mut records = Vec::new();
+    let mut refund = None;
+    let at = stamp.occurred_at.to_owned();
+    let ids = stamp.ids;
+    match action {
+        OrderAction::Ship { lines, tracking, description } => {
+            let lines = requested(order, lines)?;
+            if tracking.tracking_number.is_none() || tracking.tracking_url.is_none() {
+                return Err(ChangeError::Invalid("a shipment needs tracking_number and tracking_url".into()));
+            }
+            check_tracking(tracking)?;
+            for (id, quantity) in &lines {
+                let line = line_mut(&mut next, id)?;
+                let available = line.quantity.total - line.quantity.fulfilled;
+                if *quantity > available {
+                    return Err(too_many(id, *quantity, available, "are left to ship"));
+                }
+                line.quantity.fulfilled += quantity;
+            }
+            records.push(event(ids(SHIPPED), SHIPPED, &at, &lines, tracking.clone(), text(description)?));
+        }
+        OrderAction::Deliver { lines, description } | OrderAction::FailDelivery { lines, description } => {
+            let kind = if matches!(action, OrderAction::Deliver { .. }) { DELIVERED } else { FAILED_ATTEMPT };
+            let in_transit = in_transit(order);
+            let lines = match lines {
+                Some(lines) => requested(order, lines)?,
+                None => {
+                    in_transit.iter().filter(|(_, units)| **units > 0).map(|(id, units)| (id.clone(), *units)).collect()
+                }
+            };
+            if lines.is_empty() {
+                return Err(ChangeError::Invalid("nothing is in transit: ship units first".into()));
+            }
+            for (id, quantity) in &lines {
+                let available = in_transit.get(id).copied().unwrap_or(0);
+                if *quantity > available {
+                    return Err(too_many(id, *quantity, available, "are shipped and not yet delivered"));
+                }
+            }
+            let tracking = latest_tracking(order, lines.keys().next().map(String::as_str).unwrap_or_default());
+            records.push(event(ids(kind), kind, &at, &lines, tracking, text(description)?));
+        }
+        OrderAction::Return { lines, tracking, description } => {
+            let lines = requested(order, lines)?;
+            check_tracking(tracking)?;
+            for (id, quantity) in &lines {
+                let line = line_mut(&mut next, id)?;
+                if *quantity > line.quantity.fulfilled {
+                    return Err(too_many(id, *quantity, line.quantity.fulfilled, "were fulfilled"));
+                }
+                line.quantity.fulfilled -= quantity;
+                line.quantity.total -= quantity;
+            }
+            let description = text(description)?;
+            records.push(event(ids(RETURNED), RETURNED, &at, &lines, tracking.clone(), description.clone()));
+            records.push(adjustment(ids(RETURN), RETURN, &at, &lines, None, description));
+        }
+        OrderAction::Cancel { lines, amount, description } => {
+            let lines = match lines {
+                Some(lines) => requested(order, lines)?,
+                None => order
+                    .line_items
+                    .iter()
+                    .map(|line| (line.id.clone(), line.quantity.total - line.quantity.fulfilled))
+                    .filter(|(_, units)| *units > 0)
+                    .collect(),
+            };
+            if lines.is_empty() {
+                return Err(ChangeError::Invalid("nothing is left to cancel: every unit has shipped".into()));
+            }
+            let mut share = 0i64;
+            for (id, quantity) in &lines {
+                let line = line_mut(&mut next, id)?;
+                let available = line.quantity.total - line.quantity.fulfilled;
+                if *quantity > available {
+                    return Err(too_many(id, *quantity, available, "are not yet shipped"));
+                }
+                line.quantity.total -= quantity;
+                let line_total = line
+                    .totals
+                    .iter()
+                    .find(|total| total.kind == "total")
+                    .or_else(|| line.totals.iter().find(|total| total.kind == "subtotal"))
+                    .map_or(line.item.price.saturating_mul(line.quantity.original), |total| total.amount);
+                share += line_total.saturating_mul(*quantity) / line.quantity.original.max(1);
+            }
+            let remaining = paid.map(|paid| paid - order.refunded()).unwrap_or(0).max(0);
+            // Nothing was ever fulfilled and nothing is left: the whole payment goes back
+            // (shipping and taxes too); otherwise the canceled units' share of their lines.
+            let money = match amount {
+                Some(amount) => {
+                    check_refund(*amount, paid, order.refunded(), true)?;
+                    *amount
+                }
+                None if next.status() == OrderStatus::Canceled => remaining,
+                None => share.min(remaining),
+            };
+            let description = text(description)?;
+            let money_back = (money > 0).then_some(money);
+            records.push(adjustment(ids(CANCELLATION), CANCELLATION, &at, &lines, money_back, description));
+            refund = money_back;
+        }
+        OrderAction::Refund { amount, description } => {
+            check_refund(*amount, paid, order.refunded(), false)?;
+            let description = text(description)?;
+            records.push(adjustment(ids(REFUND), REFUND, &at, &BTreeMap::new(), Some(*amount), description));
+            refund = Some(*amount);
+        }
+        OrderAction::Adjust { kind, amount, status, description } => {
+            let valid = !kind.is_empty()
+                && kind.len() <= 64
+                && kind.bytes().all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'_');
+            if !valid {
+                return Err(ChangeError::Invalid("type must be 1-64 characters of a-z, 0-9 and _".into()));
+            }
+            if matches!(kind.as_str(), REFUND | CANCELLATION | RETURN) {
+                return Err(ChangeError::Invalid(format!("use the {kind} operation for a {kind}")));
+            }
+            records.push(OrderRecord::Adjustment(Adjustment {
+                id: ids(kind),
+                kind: kind.clone(),
+                occurred_at: at.clone(),
+                status: *status,
+                line_items: Vec::new(),
+                totals: vec![total(*amount)],
+                description: text(description)?,
+            }));
+        }
+    }
+    for line in &mut next.line_items {
+        line.status = LineStatus::of(&line.quantity);
+    }
+    for record in &records {
+        match record {
+            OrderRecord::Event(event) => next.fulfillment.events.push(event.clone()),
+            OrderRecord::Adjustment(adjustment) => next.adjustments.push(adjustment.clone()),
+        }
+    }
+    Ok(Applied { order: next, records, refund })
+}
+
+/// Units shipped and not yet delivered (nor returned), by line.
+pub fn in_transit(order: &Order) -> BTreeMap<String, i64> {
+    let mut units: BTreeMap<String, i64> = BTreeMap::new();
+    for event in &order.fulfillment.events {
+        let sign = match event.kind.as_str() {
+            SHIPPED => 1,
+            DELIVERED | RETURNED => -1,
+            _ => 0,
+        };
+        for line in &event.line_items {
+            *units.entry(line.id.clone()).or_default() += sign * line.quantity;
+        }
+    }
+    units.values_mut().for_each(|value| *value = (*value).max(0));
+    units
+}
+
+/// The request's lines, merged by id: each known, each quantity at least 1, at most
+/// [`MAX_LINES`] of them.
+fn requested(order: &Order, lines: &[LineQuantity]) -> Result<BTreeMap<String, i64>, ChangeError> {
+    if lines.is_empty() {
+        return Err(ChangeError::Invalid("line_items must name at least one line".into()));
+    }
+    if lines.len() > MAX_LINES {
+        return Err(ChangeError::Invalid(format!("at most {MAX_LINES} line_items at once")));
+    }
+    let mut merged = BTreeMap::new();
+    for line in lines {
+        if !order.line_items.iter().any(|known| known.id == line.id) {
+            return Err(ChangeError::UnknownLine(line.id.clone()));
+        }
+        if line.quantity < 1 {
+            return Err(ChangeError::Invalid(format!("line {}: quantity must be at least 1", line.id)));
+        }
+        let sum: &mut i64 = merged.entry(line.id.clone()).or_default();
+        *sum = sum.saturating_add(line.quantity);
+    }
+    Ok(merged)
+}
+
+fn line_mut<'a>(order: &'a mut Order, id: &str) -> Result<&'a mut super::OrderLine, ChangeError> {
+    order.line_items.iter_mut().find(|line| line.id == id).ok_or_else(|| ChangeError::UnknownLine(id.to_owned()))
+}
+
+fn too_many(line: &str, requested: i64, available: i64, what: &'static str) -> ChangeError {
+    ChangeError::TooMany { line: line.to_owned(), requested, available, what }
+}
+
+fn check_refund(amount: i64, paid: Option<i64>, refunded: i64, zero_ok: bool) -> Result<(), ChangeError> {
+    if amount < 0 || (amount == 0 && !zero_ok) {
+        return Err(ChangeError::Invalid("amount must be a positive number of minor units".into()));
+    }
+    let Some(paid) = paid else {
+        if amount == 0 {
+            return Ok(());
+        }
+        return Err(ChangeError::Invalid("no payment is recorded for this order; nothing can be refunded".into()));
+    };
+    let available = (paid - refunded).max(0);
+    if amount > available {
+        return Err(ChangeError::OverRefund { requested: amount, available, paid });
+    }
+    Ok(())
+}
+
+fn check_tracking(tracking: &Tracking) -> Result<(), ChangeError> {
+    for (name, value) in [("carrier", &tracking.carrier), ("tracking_number", &tracking.tracking_number)] {
+        if let Some(value) = value
+            && (value.trim().is_empty() || value.chars().count() > 100 || value.chars().any(char::is_control))
+        {
+            return Err(ChangeError::Invalid(format!("{name} must be 1-100 printable characters")));
+        }
+    }
+    if let Some(url) = &tracking.tracking_url
+        && !is_web_url(url)
+    {
+        return Err(ChangeError::Invalid("tracking_url must be an absolute http(s) URL".into()));
+    }
+    Ok(())
+}
+
+/// An absolute http(s) URL of RFC 3986 characters only, with a host.
+fn is_web_url(url: &str) -> bool {
+    let rest = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://"));
+    let Some(rest) = rest else { return false };
+    let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    url.len() <= MAX_URL
+        && !host.is_empty()
+        && !host.starts_with(':')
+        && url.bytes().all(|byte| byte.is_ascii_alphanumeric() || b"-._~:/?#[]@!$&'()*+,;=%".contains(&byte))
+}
+
+/// Optional free text, trimmed, at most [`MAX_TEXT`] characters.
+fn text(value: &Option<String>) -> Result<Option<String>, ChangeError> {
+    let Some(value) = value.as_deref().map(str::trim).filter(|value| !value.is_empty()) else { return Ok(None) };
+    if value.chars().count() > MAX_TEXT || value.chars().any(|c| c.is_control() && c != '\n') {
+        return Err(ChangeError::Invalid(format!("description must be at most {MAX_TEXT} printable characters")));
+    }
+    Ok(Some(value.to_owned()))
+}
+
+/// The tracking of the latest shipment that carried `line`.
+fn latest_tracking(order: &Order, line: &str) -> Tracking {
+    order
+        .fulfillment
+        .events
+        .iter()
+        .rev()
+        .find(|event| event.kind == SHIPPED && event.line_items.iter().any(|item| item.id == line))
+        .map(|event| Tracking {
+            carrier: event.carrier.clone(),
+            tracking_number: event.tracking_number.clone(),
+            tracking_url: event.tracking_url.clone(),
+        })
+        .unwrap_or_default()
+}
+
+fn event(
+    id: String,
+    kind: &str,
+    at: &str,
+    lines: &BTreeMap<String, i64>,
+    tracking: Tracking,
+    description: Option<String>,
+) -> OrderRecord {
+    OrderRecord::Event(FulfillmentEvent {
+        id,
+        kind: kind.to_owned(),
+        occurred_at: at.to_owned(),
+        line_items: lines.iter().map(|(id, quantity)| ExpectedLine { id: id.clone(), quantity: *quantity }).collect(),
+        tracking_number: tracking.tracking_number,
+        tracking_url: tracking.tracking_url,
+        carrier: tracking.carrier,
+        description,
+    })
+}
+
+/// A completed adjustment taking `lines` off (negative quantities) and giving `money` back.
+fn adjustment(
+    id: String,
+    kind: &str,
+    at: &str,
+    lines: &BTreeMap<String, i64>,
+    money: Option<i64>,
+    description: Option<String>,
+) -> OrderRecord {
+    OrderRecord::Adjustment(Adjustment {
+        id,
+        kind: kind.to_owned(),
+        occurred_at: at.to_owned(),
+        status: AdjustmentStatus::Completed,
+        line_items: lines.iter().map(|(id, quantity)| AdjustedLine { id: id.clone(), quantity: -quantity }).collect(),
+        totals: money.into_iter().map(|money| total(-money)).collect(),
+        description,
+    })
+}
+
+fn total(amount: i64) -> OrderTotal {
+    OrderTotal { kind: "total".into(), amount, display_text: None }
+}
+
+impl ChangeError {
+    /// A stable code for the refusal.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ChangeError::Invalid(_) => "invalid_input",
+            ChangeError::UnknownLine(_) => "unknown_line",
+            ChangeError::TooMany { .. } => "quantity_exceeded",
+            ChangeError::OverRefund { .. } => "refund_exceeds_payment",
+            ChangeError::Canceled => "order_canceled",
+        }
+    }
+}
+
+/// Whether records of `kind` are fulfillment events (the rest are adjustments).
+pub fn is_event(kind: &str) -> bool {
+    matches!(kind, SHIPPED | DELIVERED | FAILED_ATTEMPT | RETURNED)
+}

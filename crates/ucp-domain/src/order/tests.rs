@@ -1,0 +1,198 @@
+//! Status derivation (order.md §1, checklist 152) and the operations' quantity and money rules.
+
+use super::changes::{ChangeError, LineQuantity, OrderAction, Stamp, Tracking, apply, in_transit};
+use super::*;
+
+fn quantity(total: i64, fulfilled: i64) -> OrderQuantity {
+    OrderQuantity { original: total.max(1), total, fulfilled }
+}
+
+#[test]
+fn line_status_is_derived_from_the_quantities() {
+    assert_eq!(LineStatus::of(&quantity(0, 0)), LineStatus::Removed);
+    assert_eq!(LineStatus::of(&quantity(3, 3)), LineStatus::Fulfilled);
+    assert_eq!(LineStatus::of(&quantity(3, 1)), LineStatus::Partial);
+    assert_eq!(LineStatus::of(&quantity(3, 0)), LineStatus::Processing);
+    // Every combination: the rule's four cases and nothing else.
+    for total in 0..5 {
+        for fulfilled in 0..=total {
+            let expected = match (total, fulfilled) {
+                (0, _) => LineStatus::Removed,
+                (t, f) if f == t => LineStatus::Fulfilled,
+                (_, f) if f > 0 => LineStatus::Partial,
+                _ => LineStatus::Processing,
+            };
+            assert_eq!(LineStatus::of(&quantity(total, fulfilled)), expected, "{total}/{fulfilled}");
+        }
+    }
+}
+
+fn line(id: &str, quantity: i64, price: i64) -> OrderLine {
+    OrderLine {
+        id: id.into(),
+        item: OrderItem { id: format!("item-{id}"), title: id.into(), price, image_url: None },
+        quantity: OrderQuantity { original: quantity, total: quantity, fulfilled: 0 },
+        totals: vec![OrderTotal { kind: "total".into(), amount: price * quantity, display_text: None }],
+        status: LineStatus::Processing,
+    }
+}
+
+/// Two lines: 2 × 1000 and 1 × 500, paid 3000 (with shipping and tax).
+fn order() -> Order {
+    Order {
+        id: "ord_1".into(),
+        checkout_id: "chk_1".into(),
+        permalink_url: "https://shop.example/orders/ord_1".into(),
+        line_items: vec![line("li_1", 2, 1000), line("li_2", 1, 500)],
+        fulfillment: OrderFulfillment::default(),
+        currency: "USD".into(),
+        totals: vec![OrderTotal { kind: "total".into(), amount: 3000, display_text: None }],
+        attribution: None,
+        adjustments: Vec::new(),
+    }
+}
+
+fn run(order: &Order, action: OrderAction) -> Result<changes::Applied, ChangeError> {
+    let mut counter = 0;
+    let mut ids = |kind: &str| {
+        counter += 1;
+        format!("{kind}_{counter}")
+    };
+    apply(order, &action, Some(3000), Stamp { occurred_at: "2026-01-01T00:00:00Z", ids: &mut ids })
+}
+
+fn units(id: &str, quantity: i64) -> LineQuantity {
+    LineQuantity { id: id.into(), quantity }
+}
+
+fn ship(lines: Vec<LineQuantity>) -> OrderAction {
+    OrderAction::Ship {
+        lines,
+        tracking: Tracking {
+            carrier: Some("UPS".into()),
+            tracking_number: Some("1Z999".into()),
+            tracking_url: Some("https://track.example/1Z999".into()),
+        },
+        description: None,
+    }
+}
+
+#[test]
+fn shipping_fulfills_units_and_derives_partial_then_fulfilled() {
+    let partial = run(&order(), ship(vec![units("li_1", 1)])).unwrap();
+    assert_eq!(partial.order.line_items[0].quantity.fulfilled, 1);
+    assert_eq!(partial.order.line_items[0].status, LineStatus::Partial);
+    assert_eq!(partial.order.line_items[1].status, LineStatus::Processing);
+    assert_eq!(partial.order.status(), OrderStatus::Partial);
+    assert_eq!(partial.order.fulfillment.events.len(), 1);
+    assert_eq!(partial.order.fulfillment.events[0].tracking_number.as_deref(), Some("1Z999"));
+    assert_eq!(partial.refund, None);
+
+    let full = run(&partial.order, ship(vec![units("li_1", 1), units("li_2", 1)])).unwrap();
+    assert!(full.order.line_items.iter().all(|line| line.status == LineStatus::Fulfilled));
+    assert_eq!(full.order.status(), OrderStatus::Fulfilled);
+    assert_eq!(in_transit(&full.order).get("li_1"), Some(&2));
+}
+
+#[test]
+fn bad_shipments_are_refused_and_change_nothing() {
+    let error = run(&order(), ship(vec![units("li_1", 3)])).unwrap_err();
+    assert!(matches!(error, ChangeError::TooMany { requested: 3, available: 2, .. }), "{error}");
+    // Split over two entries of the same line, still too many.
+    assert!(run(&order(), ship(vec![units("li_1", 2), units("li_1", 1)])).is_err());
+    assert_eq!(run(&order(), ship(vec![units("li_9", 1)])).unwrap_err(), ChangeError::UnknownLine("li_9".into()));
+    assert!(run(&order(), ship(vec![units("li_1", 0)])).is_err());
+    assert!(run(&order(), ship(Vec::new())).is_err());
+    let untracked =
+        OrderAction::Ship { lines: vec![units("li_1", 1)], tracking: Tracking::default(), description: None };
+    assert!(run(&order(), untracked).is_err());
+    let mut bad_url = ship(vec![units("li_1", 1)]);
+    if let OrderAction::Ship { tracking, .. } = &mut bad_url {
+        tracking.tracking_url = Some("javascript:alert(1)".into());
+    }
+    assert!(run(&order(), bad_url).is_err());
+}
+
+#[test]
+fn delivery_needs_shipped_units() {
+    let deliver = || OrderAction::Deliver { lines: None, description: None };
+    assert!(run(&order(), deliver()).is_err(), "nothing shipped yet");
+    let shipped = run(&order(), ship(vec![units("li_1", 2)])).unwrap().order;
+    let over = OrderAction::Deliver { lines: Some(vec![units("li_2", 1)]), description: None };
+    assert!(matches!(run(&shipped, over), Err(ChangeError::TooMany { .. })));
+    let delivered = run(&shipped, deliver()).unwrap().order;
+    let event = delivered.fulfillment.events.last().unwrap();
+    assert_eq!(event.kind, changes::DELIVERED);
+    assert_eq!(event.line_items, vec![ExpectedLine { id: "li_1".into(), quantity: 2 }]);
+    assert_eq!(event.tracking_url.as_deref(), Some("https://track.example/1Z999"), "the shipment's tracking");
+    assert!(run(&delivered, deliver()).is_err(), "delivered once");
+}
+
+#[test]
+fn canceling_everything_refunds_the_payment_and_freezes_the_order() {
+    let canceled = run(&order(), OrderAction::Cancel { lines: None, amount: None, description: None }).unwrap();
+    assert_eq!(canceled.refund, Some(3000), "nothing shipped: everything paid goes back");
+    assert!(canceled.order.line_items.iter().all(|line| line.status == LineStatus::Removed));
+    assert!(canceled.order.line_items.iter().all(|line| line.quantity.original > 0), "original is kept");
+    assert_eq!(canceled.order.status(), OrderStatus::Canceled);
+    assert_eq!(canceled.order.refunded(), 3000);
+    let adjustment = &canceled.order.adjustments[0];
+    assert_eq!(adjustment.kind, changes::CANCELLATION);
+    assert_eq!(adjustment.totals[0].amount, -3000);
+    assert_eq!(adjustment.line_items[0].quantity, -2);
+    for action in [ship(vec![units("li_1", 1)]), OrderAction::Refund { amount: 1, description: None }] {
+        assert_eq!(run(&canceled.order, action).unwrap_err(), ChangeError::Canceled);
+    }
+}
+
+#[test]
+fn canceling_part_refunds_the_units_share() {
+    let shipped = run(&order(), ship(vec![units("li_1", 1)])).unwrap().order;
+    let cancel = OrderAction::Cancel { lines: Some(vec![units("li_1", 1)]), amount: None, description: None };
+    let applied = run(&shipped, cancel).unwrap();
+    assert_eq!(applied.refund, Some(1000));
+    assert_eq!(applied.order.line_items[0].quantity, OrderQuantity { original: 2, total: 1, fulfilled: 1 });
+    assert_eq!(applied.order.line_items[0].status, LineStatus::Fulfilled);
+    let shipped_unit = OrderAction::Cancel { lines: Some(vec![units("li_1", 2)]), amount: None, description: None };
+    assert!(matches!(run(&shipped, shipped_unit), Err(ChangeError::TooMany { available: 1, .. })));
+}
+
+#[test]
+fn refunds_never_exceed_what_was_paid() {
+    let first = run(&order(), OrderAction::Refund { amount: 1200, description: Some("Damaged box".into()) }).unwrap();
+    assert_eq!(first.refund, Some(1200));
+    assert_eq!(first.order.refunded(), 1200);
+    let over = run(&first.order, OrderAction::Refund { amount: 1801, description: None }).unwrap_err();
+    assert_eq!(over, ChangeError::OverRefund { requested: 1801, available: 1800, paid: 3000 });
+    let rest = run(&first.order, OrderAction::Refund { amount: 1800, description: None }).unwrap();
+    assert_eq!(rest.order.refunded(), 3000);
+    assert!(run(&order(), OrderAction::Refund { amount: 0, description: None }).is_err());
+    assert!(run(&order(), OrderAction::Refund { amount: -5, description: None }).is_err());
+}
+
+#[test]
+fn returns_take_fulfilled_units_off_the_line() {
+    let shipped = run(&order(), ship(vec![units("li_2", 1)])).unwrap().order;
+    let back = OrderAction::Return { lines: vec![units("li_2", 1)], tracking: Tracking::default(), description: None };
+    let returned = run(&shipped, back.clone()).unwrap().order;
+    assert_eq!(returned.line_items[1].quantity, OrderQuantity { original: 1, total: 0, fulfilled: 0 });
+    assert_eq!(returned.line_items[1].status, LineStatus::Removed);
+    assert_eq!(returned.adjustments[0].line_items[0].quantity, -1);
+    assert!(run(&returned, back).is_err(), "returned once");
+}
+
+#[test]
+fn adjustments_keep_their_sign_and_reserved_types_are_refused() {
+    let adjust = |kind: &str, amount| OrderAction::Adjust {
+        kind: kind.into(),
+        amount,
+        status: AdjustmentStatus::Completed,
+        description: None,
+    };
+    let credit = run(&order(), adjust("credit", -250)).unwrap();
+    assert_eq!(credit.order.adjustments[0].totals[0].amount, -250);
+    assert_eq!(credit.refund, None, "no money moves through the processor");
+    assert_eq!(credit.order.refunded(), 0);
+    assert!(run(&order(), adjust("refund", -250)).is_err());
+    assert!(run(&order(), adjust("Bad Type", 1)).is_err());
+}

@@ -1,0 +1,123 @@
+//! Refunds of the merchant's order operations (issue 9 item 1): they reach the order's payment
+//! processor with the amount and our own key per refund, and never exceed what was paid minus
+//! what was refunded.
+
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::IntoResponse;
+use axum::routing::post;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use ucp_server::config::HttpProcessorSettings;
+
+use crate::order_ops::{admin, app_with, get_order, place, total_of};
+
+/// A processor stand-in: approves charges as `ch_1`, records refunds (key, body), and answers
+/// 500 to refunds while `down` is set.
+#[derive(Clone, Default)]
+struct Processor {
+    refunds: Arc<Mutex<Vec<(String, Value)>>>,
+    down: Arc<Mutex<bool>>,
+}
+
+async fn start_processor() -> (Processor, String, tokio_util::sync::DropGuard) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/charge", listener.local_addr().unwrap());
+    let processor = Processor::default();
+    let router = Router::new()
+        .route("/charge", post(|| async { axum::Json(json!({ "status": "approved", "reference": "ch_1" })) }))
+        .route(
+            "/charge/refund",
+            post(|State(processor): State<Processor>, headers: HeaderMap, axum::Json(body): axum::Json<Value>| async move {
+                if *processor.down.lock().unwrap() {
+                    return axum::http::StatusCode::INTERNAL_SERVER_ERROR.into_response();
+                }
+                let key = headers["idempotency-key"].to_str().unwrap().to_owned();
+                processor.refunds.lock().unwrap().push((key, body));
+                axum::Json(json!({ "status": "refunded" })).into_response()
+            }),
+        )
+        .with_state(processor.clone());
+    let stop = CancellationToken::new();
+    let cancelled = stop.clone();
+    tokio::spawn(async move {
+        axum::serve(listener, router).with_graceful_shutdown(cancelled.cancelled_owned()).await.ok()
+    });
+    (processor, url, stop.drop_guard())
+}
+
+// Refunds go to the order's processor with the amount and our own key per refund, and never
+// exceed what was paid minus what was refunded; a processor that is down records nothing.
+#[tokio::test]
+async fn refunds_reach_the_processor_and_never_exceed_the_payment() {
+    let (processor, url, _guard) = start_processor().await;
+    let app = app_with(|settings| {
+        settings.payments.http = vec![HttpProcessorSettings {
+            id: "acme".into(),
+            name: "com.acme.pay".into(),
+            url: url.parse().unwrap(),
+            timeout_ms: 2000,
+            retries: 0,
+            instrument_types: vec![],
+            currencies: vec![],
+            countries: vec![],
+        }];
+    })
+    .await;
+    let (id, placed) = place(&app, "acme").await;
+    let paid = total_of(&placed);
+    let refund = format!("/orders/{id}/refund");
+
+    let (status, details) = admin(&app, &refund, Some(json!({ "amount": 500, "reason": "Late delivery" }))).await;
+    assert_eq!(status, StatusCode::OK, "{details}");
+    assert_eq!(details["payment"], json!({ "handler_id": "acme", "currency": "USD", "amount": paid, "refunded": 500 }));
+    let order = get_order(&app, &id).await;
+    let adjustment = &order["adjustments"][0];
+    assert_eq!(adjustment["type"], "refund");
+    assert_eq!(adjustment["totals"], json!([{ "type": "total", "amount": -500 }]));
+    assert_eq!(adjustment["description"], "Late delivery");
+    let refunds = processor.refunds.lock().unwrap().clone();
+    assert_eq!(refunds.len(), 1);
+    assert_eq!(refunds[0].0, adjustment["id"].as_str().unwrap(), "our key: the adjustment's id");
+    assert_eq!(refunds[0].1, json!({ "reference": "ch_1", "amount": 500, "currency": "USD" }));
+
+    let (status, answer) = admin(&app, &refund, Some(json!({ "amount": paid - 499 }))).await;
+    assert_eq!(
+        (status, answer["code"].as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("refund_exceeds_payment")),
+        "{answer}"
+    );
+    assert_eq!(processor.refunds.lock().unwrap().len(), 1, "nothing sent for a refused refund");
+
+    *processor.down.lock().unwrap() = true;
+    let (status, answer) = admin(&app, &refund, Some(json!({ "amount": 100 }))).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{answer}");
+    assert_eq!(get_order(&app, &id).await, order, "a failed refund records nothing");
+    *processor.down.lock().unwrap() = false;
+
+    let (status, details) = admin(&app, &refund, Some(json!({ "amount": paid - 500 }))).await;
+    assert_eq!(status, StatusCode::OK, "{details}");
+    assert_eq!(details["payment"]["refunded"], paid);
+    let (status, _) = admin(&app, &refund, Some(json!({ "amount": 1 }))).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "fully refunded");
+    let refunds = processor.refunds.lock().unwrap().clone();
+    assert_eq!(refunds.len(), 2);
+    assert_ne!(refunds[0].0, refunds[1].0, "one key per refund");
+
+    // A manual adjustment is recorded as sent, signed, and moves no money.
+    let (status, _) = admin(
+        &app,
+        &format!("/orders/{id}/adjust"),
+        Some(json!({ "type": "credit", "amount": -250, "description": "Goodwill" })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let order = get_order(&app, &id).await;
+    assert_eq!(order["adjustments"][2]["type"], "credit");
+    assert_eq!(order["adjustments"][2]["totals"][0]["amount"], -250);
+    assert_eq!(processor.refunds.lock().unwrap().len(), 2);
+}
