@@ -378,7 +378,7 @@ fn missing_headers_and_unknown_derived_components_fail() {
     let map = headers(&[("signature-input", r#"s=("content-digest" "@target-uri")"#)]);
     let input = &base::parse_inputs(&map).unwrap().unwrap()[0];
     let message = Message { target: Target::Response { status: 200 }, headers: &map };
-    assert_eq!(signature_base(&message, input).unwrap_err().kind, ErrorKind::SignatureInvalid);
+    assert_eq!(base::signature_base(&message, input).unwrap_err().kind, ErrorKind::SignatureInvalid);
 }
 
 // The base joins a header sent on several lines (RFC 9421 §2.1), folds the case of @method
