@@ -13,5 +13,6 @@ pub mod money;
 pub mod order;
 pub mod payment;
 pub mod store;
+pub mod webhook;
 
 pub use commerce::{Commerce, Error};

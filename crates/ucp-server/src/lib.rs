@@ -26,10 +26,12 @@ pub mod purchase;
 pub mod response;
 pub mod rest;
 pub mod signatures;
+mod ssrf;
 pub mod startup;
 pub mod state;
 pub mod tls;
 pub mod trust;
+pub mod webhooks;
 
 pub use config::Settings;
 pub use startup::{Application, StartError};

@@ -240,6 +240,7 @@ impl Commerce {
                 platform: session.platform.clone(),
                 order: order.clone(),
                 created_at: now,
+                webhook: caller.order_webhook.cloned(),
             },
             stock,
             used_codes,

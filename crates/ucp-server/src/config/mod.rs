@@ -19,6 +19,7 @@ mod sections;
 mod signatures;
 mod tls;
 mod values;
+mod webhooks;
 
 #[cfg(test)]
 mod tests;
@@ -41,6 +42,7 @@ pub use sections::{
 pub use signatures::{EffectivePolicy, PlatformSignatureSettings, ResponseSigning, SignaturePolicy, SignatureSettings};
 pub use tls::{TlsSettings, TlsVersion};
 pub use values::{PublicUrl, web_url};
+pub use webhooks::WebhookSettings;
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
@@ -93,6 +95,8 @@ pub struct Settings {
     pub limits: LimitSettings,
     /// The merchant's admin credential (`[admin]`, `config/admin.rs`).
     pub admin: AdminSettings,
+    /// Order webhook delivery (`[webhooks]`, `config/webhooks.rs`).
+    pub webhooks: WebhookSettings,
 }
 
 /// Facts about how the settings were given that the values alone do not tell.
@@ -131,6 +135,7 @@ impl Default for Settings {
             origin: Origin::default(),
             limits: LimitSettings::default(),
             admin: AdminSettings::default(),
+            webhooks: WebhookSettings::default(),
         }
     }
 }
@@ -205,6 +210,7 @@ impl Settings {
         self.tls.validate()?;
         self.idempotency.validate()?;
         self.admin.validate()?;
+        self.webhooks.validate()?;
         Ok(())
     }
 

@@ -349,7 +349,9 @@ fn settled(state: &AppState, session: &Session) -> Option<Response> {
 
 /// `complete_checkout` as the session's platform; to the order page when it was placed.
 async fn complete(state: &AppState, session: &Session, input: CheckoutInput) -> Result<Response, ApiError> {
-    let caller = Caller::buyer_page(&session.platform);
+    // The order's webhooks go where the platform's profile says, as when it completes itself.
+    let webhook = webhook_target(state, &session.platform).await;
+    let caller = Caller { order_webhook: webhook.as_ref(), ..Caller::buyer_page(&session.platform) };
     let view = match state.core.complete_checkout(&caller, &session.id, input).await.map_err(ApiError::from) {
         Ok(answer) => resource(answer),
         Err(error) if error.kind == ErrorKind::InvalidParams => {
@@ -372,6 +374,20 @@ async fn complete(state: &AppState, session: &Session, input: CheckoutInput) -> 
     let options =
         RenderOptions { notices: Some(notices_of(&view)), status: Some(StatusCode::CONFLICT), ..Default::default() };
     render_checkout(state, &session.id, options).await
+}
+
+/// The session platform's order webhook target, from its (cached) profile; none when the
+/// profile cannot be had now (the order is placed all the same, without webhooks).
+async fn webhook_target(state: &AppState, platform: &str) -> Option<ucp_domain::webhook::WebhookTarget> {
+    let profile = match state.platforms.resolve(platform).await {
+        Ok(profile) => profile,
+        Err(error) => {
+            tracing::warn!(%platform, reason = %error.message, "no platform profile for order webhooks");
+            return None;
+        }
+    };
+    let negotiated = crate::platform::negotiate(&state.profile, &profile).ok()?;
+    crate::webhooks::target(&state.profile, &profile, &negotiated)
 }
 
 // ---- cart ----------------------------------------------------------------------------------

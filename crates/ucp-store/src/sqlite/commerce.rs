@@ -138,6 +138,13 @@ impl CommerceStore for SqliteStore {
         let doc = encode(&stored)?;
         let order_doc = serde_json::to_string(&order.order.order)
             .map_err(|error| StoreError::Backend(format!("encoding order: {error}")))?;
+        let webhook = order
+            .order
+            .webhook
+            .as_ref()
+            .map(serde_json::to_string)
+            .transpose()
+            .map_err(|error| StoreError::Backend(format!("encoding the webhook target: {error}")))?;
         self.write(move |connection| {
             let transaction =
                 connection.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(backend)?;
@@ -182,16 +189,19 @@ impl CommerceStore for SqliteStore {
             }
             transaction
                 .execute(
-                    "INSERT INTO orders (id, checkout_id, platform, doc, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+                    "INSERT INTO orders (id, checkout_id, platform, doc, created_at, webhook) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                     params![
                         order.order.id,
                         order.order.checkout_id,
                         order.order.platform,
                         order_doc,
-                        order.order.created_at
+                        order.order.created_at,
+                        webhook
                     ],
                 )
                 .map_err(backend)?;
+            // The "order created" event commits with the order, or not at all.
+            super::outbox::enqueue(&transaction, &order.order, ucp_domain::webhook::ORDER_CREATED).map_err(backend)?;
             transaction
                 .execute(
                     "UPDATE sessions SET status = ?2, doc = ?3, updated_at = ?4 WHERE id = ?1",
@@ -208,18 +218,28 @@ impl CommerceStore for SqliteStore {
         let id = id.to_owned();
         self.read(move |connection| {
             let mut statement = connection
-                .prepare_cached("SELECT id, checkout_id, platform, doc, created_at FROM orders WHERE id = ?1")
+                .prepare_cached("SELECT id, checkout_id, platform, doc, created_at, webhook FROM orders WHERE id = ?1")
                 .map_err(backend)?;
             let row = statement
                 .query_row([&id], |row| {
-                    Ok((row.get::<_, String>(0)?, row.get(1)?, row.get(2)?, row.get::<_, String>(3)?, row.get(4)?))
+                    Ok((
+                        row.get::<_, String>(0)?,
+                        row.get(1)?,
+                        row.get(2)?,
+                        row.get::<_, String>(3)?,
+                        row.get(4)?,
+                        row.get::<_, Option<String>>(5)?,
+                    ))
                 })
                 .optional()
                 .map_err(backend)?;
-            let Some((id, checkout_id, platform, doc, created_at)) = row else { return Ok(None) };
+            let Some((id, checkout_id, platform, doc, created_at, webhook)) = row else { return Ok(None) };
             let order = serde_json::from_str(&doc)
                 .map_err(|error| StoreError::Backend(format!("order {id} does not decode: {error}")))?;
-            Ok(Some(StoredOrder { id, checkout_id, platform, order, created_at }))
+            let webhook = webhook.map(|text| serde_json::from_str(&text)).transpose().map_err(|error| {
+                StoreError::Backend(format!("order {id}'s webhook target does not decode: {error}"))
+            })?;
+            Ok(Some(StoredOrder { id, checkout_id, platform, order, created_at, webhook }))
         })
         .await
     }

@@ -4,6 +4,7 @@
 mod catalog;
 mod commerce;
 mod idempotency;
+mod outbox;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -18,7 +19,12 @@ use ucp_domain::store::StoreError;
 const DOCUMENT_CACHE_BYTES: u64 = 24 * 1024 * 1024;
 
 /// Migrations in order; the index + 1 is the schema version. Never edit a shipped one.
-const MIGRATIONS: &[&str] = &[include_str!("schema.sql"), include_str!("schema_2.sql"), include_str!("schema_3.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("schema.sql"),
+    include_str!("schema_2.sql"),
+    include_str!("schema_3.sql"),
+    include_str!("schema_4_webhooks.sql"),
+];
 
 /// A SQLite database shared by every store trait.
 #[derive(Clone)]
