@@ -13,6 +13,8 @@ use ucp_catalog_io::{demo, import};
 use ucp_domain::store::CatalogStore;
 use ucp_server::{Application, Settings};
 
+mod webhooks;
+
 /// A Universal Commerce Protocol (UCP) merchant server: discovery at /.well-known/ucp and a
 /// stateless MCP endpoint over an embedded SQLite catalog.
 ///
@@ -44,6 +46,10 @@ enum Command {
     /// Onboarded platforms: hash an API key for `[[platforms]] api_keys`.
     #[command(subcommand)]
     Platforms(PlatformsCommand),
+    /// Order webhooks: list the outbox with each event's delivery state, and send dead-lettered
+    /// (or any) events again.
+    #[command(subcommand)]
+    Webhooks(webhooks::WebhooksCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -186,6 +192,7 @@ fn main() -> std::process::ExitCode {
             Command::Routes(args) => routes(args),
             Command::Keys(command) => keys(command),
             Command::Platforms(PlatformsCommand::HashKey { key }) => hash_key(key),
+            Command::Webhooks(command) => webhooks::run(command).await,
         }
     });
     match result {

@@ -27,3 +27,4 @@ mod rest;
 mod schema;
 mod signatures;
 mod tls;
+mod webhooks;
