@@ -188,7 +188,8 @@ mod tests {
         assert_eq!(at(10, 1.0), AttemptOutcome::RetryAt(18_000));
         assert_eq!(at(u32::MAX, 1.0), AttemptOutcome::RetryAt(18_000));
         // Past the horizon: dead.
-        assert_eq!(policy.after_failure(4, 0, 55_000, 0.0), AttemptOutcome::Dead);
+        assert_eq!(policy.after_failure(4, 0, 56_000, 0.0), AttemptOutcome::RetryAt(60_000));
+        assert_eq!(policy.after_failure(4, 0, 56_001, 0.0), AttemptOutcome::Dead);
         // Nonsense jitter is no jitter.
         assert_eq!(at(1, f64::NAN), AttemptOutcome::RetryAt(10_500));
     }

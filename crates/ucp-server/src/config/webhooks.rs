@@ -82,3 +82,19 @@ impl WebhookSettings {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_hold_and_a_lease_must_outlast_a_delivery() {
+        let defaults = WebhookSettings::default();
+        assert!(defaults.validate().is_ok());
+        assert_eq!(defaults.retry_policy().horizon_ms, 259_200_000, "three days, as documented");
+        let short_lease = WebhookSettings { lease_secs: 10, timeout_ms: 10_000, ..WebhookSettings::default() };
+        assert!(short_lease.validate().unwrap_err().0.contains("lease_secs"));
+        let no_cap = WebhookSettings { max_concurrent_per_platform: 0, ..WebhookSettings::default() };
+        assert!(no_cap.validate().is_err());
+    }
+}
