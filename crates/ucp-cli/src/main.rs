@@ -15,6 +15,8 @@ use ucp_catalog_io::{demo, import};
 use ucp_domain::store::CatalogStore;
 use ucp_server::{Application, Settings};
 
+mod webhooks;
+
 /// A Universal Commerce Protocol (UCP) merchant server: discovery at /.well-known/ucp and a
 /// stateless MCP endpoint over an embedded SQLite catalog.
 ///
@@ -49,6 +51,10 @@ enum Command {
     /// The merchant's order operations (list, show, ship, deliver, return, cancel, refund,
     /// adjust) through a running server's admin API.
     Orders(orders::OrdersArgs),
+    /// Order webhooks: list the outbox with each event's delivery state, and send dead-lettered
+    /// (or any) events again.
+    #[command(subcommand)]
+    Webhooks(webhooks::WebhooksCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -192,6 +198,7 @@ fn main() -> std::process::ExitCode {
             Command::Keys(command) => keys(command),
             Command::Platforms(PlatformsCommand::HashKey { key }) => hash_key(key),
             Command::Orders(args) => orders::run(args).await,
+            Command::Webhooks(command) => webhooks::run(command).await,
         }
     });
     match result {

@@ -14,5 +14,6 @@ pub mod order;
 pub mod payment;
 pub mod store;
 pub mod time;
+pub mod webhook;
 
 pub use commerce::{Commerce, Error};

@@ -108,6 +108,9 @@ pub struct StoredOrder {
     pub platform: String,
     pub order: crate::order::Order,
     pub created_at: i64,
+    /// Where this order's webhooks go: set when the order capability was negotiated with its
+    /// platform and the platform's profile names a `webhook_url` (checklist 157).
+    pub webhook: Option<crate::webhook::WebhookTarget>,
     /// Raised by one on every change (optimistic concurrency).
     pub version: i64,
     /// The charge the order was paid with (orders placed before it was recorded: `None`).
@@ -220,8 +223,8 @@ pub trait CommerceStore: Send + Sync + std::fmt::Debug {
     /// The open (not completed, not canceled, not expired) checkout created from `cart_id`.
     async fn open_checkout_for_cart(&self, cart_id: &str, now: i64) -> Result<Option<Session>, StoreError>;
 
-    /// Takes stock, counts discount uses, writes the order and completes the checkout,
-    /// all or nothing. Fails with `NotOpen` if the checkout was completed or canceled since.
+    /// Takes stock, counts discount uses, writes the order (and its "order created" webhook
+    /// event when it has a webhook target) and completes the checkout, all or nothing. Fails with `NotOpen` if the checkout was completed or canceled since.
     async fn place_order(&self, order: PlaceOrder) -> Result<(), PlaceOrderError>;
 
     async fn order(&self, id: &str) -> Result<Option<StoredOrder>, StoreError>;
@@ -381,4 +384,34 @@ pub trait TrafficStore: Send + Sync + std::fmt::Debug {
     /// Folds the hourly cells before `before_hour` into one history cell (hour 0) per counter,
     /// so the table stays bounded while all-time totals stay right; returns how many rows went.
     async fn compact_traffic(&self, before_hour: i64) -> Result<u64, StoreError>;
+}
+
+/// The order-webhook outbox (order.md §3). Events are added by the order changes themselves,
+/// inside their transactions (so nothing here enqueues); a dispatcher claims due events under a
+/// lease, so instances sharing a database never deliver one event at the same time, and records
+/// every attempt in the delivery log.
+#[async_trait]
+pub trait WebhookOutbox: Send + Sync + std::fmt::Debug {
+    /// Leases up to `claim.limit` pending events that are due, not leased by a live claim, not
+    /// behind an earlier pending event of the same order (each order's events go out in order),
+    /// and of platforms with fewer than `claim.per_platform` events leased: oldest due first.
+    async fn claim_due(
+        &self,
+        claim: crate::webhook::ClaimRequest<'_>,
+    ) -> Result<Vec<crate::webhook::WebhookEvent>, StoreError>;
+
+    /// Logs an attempt and applies its outcome (delivered, retry at, dead), releasing the lease.
+    /// `Ok(false)`: the lease was no longer the owner's (the attempt is logged all the same).
+    async fn record_attempt(&self, attempt: &crate::webhook::AttemptRecord) -> Result<bool, StoreError>;
+
+    /// The newest events first, at most `limit`, optionally of one status.
+    async fn list_events(
+        &self,
+        status: Option<crate::webhook::EventStatus>,
+        limit: usize,
+    ) -> Result<Vec<crate::webhook::EventSummary>, StoreError>;
+
+    /// Makes the selected events pending and due at `now_ms` with a fresh horizon (their
+    /// attempts so far stay in the log); returns how many.
+    async fn retry_events(&self, selector: &crate::webhook::RetrySelector, now_ms: i64) -> Result<u64, StoreError>;
 }

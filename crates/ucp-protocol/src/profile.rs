@@ -94,6 +94,9 @@ pub struct PlatformProfile {
     pub payment_handlers: Vec<String>,
     /// Capabilities with an entry lacking `spec` or `schema`: tolerated, worth a log line.
     pub incomplete_capabilities: Vec<String>,
+    /// Capability name → the `config.webhook_url` of its first entry that has one (the order
+    /// capability's is where order webhooks go, order.md §3).
+    pub webhook_urls: BTreeMap<String, String>,
 }
 
 /// Why a platform profile cannot be used.
@@ -119,6 +122,7 @@ impl PlatformProfile {
         }
         let mut capabilities = BTreeMap::new();
         let mut incomplete_capabilities = Vec::new();
+        let mut webhook_urls = BTreeMap::new();
         match ucp.get("capabilities") {
             None => {}
             Some(Value::Object(map)) => {
@@ -139,6 +143,9 @@ impl PlatformProfile {
                             incomplete_capabilities.push(name.clone());
                         }
                         versions.push(entry_version.to_owned());
+                        if let Some(url) = entry.pointer("/config/webhook_url").and_then(Value::as_str) {
+                            webhook_urls.entry(name.clone()).or_insert_with(|| url.to_owned());
+                        }
                     }
                     capabilities.insert(name.clone(), versions);
                 }
@@ -176,6 +183,7 @@ impl PlatformProfile {
             keys,
             payment_handlers,
             incomplete_capabilities,
+            webhook_urls,
         })
     }
 }
@@ -202,6 +210,10 @@ mod tests {
         assert_eq!(profile.incomplete_capabilities, ["dev.ucp.shopping.catalog.search"]);
         assert_eq!(profile.payment_handlers, ["com.example.pay"]);
         assert_eq!(profile.keys.len(), 1);
+        assert!(profile.webhook_urls.is_empty());
+        let with_hook = br#"{"ucp":{"version":"2026-04-08","capabilities":{"dev.ucp.shopping.order":[{"version":"2026-04-08"},{"version":"2026-04-08","config":{"webhook_url":"https://p.example/hooks"}}]}}}"#;
+        let profile = PlatformProfile::parse(with_hook).unwrap();
+        assert_eq!(profile.webhook_urls["dev.ucp.shopping.order"], "https://p.example/hooks");
         for (bad, reason) in [
             (&br#"{}"#[..], "no \"ucp\" object"),
             (br#"{"ucp":{}}"#, "no ucp.version"),

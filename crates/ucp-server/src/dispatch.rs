@@ -195,6 +195,11 @@ async fn execute(
         discounts: operation_terms.discounts,
         cart_negotiated: terms.cart_negotiated,
         platform_handlers: &platform.payment_handlers,
+        // Captured when an order may be placed (checklist 153, 157).
+        order_webhook: match operation {
+            Operation::CompleteCheckout => crate::webhooks::target(&state.profile, &platform, &negotiated),
+            _ => None,
+        },
     };
     let id = invocation.id.as_deref().unwrap_or_default();
     let created = |(body, created): (String, bool)| Reply { body, created };

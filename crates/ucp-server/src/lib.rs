@@ -27,12 +27,14 @@ pub mod purchase;
 pub mod response;
 pub mod rest;
 pub mod signatures;
+mod ssrf;
 pub mod startup;
 pub mod state;
 pub mod terms;
 pub mod tls;
 pub mod traffic;
 pub mod trust;
+pub mod webhooks;
 
 pub use config::Settings;
 pub use startup::{Application, StartError};

@@ -12,17 +12,12 @@
 //! blocking pool the store uses.
 
 use std::collections::BTreeMap;
-use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::HeaderValue;
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
-use hickory_resolver::TokioResolver;
-use hickory_resolver::config::{ConnectionConfig, NameServerConfig, ResolverConfig};
-use hickory_resolver::net::runtime::TokioRuntimeProvider;
-use ip_network::{Ipv4Network, Ipv6Network};
 pub use ucp_protocol::negotiation::Negotiated;
 use ucp_protocol::negotiation::{Declaration, NegotiationError, Offer};
 use ucp_protocol::profile::ProfileError;
@@ -31,6 +26,7 @@ use crate::config::ProfileSettings;
 use crate::discovery::BusinessProfile;
 use crate::error::{ApiError, ErrorKind};
 use crate::terms::Terms;
+use crate::ssrf::{Dns, error_chain};
 
 /// What negotiation needs from a platform's profile.
 #[derive(Debug, Clone)]
@@ -45,6 +41,8 @@ pub struct PlatformProfile {
     pub signature_keys: crate::signatures::keys::KeySet,
     /// Payment handler names the platform declares it can use; empty when it declares none.
     pub payment_handlers: Vec<String>,
+    /// Capability name → its `config.webhook_url` (order webhooks, order.md §3).
+    pub webhook_urls: BTreeMap<String, String>,
     /// Size of the profile body as fetched: what the cache weighs it by.
     pub body_bytes: usize,
     /// The negotiation with our profile, settled on first use ([`PlatformProfile::terms`]).
@@ -90,15 +88,7 @@ impl PlatformResolver {
     pub fn new(settings: &ProfileSettings, allow_loopback_http: bool) -> Result<PlatformResolver, String> {
         let timeout = Duration::from_millis(settings.fetch_timeout_ms);
         let dns = Dns::new(settings)?;
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(timeout)
-            .connect_timeout(timeout.min(Duration::from_secs(3)))
-            .user_agent(concat!("ucpd/", env!("CARGO_PKG_VERSION")))
-            .dns_resolver(Arc::new(GuardedResolver { dns: dns.clone(), allow_loopback: allow_loopback_http }))
-            .no_proxy()
-            .build()
-            .map_err(|error| format!("building the profile client: {error}"))?;
+        let client = dns.guarded_client(allow_loopback_http, timeout)?;
         let per_minute = NonZeroU32::new(settings.fetches_per_minute.max(1)).unwrap_or(NonZeroU32::MIN);
         // Weights are u32; an entry's weight saturates rather than wraps.
         let weight = |bytes: usize| u32::try_from(bytes).unwrap_or(u32::MAX);
@@ -126,6 +116,12 @@ impl PlatformResolver {
             settings: settings.clone(),
             allow_loopback_http,
         })
+    }
+
+    /// The guarded name resolution profile fetches use, and whether loopback is allowed
+    /// (development mode): order webhooks go out through the same guard.
+    pub(crate) fn guard(&self) -> (Dns, bool) {
+        (self.dns.clone(), self.allow_loopback_http)
     }
 
     /// Bytes the profile cache holds now (its weighted size), after pending evictions.
@@ -194,16 +190,10 @@ impl PlatformResolver {
             Ok(Err(_)) | Err(_) => return Err(busy("too many platform profile fetches in progress")),
         };
         if let Some(host) = url.host_str() {
-            let host = host.trim_start_matches('[').trim_end_matches(']');
-            let addresses = self.dns.resolve(host).await?;
-            if addresses.is_empty()
-                || addresses.iter().any(|address| !address_allowed(*address, self.allow_loopback_http))
-            {
-                return Err(ApiError::new(
-                    ErrorKind::InvalidProfileUrl,
-                    format!("profile host {host} resolves to a private, loopback or reserved address"),
-                ));
-            }
+            self.dns
+                .vet(host, self.allow_loopback_http)
+                .await
+                .map_err(|error| ApiError::new(error.kind, format!("profile {}", error.message)))?;
         }
         let unreachable = |reason: String| ApiError::new(ErrorKind::ProfileUnreachable, reason);
         let mut response = self
@@ -299,6 +289,7 @@ pub fn parse_profile(url: &str, body: &[u8]) -> Result<PlatformProfile, ApiError
         signature_keys: crate::signatures::keys::KeySet::from_jwks(&parsed.keys),
         keys: parsed.keys,
         payment_handlers: parsed.payment_handlers,
+        webhook_urls: parsed.webhook_urls,
         body_bytes: body.len(),
         terms: std::sync::OnceLock::new(),
     })
@@ -319,166 +310,9 @@ pub fn negotiate(ours: &BusinessProfile, platform: &PlatformProfile) -> Result<N
     })
 }
 
-/// Whether a profile fetch may connect to `address`: globally routable unicast only, by
-/// `ip_network`'s classification of the IANA special-purpose registries (private, shared,
-/// link-local, site-local `fec0::/10`, unique-local, documentation, benchmarking, reserved),
-/// plus the IPv6 prefixes that embed or tunnel to an IPv4 address (their target is not the
-/// address we vetted). Loopback only when `allow_loopback` (development).
-fn address_allowed(address: IpAddr, allow_loopback: bool) -> bool {
-    let address = match address {
-        IpAddr::V6(v6) => v6.to_ipv4_mapped().map(IpAddr::V4).unwrap_or(IpAddr::V6(v6)),
-        other => other,
-    };
-    if address.is_loopback() {
-        return allow_loopback;
-    }
-    match address {
-        IpAddr::V4(v4) => !v4.is_multicast() && Ipv4Network::from(v4).is_global(),
-        IpAddr::V6(v6) => Ipv6Network::from(v6).is_unicast_global() && !tunnels_elsewhere(v6),
-    }
-}
-
-/// IPv6 ranges that stand for (or route to) an address other than themselves: IPv4-compatible
-/// `::a.b.c.d` (and the rest of `::/96`), NAT64 `64:ff9b::/96` and `64:ff9b:1::/48`, discard-only
-/// `100::/64`, Teredo `2001::/32`, the IETF protocol block `2001::/23`, 6to4 `2002::/16`, and
-/// the deprecated `3ffe::/16` (6bone).
-fn tunnels_elsewhere(address: Ipv6Addr) -> bool {
-    const RANGES: [&str; 7] =
-        ["::/96", "64:ff9b::/96", "64:ff9b:1::/48", "100::/64", "2001::/23", "2002::/16", "3ffe::/16"];
-    RANGES.iter().any(|range| range.parse::<ipnet::Ipv6Net>().is_ok_and(|net| net.contains(&address)))
-}
-
-/// Name resolution for profile hosts: hickory on the async runtime, bounded by
-/// `profiles.dns_timeout_ms`, with the system's name servers (or `profiles.dns_servers`).
-#[derive(Clone)]
-struct Dns {
-    resolver: Arc<TokioResolver>,
-    timeout: Duration,
-}
-
-impl Dns {
-    fn new(settings: &ProfileSettings) -> Result<Dns, String> {
-        let timeout = Duration::from_millis(settings.dns_timeout_ms.max(1));
-        let mut builder = if settings.dns_servers.is_empty() {
-            match TokioResolver::builder_tokio() {
-                Ok(builder) => builder,
-                Err(error) => {
-                    tracing::warn!(%error, "no system DNS configuration; profile hosts given by name will not resolve");
-                    TokioResolver::builder_with_config(ResolverConfig::default(), TokioRuntimeProvider::default())
-                }
-            }
-        } else {
-            let mut config = ResolverConfig::default();
-            for server in &settings.dns_servers {
-                let mut connection = ConnectionConfig::udp();
-                connection.port = server.port();
-                config.add_name_server(NameServerConfig::new(server.ip(), true, vec![connection]));
-            }
-            TokioResolver::builder_with_config(config, TokioRuntimeProvider::default())
-        };
-        let options = builder.options_mut();
-        options.timeout = timeout;
-        options.attempts = 1;
-        let resolver = builder.build().map_err(|error| format!("building the DNS resolver: {error}"))?;
-        Ok(Dns { resolver: Arc::new(resolver), timeout })
-    }
-
-    /// Every address of `host` (an IP literal resolves to itself).
-    async fn resolve(&self, host: &str) -> Result<Vec<IpAddr>, ApiError> {
-        match tokio::time::timeout(self.timeout, self.resolver.lookup_ip(host)).await {
-            Ok(Ok(lookup)) => Ok(lookup.iter().collect()),
-            Ok(Err(error)) => Err(ApiError::new(
-                ErrorKind::InvalidProfileUrl,
-                format!("profile host {host} does not resolve: {error}"),
-            )),
-            Err(_) => Err(ApiError::new(
-                ErrorKind::ProfileUnreachable,
-                format!("resolving profile host {host} took longer than {} ms", self.timeout.as_millis()),
-            )),
-        }
-    }
-}
-
-/// Resolves names for profile fetches and drops every address a fetch may not reach.
-struct GuardedResolver {
-    dns: Dns,
-    allow_loopback: bool,
-}
-
-impl reqwest::dns::Resolve for GuardedResolver {
-    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
-        let allow_loopback = self.allow_loopback;
-        let dns = self.dns.clone();
-        Box::pin(async move {
-            let addresses: Vec<SocketAddr> = dns
-                .resolve(name.as_str())
-                .await
-                .map_err(|error| error.message)?
-                .into_iter()
-                .filter(|address| address_allowed(*address, allow_loopback))
-                .map(|address| SocketAddr::new(address, 0))
-                .collect();
-            if addresses.is_empty() {
-                return Err("no permitted address for the profile host".into());
-            }
-            Ok(Box::new(addresses.into_iter()) as reqwest::dns::Addrs)
-        })
-    }
-}
-
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    // Conformance 26: loopback, link-local, private and metadata addresses are refused.
-    #[test]
-    fn ssrf_guard_refuses_internal_addresses() {
-        for blocked in [
-            "127.0.0.1",
-            "10.1.2.3",
-            "172.16.0.1",
-            "192.168.1.1",
-            "169.254.169.254",
-            "0.0.0.0",
-            "::1",
-            "fe80::1",
-            "fd00::1",
-            "::ffff:127.0.0.1",
-            "100.64.0.1",
-            // IPv4-compatible, site-local, 6to4, NAT64, Teredo, multicast (issue 8 item 6).
-            "::127.0.0.1",
-            "::10.0.0.1",
-            "::8.8.8.8",
-            "fec0::1",
-            "2002:7f00:1::1",
-            "2002:808:808::1",
-            "64:ff9b::a00:1",
-            "2001:0:4136:e378::1",
-            "ff0e::1",
-            "224.0.0.1",
-            "198.18.0.1",
-            "240.0.0.1",
-            "192.0.0.8",
-        ] {
-            assert!(!address_allowed(blocked.parse().unwrap(), false), "{blocked} must be refused");
-        }
-        assert!(address_allowed("127.0.0.1".parse().unwrap(), true));
-        assert!(!address_allowed("10.0.0.1".parse().unwrap(), true));
-        for allowed in ["93.184.216.34", "2606:2800:220:1::1", "8.8.8.8", "2a00:1450:4001:80b::200e"] {
-            assert!(address_allowed(allowed.parse().unwrap(), false), "{allowed} must be allowed");
-        }
-    }
 
     // Conformance 28: UCP-Agent is an RFC 8941 dictionary with a quoted profile.
     #[test]

@@ -48,6 +48,8 @@ pub struct Application {
     state: AppState,
     /// Set when ucpd terminates TLS itself (`[tls]`).
     tls: Option<crate::tls::TlsAcceptor>,
+    /// Delivers order webhooks (`[webhooks] enabled`).
+    webhooks: Option<crate::webhooks::Dispatcher>,
 }
 
 impl Application {
@@ -78,6 +80,7 @@ impl Application {
         let catalog: Arc<dyn CatalogStore> = store.clone();
         let idempotency_store: Arc<dyn ucp_domain::store::IdempotencyStore> = store.clone();
         let traffic = Arc::new(crate::traffic::Traffic::new(store.clone()));
+        let outbox: Arc<dyn ucp_domain::store::WebhookOutbox> = store.clone();
         let commerce: Arc<dyn ucp_domain::store::CommerceStore> = store;
         if settings.demo && catalog.product_count().await? == 0 {
             seed_demo(&catalog, &settings).await?;
@@ -108,6 +111,15 @@ impl Application {
         let platforms =
             PlatformResolver::new(&settings.profiles, settings.dev_insecure_profiles).map_err(StartError::Config)?;
         let auth = crate::auth::Authenticator::new(&settings, &base_url).map_err(StartError::Config)?;
+        let webhooks = if settings.webhooks.enabled {
+            let timeout = std::time::Duration::from_millis(settings.webhooks.timeout_ms);
+            let sender =
+                crate::webhooks::deliver::Sender::new(platforms.guard(), keys.current.clone(), &base_url, timeout)
+                    .map_err(StartError::Config)?;
+            Some(crate::webhooks::Dispatcher::new(outbox, sender, &settings.webhooks))
+        } else {
+            None
+        };
         let allowed = allowed_hosts_and_origins(&settings, &base_url, local_addr, scheme);
         let tools = mcp::tool_list(&settings.capabilities.enabled);
         let in_flight = Arc::new(tokio::sync::Semaphore::new(settings.http.max_concurrent_requests.max(1)));
@@ -163,7 +175,7 @@ impl Application {
             shared.links = links;
         }
         let router = router(state.clone());
-        Ok(Application { listener, router, state, tls })
+        Ok(Application { listener, router, state, tls, webhooks })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
@@ -235,6 +247,8 @@ impl Application {
                 traffic.tick().await;
             }
         });
+        // Order webhooks leave from the outbox in the background, never on a request's path.
+        let webhooks = self.webhooks.map(crate::webhooks::Dispatcher::spawn);
         let connections = self.state.settings.limits.connections.clone();
         let served = crate::listener::serve(self.listener, self.router, &connections, self.tls, shutdown).await;
         refresher.abort();
@@ -243,6 +257,9 @@ impl Application {
         flusher.abort();
         if let Err(error) = self.state.traffic.flush().await {
             tracing::warn!(%error, "flushing traffic counters at shutdown failed");
+        }
+        if let Some(webhooks) = webhooks {
+            webhooks.abort();
         }
         served
     }

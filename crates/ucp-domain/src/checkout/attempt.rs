@@ -28,4 +28,8 @@ pub struct PaymentAttempt {
     pub confirms: Option<String>,
     /// The pricing charged: an order recovery places is placed at exactly this.
     pub pricing: Box<Priced>,
+    /// Where the order's webhooks go (from the caller that claimed it), so an order recovery
+    /// places is announced like any other.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhook: Option<crate::webhook::WebhookTarget>,
 }

@@ -129,6 +129,7 @@ mod tests {
             in_doubt: false,
             confirms: None,
             pricing: Box::new(pricing),
+            webhook: None,
         }
     }
 

@@ -116,6 +116,7 @@ impl Commerce {
                 PaymentStep::Confirm(reference) => Some(reference.clone()),
             },
             pricing: Box::new(priced),
+            webhook: caller.order_webhook.cloned(),
         };
         if session.claim(attempt.clone()).is_err() || !self.save(&mut session).await? {
             return Ok(Attempt::Raced);

@@ -122,13 +122,16 @@ pub struct Caller<'a> {
     pub cart: bool,
     /// Payment handler names the platform declares (empty: no restriction).
     pub payment_handlers: &'a [String],
+    /// Where the platform takes order webhooks, when the order capability was negotiated and
+    /// its profile names a `webhook_url`: stored with an order this call places.
+    pub order_webhook: Option<&'a crate::webhook::WebhookTarget>,
 }
 
 impl<'a> Caller<'a> {
     /// The buyer on our own pages, acting for the platform that owns the session: every
     /// extension applies and every handler of the checkout is usable.
     pub fn buyer_page(platform: &'a str) -> Caller<'a> {
-        Caller { platform, fulfillment: true, discounts: true, cart: true, payment_handlers: &[] }
+        Caller { platform, fulfillment: true, discounts: true, cart: true, payment_handlers: &[], order_webhook: None }
     }
 }
 

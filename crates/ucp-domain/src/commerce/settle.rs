@@ -98,6 +98,7 @@ impl Commerce {
                 order: order.clone(),
                 created_at: now,
                 version: 0,
+                webhook: attempt.webhook.clone(),
                 // What was charged, so the merchant can refund it later (never more than this).
                 payment: Some(OrderPayment {
                     handler_id: handler.id.clone(),

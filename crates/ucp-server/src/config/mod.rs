@@ -19,6 +19,7 @@ mod sections;
 mod signatures;
 mod tls;
 mod values;
+mod webhooks;
 
 #[cfg(test)]
 mod tests;
@@ -41,6 +42,7 @@ pub use sections::{
 pub use signatures::{EffectivePolicy, PlatformSignatureSettings, ResponseSigning, SignaturePolicy, SignatureSettings};
 pub use tls::{TlsSettings, TlsVersion};
 pub use values::{PublicUrl, web_url};
+pub use webhooks::WebhookSettings;
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
@@ -95,6 +97,8 @@ pub struct Settings {
     pub admin: AdminSettings,
     /// Who may read `/metrics` (`[metrics]`, `config/admin.rs`).
     pub metrics: MetricsSettings,
+    /// Order webhook delivery (`[webhooks]`, `config/webhooks.rs`).
+    pub webhooks: WebhookSettings,
 }
 
 /// Facts about how the settings were given that the values alone do not tell.
@@ -134,6 +138,7 @@ impl Default for Settings {
             limits: LimitSettings::default(),
             admin: AdminSettings::default(),
             metrics: MetricsSettings::default(),
+            webhooks: WebhookSettings::default(),
         }
     }
 }
@@ -215,6 +220,7 @@ impl Settings {
         self.tls.validate()?;
         self.idempotency.validate()?;
         self.admin.validate()?;
+        self.webhooks.validate()?;
         Ok(())
     }
 

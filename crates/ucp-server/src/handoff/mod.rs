@@ -350,9 +350,14 @@ fn settled(state: &AppState, session: &Session) -> Option<Response> {
 /// `complete_checkout` as the session's platform; to the order page when it was placed. The
 /// complete runs as a task of its own: a buyer who closes the page does not abort a charge.
 async fn complete(state: &AppState, session: &Session, input: CheckoutInput) -> Result<Response, ApiError> {
+    // The order's webhooks go where the platform's profile says, as when it completes itself.
+    let webhook = webhook_target(state, &session.platform).await;
+    // Detached from the request: a buyer who closes the tab does not abort the order.
     let (core, platform, id) = (state.core.clone(), session.platform.clone(), session.id.clone());
-    let detached =
-        tokio::spawn(async move { core.complete_checkout(&Caller::buyer_page(&platform), &id, input).await });
+    let detached = tokio::spawn(async move {
+        let caller = Caller { order_webhook: webhook.as_ref(), ..Caller::buyer_page(&platform) };
+        core.complete_checkout(&caller, &id, input).await
+    });
     let completed = detached.await.map_err(ApiError::internal)?;
     let view = match completed.map_err(ApiError::from) {
         Ok(answer) => resource(answer),
@@ -376,6 +381,20 @@ async fn complete(state: &AppState, session: &Session, input: CheckoutInput) -> 
     let options =
         RenderOptions { notices: Some(notices_of(&view)), status: Some(StatusCode::CONFLICT), ..Default::default() };
     render_checkout(state, &session.id, options).await
+}
+
+/// The session platform's order webhook target, from its (cached) profile; none when the
+/// profile cannot be had now (the order is placed all the same, without webhooks).
+async fn webhook_target(state: &AppState, platform: &str) -> Option<ucp_domain::webhook::WebhookTarget> {
+    let profile = match state.platforms.resolve(platform).await {
+        Ok(profile) => profile,
+        Err(error) => {
+            tracing::warn!(%platform, reason = %error.message, "no platform profile for order webhooks");
+            return None;
+        }
+    };
+    let negotiated = crate::platform::negotiate(&state.profile, &profile).ok()?;
+    crate::webhooks::target(&state.profile, &profile, &negotiated)
 }
 
 // ---- cart ----------------------------------------------------------------------------------

@@ -32,6 +32,8 @@ pub struct Call<'a> {
     pub cart_negotiated: bool,
     /// Payment handler names the platform declares (empty: no restriction).
     pub platform_handlers: &'a [String],
+    /// Where order webhooks go (`crate::webhooks::target`), for the call that places an order.
+    pub order_webhook: Option<ucp_domain::webhook::WebhookTarget>,
 }
 
 impl Call<'_> {
@@ -42,6 +44,7 @@ impl Call<'_> {
             discounts: self.discounts,
             cart: self.cart_negotiated,
             payment_handlers: self.platform_handlers,
+            order_webhook: self.order_webhook.as_ref(),
         }
     }
 

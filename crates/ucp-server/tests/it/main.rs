@@ -33,3 +33,4 @@ mod rest;
 mod schema;
 mod signatures;
 mod tls;
+mod webhooks;

@@ -182,6 +182,8 @@ impl CommerceStore for SqliteStore {
                 }
             }
             super::orders::insert(&transaction, &order.order)?;
+            // The "order created" event commits with the order, or not at all.
+            super::outbox::enqueue(&transaction, &order.order, ucp_domain::webhook::ORDER_CREATED).map_err(backend)?;
             transaction
                 .execute(
                     "UPDATE sessions SET status = ?2, doc = ?3, updated_at = ?4 WHERE id = ?1",

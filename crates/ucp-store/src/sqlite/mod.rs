@@ -28,6 +28,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("schema_4.sql"),
     include_str!("schema_5.sql"),
     include_str!("schema_6.sql"),
+    include_str!("schema_7.sql"),
 ];
 
 /// A SQLite database shared by every store trait.

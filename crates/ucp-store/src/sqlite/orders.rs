@@ -7,14 +7,15 @@ use ucp_domain::store::{OrderChange, OrderPayment, OrderQuery, StoreError, Store
 
 use super::{backend, outbox};
 
-pub(super) const COLUMNS: &str = "id, checkout_id, platform, doc, created_at, version, payment_handler, payment_reference, paid_amount, paid_currency";
+pub(super) const COLUMNS: &str = "id, checkout_id, platform, doc, created_at, version, payment_handler, payment_reference, paid_amount, paid_currency, webhook";
 
 fn encode(order: &StoredOrder) -> Result<String, StoreError> {
     serde_json::to_string(&order.order)
         .map_err(|error| StoreError::Backend(format!("encoding order {}: {error}", order.id)))
 }
 
-pub(super) type Raw = (String, String, String, String, i64, i64, Option<String>, Option<String>, Option<i64>, Option<String>);
+pub(super) type Raw =
+    (String, String, String, String, i64, i64, Option<String>, Option<String>, Option<i64>, Option<String>, Option<String>);
 
 pub(super) fn raw(row: &Row<'_>) -> rusqlite::Result<Raw> {
     Ok((
@@ -28,11 +29,12 @@ pub(super) fn raw(row: &Row<'_>) -> rusqlite::Result<Raw> {
         row.get(7)?,
         row.get(8)?,
         row.get(9)?,
+        row.get(10)?,
     ))
 }
 
 pub(super) fn decode(raw: Raw) -> Result<StoredOrder, StoreError> {
-    let (id, checkout_id, platform, doc, created_at, version, handler, reference, amount, currency) = raw;
+    let (id, checkout_id, platform, doc, created_at, version, handler, reference, amount, currency, webhook) = raw;
     let order = serde_json::from_str(&doc)
         .map_err(|error| StoreError::Backend(format!("order {id} does not decode: {error}")))?;
     let payment = match (handler, reference, amount, currency) {
@@ -41,17 +43,27 @@ pub(super) fn decode(raw: Raw) -> Result<StoredOrder, StoreError> {
         }
         _ => None,
     };
-    Ok(StoredOrder { id, checkout_id, platform, order, created_at, version, payment })
+    let webhook = webhook.map(|text| serde_json::from_str(&text)).transpose().map_err(|error| {
+        StoreError::Backend(format!("order {id}'s webhook target does not decode: {error}"))
+    })?;
+    Ok(StoredOrder { id, checkout_id, platform, order, created_at, version, payment, webhook })
 }
 
 /// Inserts a newly placed order (inside the placement's transaction).
 pub(super) fn insert(transaction: &rusqlite::Transaction<'_>, order: &StoredOrder) -> Result<(), StoreError> {
     let doc = encode(order)?;
     let payment = order.payment.as_ref();
+    let webhook = order
+        .webhook
+        .as_ref()
+        .map(serde_json::to_string)
+        .transpose()
+        .map_err(|error| StoreError::Backend(format!("encoding the webhook target: {error}")))?;
     transaction
         .execute(
             "INSERT INTO orders (id, checkout_id, platform, doc, created_at, version, status, payment_handler, \
-             payment_reference, paid_amount, paid_currency) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+             payment_reference, paid_amount, paid_currency, webhook) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             params![
                 order.id,
                 order.checkout_id,
@@ -64,6 +76,7 @@ pub(super) fn insert(transaction: &rusqlite::Transaction<'_>, order: &StoredOrde
                 payment.map(|payment| &payment.reference),
                 payment.map(|payment| payment.amount),
                 payment.map(|payment| &payment.currency),
+                webhook,
             ],
         )
         .map_err(backend)?;

@@ -1,0 +1,123 @@
+//! `ucpd webhooks list|retry`: the order-webhook outbox of the data directory's database.
+
+use std::path::PathBuf;
+
+use clap::Subcommand;
+use ucp_domain::store::WebhookOutbox;
+use ucp_domain::webhook::{EventStatus, RetrySelector};
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum WebhooksCommand {
+    /// List webhook events, newest first, with their delivery state and last attempt.
+    List {
+        #[command(flatten)]
+        store: StoreArgs,
+        /// Only events in this state: pending, delivered or dead.
+        #[arg(long)]
+        status: Option<String>,
+        /// At most this many events.
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
+    /// Make an event (by its Webhook-Id) or every dead-lettered one due now, with a fresh
+    /// retry horizon. A running server sends them within its poll interval.
+    Retry {
+        #[command(flatten)]
+        store: StoreArgs,
+        /// The event's id (its Webhook-Id).
+        #[arg(required_unless_present = "dead", conflicts_with = "dead")]
+        id: Option<String>,
+        /// Every dead-lettered event.
+        #[arg(long)]
+        dead: bool,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct StoreArgs {
+    /// Directory of the database [config: data_dir; default ./ucpd-data].
+    #[arg(long, env = "UCPD_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    /// TOML configuration file.
+    #[arg(long, env = "UCPD_CONFIG")]
+    config: Option<PathBuf>,
+}
+
+fn open(args: &StoreArgs) -> anyhow::Result<ucp_store::SqliteStore> {
+    let mut settings = crate::load_settings(args.config.as_ref())?;
+    if let Some(data_dir) = &args.data_dir {
+        settings.data_dir = data_dir.clone();
+    }
+    let database = settings.data_dir.join(ucp_server::startup::DATABASE_FILE);
+    if !database.exists() {
+        anyhow::bail!("no database at {} (start `ucpd serve` once, or pass --data-dir)", database.display());
+    }
+    Ok(ucp_store::SqliteStore::open(&database, 1)?)
+}
+
+fn time_of(ms: i64) -> String {
+    time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
+        .ok()
+        .and_then(|instant| instant.format(&time::format_description::well_known::Rfc3339).ok())
+        .unwrap_or_else(|| ms.to_string())
+}
+
+pub(crate) async fn run(command: WebhooksCommand) -> anyhow::Result<std::process::ExitCode> {
+    match command {
+        WebhooksCommand::List { store, status, limit } => {
+            let status = match status.as_deref() {
+                None => None,
+                Some(text) => Some(
+                    EventStatus::parse(text)
+                        .ok_or_else(|| anyhow::anyhow!("unknown --status {text:?}; use pending, delivered or dead"))?,
+                ),
+            };
+            let events = open(&store)?.list_events(status, limit.clamp(1, 10_000)).await?;
+            if events.is_empty() {
+                println!("no webhook events");
+            }
+            for event in events {
+                let last = match (event.last_status, &event.last_error) {
+                    (Some(code), Some(error)) => format!("last: {code} {error}"),
+                    (Some(code), None) => format!("last: {code}"),
+                    (None, Some(error)) => format!("last: {error}"),
+                    (None, None) => "no attempt yet".to_owned(),
+                };
+                let when = match event.status {
+                    EventStatus::Pending => format!("next {}", time_of(event.next_attempt_at_ms)),
+                    EventStatus::Delivered => format!("at {}", event.delivered_at_ms.map(time_of).unwrap_or_default()),
+                    EventStatus::Dead => "dead-lettered".to_owned(),
+                };
+                let latency = event.last_latency_ms.map(|ms| format!(" ({ms} ms)")).unwrap_or_default();
+                println!(
+                    "{}  {:<9}  {}  order {}  created {}  attempts {}  {}  {}{}  -> {}",
+                    event.id,
+                    event.status.as_str(),
+                    event.event_type,
+                    event.order_id,
+                    time_of(event.created_at_ms),
+                    event.attempts,
+                    when,
+                    last,
+                    latency,
+                    event.url
+                );
+            }
+        }
+        WebhooksCommand::Retry { store, id, dead } => {
+            let selector = match (id, dead) {
+                (_, true) => RetrySelector::Dead,
+                (Some(id), false) => RetrySelector::Event(id),
+                (None, false) => anyhow::bail!("name an event id or pass --dead"),
+            };
+            let now = time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000;
+            let changed = open(&store)?.retry_events(&selector, i64::try_from(now).unwrap_or(i64::MAX)).await?;
+            if changed == 0 {
+                eprintln!("no such webhook event");
+                return Ok(std::process::ExitCode::FAILURE);
+            }
+            println!("{changed} webhook event(s) due again");
+        }
+    }
+    Ok(std::process::ExitCode::SUCCESS)
+}
