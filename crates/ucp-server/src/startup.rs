@@ -116,7 +116,7 @@ impl Application {
             let sender =
                 crate::webhooks::deliver::Sender::new(platforms.guard(), keys.current.clone(), &base_url, timeout)
                     .map_err(StartError::Config)?;
-            Some(crate::webhooks::Dispatcher::new(outbox, sender, &settings.webhooks))
+            Some(crate::webhooks::Dispatcher::new(outbox.clone(), sender, &settings.webhooks))
         } else {
             None
         };
@@ -149,6 +149,7 @@ impl Application {
             admin: Arc::new(admin),
             traffic,
             console: Arc::new(console),
+            outbox,
             idempotency,
             core,
             links: Arc::default(),

@@ -73,6 +73,8 @@ pub struct Shared {
     pub traffic: Arc<crate::traffic::Traffic>,
     /// The console's session cookies and form tokens (`crate::admin::session`).
     pub console: Arc<crate::admin::session::ConsoleKeys>,
+    /// The order webhooks' outbox (the console's deliveries page reads it).
+    pub outbox: Arc<dyn ucp_domain::store::WebhookOutbox>,
 }
 
 /// The discovery handler needs only the profile.

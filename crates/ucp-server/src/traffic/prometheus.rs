@@ -111,8 +111,8 @@ impl Exporter {
             self.gauge(SCHEMA).set(current as f64);
             self.gauge(SCHEMA_EXPECTED).set(expected as f64);
         }
-        // TODO(webhooks, issue 9 item 2): `ucpd_webhook_backlog` once the outbox exists — the
-        // number of undelivered webhook events, from a `Commerce` method the outbox adds.
+        // TODO(webhooks, issue 9 item 2): `ucpd_webhook_backlog`, the number of undelivered
+        // webhook events: needs a count from `Shared::outbox` in the health snapshot.
         self.handle.render()
     }
 }

@@ -1,6 +1,7 @@
 //! The merchant console (issue 9 item 4): login and logout, the session cookie's flags, CSRF
 //! and Origin refusals, the orders pages for an order placed over MCP, and the traffic and
-//! funnel numbers (pages and `/metrics`) after a scripted run of known calls; the probes.
+//! funnel numbers (pages and `/metrics`) after a scripted run of known calls; the probes; the order
+//! action forms (issue 9 item 1) and the webhook deliveries page (item 2).
 
 use reqwest::StatusCode;
 use reqwest::header::{CONTENT_SECURITY_POLICY, LOCATION, SET_COOKIE};
@@ -359,4 +360,84 @@ async fn the_pages_are_accessible_and_counters_survive_a_restart() {
     shutdown.cancel();
     let line = format!("ucpd_funnel_events_total{{platform=\"{platform}\",step=\"search\"}} 2");
     assert!(text.lines().any(|candidate| candidate == line), "{line} after the restart in\n{text}");
+}
+
+// Issue 9 item 1: the order page's forms ship every remaining unit (303 back to the order)
+// and refuse a refund over what was paid with a message page, changing nothing.
+#[tokio::test]
+async fn the_order_forms_ship_and_refuse_an_over_refund() {
+    let app = console_app().await;
+    let completed = place_order(&app).await;
+    let order_id = completed["order"]["id"].as_str().unwrap().to_owned();
+    let cookie = log_in(&app).await;
+    let page = format!("/admin/orders/{order_id}");
+    let (status, _, html) = get(&app, &page, Some(&cookie)).await;
+    assert_eq!(status, StatusCode::OK, "{html}");
+    for label in ["Ship all remaining units", "Cancel the order", "Refund"] {
+        assert!(html.contains(&format!("<button type=\"submit\">{label}</button>")), "{label}: {html}");
+    }
+    assert!(html.contains("<label for=\"ship-tracking_number\">"), "the fields have labels: {html}");
+    let csrf = csrf_of(&html);
+
+    let fields = [
+        ("csrf", csrf.as_str()),
+        ("carrier", "UPS"),
+        ("tracking_number", "1Z999"),
+        ("tracking_url", "https://track.example/1Z999"),
+    ];
+    let shipped = post(&app, &format!("{page}/ship"), Some(&cookie), Some(&app.base_url), &fields).await;
+    assert_eq!(shipped.status(), StatusCode::SEE_OTHER);
+    assert_eq!(shipped.headers()[LOCATION], page.as_str());
+    let order = app.tool("get_order", json!({ "id": order_id })).await;
+    let line = &order["line_items"][0];
+    assert_eq!(line["status"], "fulfilled", "{order}");
+    assert_eq!(line["quantity"]["fulfilled"], line["quantity"]["total"], "{order}");
+    assert_eq!(order["fulfillment"]["events"][0]["tracking_number"], "1Z999", "{order}");
+    let (_, _, html) = get(&app, &page, Some(&cookie)).await;
+    assert!(!html.contains("Ship all remaining units") && html.contains("Mark delivered"), "{html}");
+
+    let total = crate::helpers::total_of(&completed["totals"], "total").unwrap();
+    let too_much = (total + 1).to_string();
+    let fields = [("csrf", csrf.as_str()), ("amount", too_much.as_str()), ("reason", "too much")];
+    let refused = post(&app, &format!("{page}/refund"), Some(&cookie), Some(&app.base_url), &fields).await;
+    assert_eq!(refused.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let text = refused.text().await.unwrap();
+    assert!(text.contains("<h1>Not done</h1>"), "{text}");
+    assert_eq!(app.tool("get_order", json!({ "id": order_id })).await, order, "nothing changed");
+    // Not a number; an unknown action; no CSRF token.
+    let fields = [("csrf", csrf.as_str()), ("amount", "ten")];
+    let refused = post(&app, &format!("{page}/refund"), Some(&cookie), Some(&app.base_url), &fields).await;
+    assert_eq!(refused.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let fields = [("csrf", csrf.as_str())];
+    let unknown = post(&app, &format!("{page}/explode"), Some(&cookie), Some(&app.base_url), &fields).await;
+    assert_eq!(unknown.status(), StatusCode::NOT_FOUND);
+    let forged = post(&app, &format!("{page}/cancel"), Some(&cookie), Some(&app.base_url), &[]).await;
+    assert_eq!(forged.status(), StatusCode::FORBIDDEN);
+    assert_eq!(app.tool("get_order", json!({ "id": order_id })).await, order, "nothing changed");
+}
+
+// Issue 9 item 2: the deliveries page, empty, then with the event of an order whose platform
+// names an order webhook URL (nothing listens there: the event stays pending or failing).
+#[tokio::test]
+async fn the_webhooks_page_lists_the_outbox_events() {
+    let mut profile = platform_profile(ALL_CAPABILITIES);
+    profile["ucp"]["capabilities"]["dev.ucp.shopping.order"][0]["config"] =
+        json!({ "webhook_url": "http://127.0.0.1:9/webhooks/ucp/orders" });
+    let app = spawn_app_with(fixture_products(), move |settings, platform| {
+        settings.admin.api_keys = vec![ucp_server::auth::hash_key_hex(KEY)];
+        *platform.profile.lock().unwrap() = profile;
+    })
+    .await;
+    let cookie = log_in(&app).await;
+    let (status, _, html) = get(&app, "/admin/webhooks", Some(&cookie)).await;
+    assert_eq!(status, StatusCode::OK, "{html}");
+    assert!(html.contains("No webhook events yet"), "{html}");
+
+    let completed = place_order(&app).await;
+    let order_id = completed["order"]["id"].as_str().unwrap();
+    let (status, _, html) = get(&app, "/admin/webhooks", Some(&cookie)).await;
+    assert_eq!(status, StatusCode::OK, "{html}");
+    assert!(html.contains("<caption>") && html.contains(">Attempts</th>"), "{html}");
+    assert!(html.contains(order_id) && html.contains(ucp_domain::webhook::ORDER_CREATED), "{html}");
+    assert_eq!(html.matches("<h1>").count(), 1);
 }

@@ -31,6 +31,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/admin/logout", post(logout))
         .route("/admin/orders", get(orders::list))
         .route("/admin/orders/{id}", get(orders::show))
+        .route("/admin/orders/{id}/{action}", post(actions::apply))
         .route("/admin/traffic", get(traffic::calls))
         .route("/admin/funnel", get(traffic::funnel))
         .route("/admin/webhooks", get(webhooks::list))

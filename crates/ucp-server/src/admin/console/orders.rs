@@ -12,7 +12,7 @@ use serde_json::Value;
 use ucp_domain::commerce::StoredOrderView;
 use ucp_domain::store::OrderFilter;
 
-use super::actions::{self, ActionForm};
+use super::actions::{self, ActionForm, order_href};
 use super::views::{self, Frame, Section, render, timestamp};
 use super::{Session, html};
 use crate::handoff::html::money;
@@ -57,10 +57,6 @@ fn clip(text: &str) -> String {
 
 fn encode(text: &str) -> String {
     url::form_urlencoded::byte_serialize(text.as_bytes()).collect()
-}
-
-fn order_href(id: &str) -> String {
-    format!("/admin/orders/{}", percent_encoding::utf8_percent_encode(id, percent_encoding::NON_ALPHANUMERIC))
 }
 
 fn grand_total(stored: &StoredOrderView) -> String {

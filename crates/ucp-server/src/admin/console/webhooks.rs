@@ -1,9 +1,6 @@
-//! EXTENSION POINT (issue 9 item 2): the webhook deliveries page.
-//!
-//! TODO(webhooks): once the outbox and its delivery log land, list the deliveries here
-//! (event, order, target URL, attempts, last status, next retry, the failures first) from the
-//! `Commerce` method the webhooks branch adds for it (e.g. `Commerce::webhook_deliveries`),
-//! and feed the backlog gauge in `crate::traffic::prometheus`. Until then the page says so.
+//! The webhook deliveries page: the outbox's newest 100 events (event, order, type, status,
+//! attempts, the last attempt's HTTP status and error, the next attempt), dead and failing
+//! ones marked, read straight from `Shared::outbox`.
 
 use axum::Extension;
 use axum::extract::State;
@@ -11,17 +8,67 @@ use axum::http::StatusCode;
 use axum::response::Response;
 
 use askama::Template;
+use ucp_domain::webhook::{EventStatus, EventSummary};
 
-use super::views::{Frame, Section, render};
+use super::views::{self, Frame, Section, render, timestamp};
 use super::{Session, html};
 use crate::state::AppState;
+
+/// Events shown.
+const PAGE_SIZE: usize = 100;
+
+struct DeliveryRow {
+    id: String,
+    order_id: String,
+    order_href: String,
+    event_type: String,
+    status: &'static str,
+    /// Dead, or pending after a failed attempt: shown first in the row's status.
+    failing: bool,
+    attempts: u32,
+    last_status: String,
+    last_error: String,
+    next_attempt: String,
+}
+
+impl DeliveryRow {
+    fn of(event: EventSummary) -> DeliveryRow {
+        let failing = event.status == EventStatus::Dead
+            || (event.status == EventStatus::Pending && (event.last_error.is_some() || event.attempts > 0));
+        DeliveryRow {
+            id: event.id,
+            order_href: super::actions::order_href(&event.order_id),
+            order_id: event.order_id,
+            event_type: event.event_type,
+            status: event.status.as_str(),
+            failing,
+            attempts: event.attempts,
+            last_status: event.last_status.map(|status| status.to_string()).unwrap_or_default(),
+            last_error: event.last_error.unwrap_or_default(),
+            next_attempt: match event.status {
+                EventStatus::Pending => timestamp(event.next_attempt_at_ms.div_euclid(1000)),
+                _ => String::new(),
+            },
+        }
+    }
+}
 
 #[derive(Template)]
 #[template(path = "console/webhooks.html", config = "templates/askama.toml")]
 struct WebhooksPage {
     frame: Frame,
+    events: Vec<DeliveryRow>,
 }
 
 pub(super) async fn list(State(state): State<AppState>, Extension(session): Extension<Session>) -> Response {
-    html(StatusCode::OK, render(&WebhooksPage { frame: Frame::new(&state, Section::Webhooks, Some(&session)) }))
+    let events = match tokio::time::timeout(views::STORE_TIMEOUT, state.outbox.list_events(None, PAGE_SIZE)).await {
+        Ok(Ok(events)) => events,
+        Ok(Err(error)) => return views::unavailable(&state, &error),
+        Err(_) => return views::unavailable(&state, &"timed out"),
+    };
+    let page = WebhooksPage {
+        frame: Frame::new(&state, Section::Webhooks, Some(&session)),
+        events: events.into_iter().map(DeliveryRow::of).collect(),
+    };
+    html(StatusCode::OK, render(&page))
 }
