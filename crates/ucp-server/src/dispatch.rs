@@ -197,7 +197,7 @@ async fn execute(
         platform_handlers: &platform.payment_handlers,
         // Captured when an order may be placed (checklist 153, 157).
         order_webhook: match operation {
-            Operation::CompleteCheckout => crate::webhooks::target(&state.profile, &platform, &negotiated),
+            Operation::CompleteCheckout => crate::webhooks::target(&state.profile, &platform, negotiated),
             _ => None,
         },
     };

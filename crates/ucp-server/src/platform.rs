@@ -25,8 +25,8 @@ use ucp_protocol::profile::ProfileError;
 use crate::config::ProfileSettings;
 use crate::discovery::BusinessProfile;
 use crate::error::{ApiError, ErrorKind};
-use crate::terms::Terms;
 use crate::ssrf::{Dns, error_chain};
+use crate::terms::Terms;
 
 /// What negotiation needs from a platform's profile.
 #[derive(Debug, Clone)]

@@ -28,8 +28,8 @@ pub use catalog::{
 };
 pub use error::{Error, ErrorCode};
 pub use inputs::{CartInput, CheckoutInput, Instrument, LineInput, MAX_CODES, Payment};
-pub use recovery::Recovered;
 pub use orders::{MAX_ORDER_PAGE, MerchantOrder, OrderFilter, OrderOutcome};
+pub use recovery::Recovered;
 
 use crate::catalog::Product;
 use crate::checkout::{Message, Priced, PricingRules, Session};

@@ -207,7 +207,8 @@ impl Commerce {
             }
         }
         let mut next = StoredOrder { order: applied.order, ..stored };
-        let change = OrderChange { order: next.clone(), records: applied.records, webhook: "order.updated" };
+        let change =
+            OrderChange { order: next.clone(), records: applied.records, webhook: crate::webhook::ORDER_UPDATED };
         match self.ports.store.apply_order_change(&change).await {
             Ok(()) => {
                 next.version += 1;

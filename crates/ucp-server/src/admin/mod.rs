@@ -9,9 +9,9 @@
 pub mod api;
 pub mod console;
 pub mod keys;
-pub mod session;
 pub mod openapi;
 pub mod orders;
+pub mod session;
 
 use axum::Router;
 use axum::extract::{Request, State};

@@ -350,3 +350,44 @@ async fn orders_without_a_webhook_url_record_no_event() {
     assert_eq!(app.tool("complete_checkout", arguments).await["status"], "completed");
     assert!(outbox(&app).list_events(None, 10).await.unwrap().is_empty());
 }
+
+// Checklist 155 with issue 9 item 1: a merchant change (a shipment over the admin API) sends
+// the full order as it became, signed like "order created", after the created event.
+#[tokio::test]
+async fn a_merchant_change_sends_the_full_updated_order() {
+    let receiver = Receiver::start(&[]).await;
+    let key = "admin-key-for-webhook-tests";
+    let app = app_with_webhook(&receiver.url, |settings| {
+        settings.admin.api_keys = vec![ucp_server::auth::hash_key_hex(key)];
+    })
+    .await;
+    let order_id = place_order(&app).await;
+    receiver.wait_for(1).await;
+    let order = app.tool("get_order", json!({ "id": order_id })).await;
+    let line = order["line_items"][0]["id"].as_str().unwrap().to_owned();
+    let shipped = app
+        .http
+        .post(format!("{}/admin/api/orders/{order_id}/ship", app.base_url))
+        .bearer_auth(key)
+        .json(&json!({ "line_items": [{ "id": line, "quantity": 1 }], "carrier": "UPS",
+                       "tracking_number": "1Z999", "tracking_url": "https://track.example/1Z999" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(shipped.status(), reqwest::StatusCode::OK, "{}", shipped.text().await.unwrap());
+
+    let received = receiver.wait_for(2).await;
+    assert_eq!(received.len(), 2, "created, then updated");
+    let keys = published_keys(&app).await;
+    verify_delivery(&keys, &received[1]).unwrap_or_else(|error| panic!("checklist 88: {error}"));
+    assert_ne!(header(&received[0], "webhook-id"), header(&received[1], "webhook-id"));
+    let body: Value = serde_json::from_slice(&received[1].body).unwrap();
+    schema::assert_valid("shopping/order.json", &body);
+    assert_eq!(body["line_items"][0]["status"], "fulfilled", "{body}");
+    assert_eq!(body["fulfillment"]["events"][0]["tracking_number"], "1Z999", "{body}");
+    let current = app.tool("get_order", json!({ "id": order_id })).await;
+    assert_eq!(body, current, "the full order as it became");
+    let events = outbox(&app).list_events(None, 10).await.unwrap();
+    let types: Vec<&str> = events.iter().map(|event| event.event_type.as_str()).collect();
+    assert!(types.contains(&ucp_domain::webhook::ORDER_UPDATED), "{types:?}");
+}

@@ -4,9 +4,9 @@
 mod catalog;
 mod commerce;
 mod idempotency;
-mod traffic;
 mod orders;
 mod outbox;
+mod traffic;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

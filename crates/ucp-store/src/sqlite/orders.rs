@@ -14,8 +14,19 @@ fn encode(order: &StoredOrder) -> Result<String, StoreError> {
         .map_err(|error| StoreError::Backend(format!("encoding order {}: {error}", order.id)))
 }
 
-pub(super) type Raw =
-    (String, String, String, String, i64, i64, Option<String>, Option<String>, Option<i64>, Option<String>, Option<String>);
+pub(super) type Raw = (
+    String,
+    String,
+    String,
+    String,
+    i64,
+    i64,
+    Option<String>,
+    Option<String>,
+    Option<i64>,
+    Option<String>,
+    Option<String>,
+);
 
 pub(super) fn raw(row: &Row<'_>) -> rusqlite::Result<Raw> {
     Ok((
@@ -43,9 +54,10 @@ pub(super) fn decode(raw: Raw) -> Result<StoredOrder, StoreError> {
         }
         _ => None,
     };
-    let webhook = webhook.map(|text| serde_json::from_str(&text)).transpose().map_err(|error| {
-        StoreError::Backend(format!("order {id}'s webhook target does not decode: {error}"))
-    })?;
+    let webhook = webhook
+        .map(|text| serde_json::from_str(&text))
+        .transpose()
+        .map_err(|error| StoreError::Backend(format!("order {id}'s webhook target does not decode: {error}")))?;
     Ok(StoredOrder { id, checkout_id, platform, order, created_at, version, payment, webhook })
 }
 
