@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# Order webhooks must not cost the purchase flow (issue 9: completed orders/s with a webhook
+# receiver within 10 % of the run without one, delivery lag p99 under 1 s at that rate).
+#
+# One ucpd serves two platform profiles from a loopback profile server: `profile.json`
+# (no webhook_url: no events) and `webhook-profile.json`, whose order capability names a
+# local receiver (a threaded Python server answering 200) as `config.webhook_url`. Each round
+# runs the purchase flow (MCP) without and with webhooks, alternating the order per round;
+# then waits for the outbox to drain and reads the delivery lag of every event from the
+# database (`delivered_at - created_at`: the commit of the order to the receiver's 2xx).
+#
+# Environment [defaults]: PRODUCTS [10000] RUNS [3] DURATION [10s] CONCURRENCY [16]
+#   BENCH_THREADS [2] SKIP_BUILD [0] BIN_DIR [target/release] OUT_DIR [bench-out/webhooks]
+# Requires: cargo, python3, curl.
+set -euo pipefail
+
+BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$BENCH_DIR/.." && pwd)"
+PRODUCTS="${PRODUCTS:-10000}"
+RUNS="${RUNS:-3}"
+DURATION="${DURATION:-10s}"
+CONCURRENCY="${CONCURRENCY:-16}"
+BENCH_THREADS="${BENCH_THREADS:-2}"
+SKIP_BUILD="${SKIP_BUILD:-0}"
+BIN_DIR="${BIN_DIR:-$ROOT/target/release}"
+OUT_DIR="${OUT_DIR:-$ROOT/bench-out/webhooks}"
+UCPD="$BIN_DIR/ucpd"
+UCPD_BENCH="$BIN_DIR/ucpd-bench"
+
+log() { printf '[webhooks %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { printf '[webhooks] ERROR: %s\n' "$*" >&2; exit 1; }
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+
+PIDS=()
+cleanup() {
+  local rc=$?
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
+  exit "$rc"
+}
+trap cleanup EXIT
+
+if [[ "$SKIP_BUILD" != "1" ]]; then
+  log "cargo build --release -p ucp-cli -p ucp-bench"
+  (cd "$ROOT" && cargo build --release -p ucp-cli -p ucp-bench) >/dev/null 2>&1 || die "release build failed"
+fi
+[[ -x "$UCPD" && -x "$UCPD_BENCH" ]] || die "$UCPD or $UCPD_BENCH missing"
+
+WORK="$OUT_DIR/work"
+rm -rf "$WORK"
+mkdir -p "$WORK/profile"
+"$UCPD" demo-catalog --products "$PRODUCTS" --output "$WORK/catalog.jsonl" >/dev/null 2>&1
+python3 - "$WORK/catalog.jsonl" "$WORK/ids.json" "$WORK/items.txt" <<'PY'
+import json, sys
+products = [json.loads(line) for line in open(sys.argv[1], encoding="utf-8") if line.strip()]
+step = max(1, len(products) // 1000)
+pids = [p["id"] for p in products[::step]][:1000]
+json.dump({"products": pids, "variants": []}, open(sys.argv[2], "w"))
+# In-stock variants for the purchase flow: stock set high so no line runs out.
+open(sys.argv[3], "w").write("\n".join(p["variants"][0]["id"] for p in products[:200] if p.get("variants")))
+PY
+python3 - "$WORK/catalog.jsonl" <<'PY'
+import json, sys
+lines = [json.loads(line) for line in open(sys.argv[1], encoding="utf-8") if line.strip()]
+with open(sys.argv[1], "w", encoding="utf-8") as out:
+    for product in lines:
+        for variant in product.get("variants", []):
+            variant["inventory_quantity"] = 1_000_000
+        out.write(json.dumps(product) + "\n")
+PY
+"$UCPD" import "$WORK/catalog.jsonl" --format jsonl --data-dir "$WORK/data" >/dev/null 2>&1 || die "import failed"
+
+CAPABILITIES='{"dev.ucp.shopping.catalog.search":[{"version":"2026-04-08"}],"dev.ucp.shopping.catalog.lookup":[{"version":"2026-04-08"}],"dev.ucp.shopping.cart":[{"version":"2026-04-08"}],"dev.ucp.shopping.checkout":[{"version":"2026-04-08"}],"dev.ucp.shopping.order":[{"version":"2026-04-08"}],"dev.ucp.shopping.fulfillment":[{"version":"2026-04-08"}],"dev.ucp.shopping.discount":[{"version":"2026-04-08"}]}'
+RECEIVER_PORT=$(free_port)
+printf '{"ucp":{"version":"2026-04-08","capabilities":%s,"payment_handlers":{}}}\n' "$CAPABILITIES" >"$WORK/profile/profile.json"
+python3 - "$WORK/profile/profile.json" "$WORK/profile/webhook-profile.json" "http://127.0.0.1:$RECEIVER_PORT/webhooks" <<'PY'
+import json, sys
+profile = json.load(open(sys.argv[1]))
+profile["ucp"]["capabilities"]["dev.ucp.shopping.order"][0]["config"] = {"webhook_url": sys.argv[3]}
+json.dump(profile, open(sys.argv[2], "w"))
+PY
+grep -q webhook_url "$WORK/profile/webhook-profile.json" || die "could not add the webhook_url"
+PROFILE_PORT=$(free_port)
+python3 -m http.server "$PROFILE_PORT" --bind 127.0.0.1 --directory "$WORK/profile" >"$WORK/profile-server.log" 2>&1 &
+PIDS+=($!)
+python3 - "$RECEIVER_PORT" >"$WORK/receiver.log" 2>&1 <<'PY' &
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+class Hook(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        self.send_response(200); self.send_header("content-length", "0"); self.end_headers()
+    def log_message(self, *args): pass
+ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Hook).serve_forever()
+PY
+PIDS+=($!)
+PLAIN="http://127.0.0.1:$PROFILE_PORT/profile.json"
+HOOKED="http://127.0.0.1:$PROFILE_PORT/webhook-profile.json"
+for _ in $(seq 1 100); do curl -fsS -o /dev/null "$HOOKED" 2>/dev/null && break; sleep 0.1; done
+
+printf 'demo = false\n[payments]\nsandbox = true\n' >"$WORK/ucpd.toml"
+PORT=$(free_port)
+URL="http://127.0.0.1:$PORT"
+UCPD_LOG=warn "$UCPD" serve --config "$WORK/ucpd.toml" --listen "127.0.0.1:$PORT" --data-dir "$WORK/data" \
+  --dev-insecure-profiles >"$WORK/server.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 1 300); do curl -fsS -o /dev/null "$URL/.well-known/ucp" 2>/dev/null && break; sleep 0.1; done
+curl -fsS -o /dev/null "$URL/.well-known/ucp" || die "ucpd not answering (log: $WORK/server.log)"
+
+run() { # name profile
+  local name="$1" profile="$2"
+  local out="$WORK/$name.txt"
+  "$UCPD_BENCH" purchase --items "$WORK/items.txt" --url "$URL" --profile "$profile" --concurrency "$CONCURRENCY" \
+    --duration "$DURATION" --threads "$BENCH_THREADS" >"$out" 2>&1 || { cat "$out" >&2; die "ucpd-bench $name failed"; }
+  grep '^BENCH_RESULT' "$out" | tail -n1 | sed "s/^BENCH_RESULT /BENCH_RESULT variant=$name /"
+}
+rate() { sed -n 's/.* orders_per_s=\([0-9.]*\).*/\1/p' <<<"$1" | tail -n1; }
+
+log "warm-up"
+DURATION=2s run warmup-plain "$PLAIN" >/dev/null
+DURATION=2s run warmup-hooked "$HOOKED" >/dev/null
+plain=(); hooked=()
+for round in $(seq 1 "$RUNS"); do
+  if ((round % 2)); then order=(plain hooked); else order=(hooked plain); fi
+  for variant in "${order[@]}"; do
+    profile="$PLAIN"; [[ "$variant" == hooked ]] && profile="$HOOKED"
+    line=$(run "purchase-$variant-$round" "$profile")
+    echo "$line"
+    log "purchase $variant round $round: $(rate "$line") orders/s"
+    if [[ "$variant" == hooked ]]; then hooked+=("$(rate "$line")"); else plain+=("$(rate "$line")"); fi
+  done
+done
+log "waiting for the outbox to drain"
+python3 - "$WORK/data/ucpd.db" "${plain[*]}" "${hooked[*]}" <<'PY'
+import sqlite3, statistics, sys, time
+db = sqlite3.connect(sys.argv[1])
+for _ in range(300):
+    pending = db.execute("SELECT count(*) FROM webhook_events WHERE status = 'pending'").fetchone()[0]
+    if pending == 0:
+        break
+    time.sleep(0.1)
+lags = sorted(row[0] for row in db.execute(
+    "SELECT delivered_at - created_at FROM webhook_events WHERE status = 'delivered' AND event_type = 'order.created'"))
+dead = db.execute("SELECT count(*) FROM webhook_events WHERE status = 'dead'").fetchone()[0]
+plain = [float(x) for x in sys.argv[2].split()]
+hooked = [float(x) for x in sys.argv[3].split()]
+def pct(p):
+    return lags[min(len(lags) - 1, int(len(lags) * p))] if lags else float("nan")
+ratio = statistics.median(hooked) / statistics.median(plain) * 100
+print(f"WEBHOOK_RESULT orders_plain_median={statistics.median(plain):.1f} orders_hooked_median={statistics.median(hooked):.1f} "
+      f"hooked_over_plain_percent={ratio:.1f} target=90 events={len(lags)} pending_left={pending} dead={dead} "
+      f"lag_p50_ms={pct(0.50)} lag_p99_ms={pct(0.99)} lag_max_ms={lags[-1] if lags else 'nan'} target_p99_ms=1000")
+PY
