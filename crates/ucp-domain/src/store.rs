@@ -400,9 +400,21 @@ pub trait WebhookOutbox: Send + Sync + std::fmt::Debug {
         claim: crate::webhook::ClaimRequest<'_>,
     ) -> Result<Vec<crate::webhook::WebhookEvent>, StoreError>;
 
-    /// Logs an attempt and applies its outcome (delivered, retry at, dead), releasing the lease.
-    /// `Ok(false)`: the lease was no longer the owner's (the attempt is logged all the same).
-    async fn record_attempt(&self, attempt: &crate::webhook::AttemptRecord) -> Result<bool, StoreError>;
+    /// Logs attempts and applies their outcomes (delivered, retry at, dead), releasing their
+    /// leases, in one transaction; returns how many leases were still their owner's (an
+    /// attempt whose lease lapsed is logged all the same).
+    async fn record_attempts(&self, attempts: &[crate::webhook::AttemptRecord]) -> Result<usize, StoreError>;
+
+    /// Resolves when this process may have committed new webhook events (or made an order's
+    /// next event due) since the last call, so a dispatcher need not wait for its next poll.
+    /// Events written by other instances are found by polling; the default never resolves.
+    async fn enqueued(&self) {
+        std::future::pending::<()>().await;
+    }
+
+    /// What is waiting: pending and dead-lettered events, and when the oldest pending one was
+    /// committed (`/metrics`).
+    async fn backlog(&self) -> Result<crate::webhook::Backlog, StoreError>;
 
     /// The newest events first, at most `limit`, optionally of one status.
     async fn list_events(

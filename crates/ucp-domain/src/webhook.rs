@@ -56,6 +56,15 @@ impl EventStatus {
     }
 }
 
+/// The outbox's backlog.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Backlog {
+    pub pending: u64,
+    pub dead: u64,
+    /// Unix ms at which the oldest pending event was committed.
+    pub oldest_pending_ms: Option<i64>,
+}
+
 /// One event, claimed for delivery: the order as it was when the change committed.
 #[derive(Debug, Clone)]
 pub struct WebhookEvent {

@@ -1,6 +1,7 @@
 //! Probes and metrics: `/healthz` (the process answers), `/readyz` (the store answers within
 //! a timeout and its schema is this build's), and `/metrics` (Prometheus text: the traffic
-//! counters, latencies by operation, orders per platform, store health), which is behind the
+//! counters, latencies by operation, orders per platform, store health, the order
+//! webhook backlog), which is behind the
 //! admin key unless `[metrics] public = true`.
 
 use std::time::Duration;
@@ -85,6 +86,14 @@ async fn scrape(State(state): State<AppState>) -> Response {
         Ok(Ok(orders)) => orders,
         _ => Vec::new(),
     };
-    let body = state.traffic.exporter().render(&totals, &orders, health);
+    let backlog = match tokio::time::timeout(READY_TIMEOUT, state.outbox.backlog()).await {
+        Ok(Ok(backlog)) => Some(backlog),
+        Ok(Err(error)) => {
+            tracing::warn!(%error, "metrics: reading the webhook backlog failed");
+            None
+        }
+        Err(_) => None,
+    };
+    let body = state.traffic.exporter().render(&totals, &orders, health, backlog);
     (StatusCode::OK, [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], body).into_response()
 }

@@ -118,13 +118,13 @@ impl Commerce {
                 Ok(Settled::Placed(session))
             }
             Err(PlaceOrderError::OutOfStock { variant_id }) => {
-                self.refund(handler, attempt, reference).await;
+                self.refund(handler, attempt, reference).await?;
                 let session = self.release_refunded(&session.id, &attempt.key).await?;
                 Ok(session.map_or(Settled::Superseded, |session| Settled::SoldOut { session, variant_id }))
             }
             Err(PlaceOrderError::DiscountExhausted { code }) => {
                 // Priced again, the code now shows its usage-limit warning and the new total.
-                self.refund(handler, attempt, reference).await;
+                self.refund(handler, attempt, reference).await?;
                 tracing::info!(checkout = %session.id, %code, "discount code ran out while the order was being placed");
                 let session = self.release_refunded(&session.id, &attempt.key).await?;
                 Ok(session.map_or(Settled::Superseded, Settled::Open))
@@ -134,7 +134,8 @@ impl Commerce {
                 Ok(Settled::Superseded)
             }
             Err(PlaceOrderError::Store(error)) => {
-                self.refund(handler, attempt, reference).await;
+                // Unrefunded, the claim stays for recovery to place the order or refund later.
+                self.refund(handler, attempt, reference).await?;
                 if let Err(release) = self.release_refunded(&session.id, &attempt.key).await {
                     tracing::error!(checkout = %session.id, error = %release, "could not release a checkout after a refund");
                 }
@@ -163,7 +164,12 @@ impl Commerce {
             tracing::info!(checkout = %id, "another request settles this charge");
             return Ok(());
         }
-        self.refund(handler, attempt, reference).await;
+        if self.refund(handler, attempt, reference).await.is_err() {
+            // The checkout is not claimed for this charge any more, so recovery will not come
+            // back to it: this one is for the merchant's books.
+            tracing::error!(checkout = %id, reference, "refund of a superseded charge failed; reconcile by hand");
+            return Ok(());
+        }
         self.release_refunded(id, &attempt.key).await.map(|_| ())
     }
 
@@ -187,16 +193,20 @@ impl Commerce {
         Ok(self.ports.store.session(id).await?)
     }
 
-    /// Gives back the whole of an approved charge that could not become an order.
-    async fn refund(&self, handler: &Handler, attempt: &PaymentAttempt, reference: &str) {
+    /// Gives back the whole of an approved charge that could not become an order. When the
+    /// processor cannot refund now, the checkout is left claimed with its attempt (nothing is
+    /// released or saved), so the recovery sweeper asks again later: the charge ends as an
+    /// order or a refund, never as neither. The caller is told the payment is unavailable.
+    async fn refund(&self, handler: &Handler, attempt: &PaymentAttempt, reference: &str) -> Result<(), Error> {
         let refund = Refund {
             reference: reference.to_owned(),
             amount: attempt.amount,
             currency: attempt.currency.clone(),
             idempotency_key: format!("refund-{}", attempt.key),
         };
-        if let Err(error) = handler.processor.refund(&refund).await {
-            tracing::error!(%error, reference, "refund of an unplaced order failed; reconcile by hand");
-        }
+        handler.processor.refund(&refund).await.map_err(|error| {
+            tracing::warn!(%error, reference, "refund of an unplaced order failed; the charge stays claimed for recovery");
+            Error::PaymentUnavailable
+        })
     }
 }

@@ -16,7 +16,9 @@ use super::ConfigError;
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct AdminSettings {
-    /// SHA-256 hashes (64 hex digits) of the admin keys; list several to rotate.
+    /// SHA-256 hashes (64 hex digits) of the admin keys; list several to rotate (in
+    /// `UCPD_ADMIN__API_KEYS`, comma-separated).
+    #[serde(deserialize_with = "super::values::list")]
     pub api_keys: Vec<String>,
 }
 

@@ -74,9 +74,10 @@ pub struct PlatformSettings {
     pub id: String,
     /// The profile URLs it may claim in `UCP-Agent` / `meta` (aliases included); an entry
     /// ending in `/*` allows every URL below that path.
+    #[serde(deserialize_with = "values::list")]
     pub profiles: Vec<String>,
     /// SHA-256 hashes (64 hex digits) of its API keys.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "values::list")]
     pub api_keys: Vec<String>,
     /// OAuth 2.0 bearer tokens (JWTs) this platform's issuer signs.
     pub oauth: Option<OAuthSettings>,
@@ -94,9 +95,10 @@ pub struct OAuthSettings {
     #[serde(with = "values::http_url")]
     pub jwks_url: url::Url,
     /// Accepted `aud` values (at least one).
+    #[serde(deserialize_with = "values::list")]
     pub audiences: Vec<String>,
     /// Scopes every token must grant (`scope` claim, space-separated, or `scp`).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "values::list")]
     pub scopes: Vec<String>,
     /// When set, `azp` (or `client_id`) must equal it.
     pub client_id: Option<String>,
@@ -106,10 +108,13 @@ pub struct OAuthSettings {
 #[serde(deny_unknown_fields, default)]
 pub struct MtlsSettings {
     /// SHA-256 fingerprints (hex, colons allowed) of the leaf certificate's DER.
+    #[serde(deserialize_with = "values::list")]
     pub fingerprints: Vec<String>,
     /// Subject distinguished names, as RFC 4514 text (`CN=platform.example,O=Example`).
+    /// (A TOML array only: a DN holds commas.)
     pub subjects: Vec<String>,
     /// DNS names or URIs from the leaf's subjectAltName.
+    #[serde(deserialize_with = "values::list")]
     pub sans: Vec<String>,
 }
 

@@ -30,6 +30,7 @@ fn environment_overrides_file_and_types_follow_defaults() {
             ("UCPD_BUSINESS_NAME", "1999"),
             ("UCPD_DATA_DIR", "2026"),
             ("UCPD_LOG", "debug"),
+            ("UCPD_ADMIN__API_KEYS", &format!("{}, {}", "a".repeat(64), "b".repeat(64))),
             ("HOME", "/root"),
         ]),
     )
@@ -44,6 +45,8 @@ fn environment_overrides_file_and_types_follow_defaults() {
     assert_eq!(settings.profiles.cache_ttl_secs, 600);
     assert_eq!((settings.business_name.as_str(), settings.data_dir.as_path()), ("1999", Path::new("2026")));
     assert_eq!(settings.catalog.exchange_rates.get("EUR").map(ToString::to_string).as_deref(), Some("0.92"));
+    // A list from the environment is comma-separated (it was refused as "expected a sequence").
+    assert_eq!(settings.admin.api_keys, vec!["a".repeat(64), "b".repeat(64)]);
 }
 
 #[test]

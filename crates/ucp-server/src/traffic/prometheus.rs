@@ -8,6 +8,7 @@ use std::time::Duration;
 use metrics::{Counter, Gauge, Histogram, Key, Label, Level, Metadata, Recorder};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle, PrometheusRecorder};
 use ucp_domain::store::{TrafficCount, TrafficKind};
+use ucp_domain::webhook::Backlog;
 
 use crate::operations::Operation;
 
@@ -18,9 +19,18 @@ const ORDERS: &str = "ucpd_orders_placed_total";
 const STORE_UP: &str = "ucpd_store_up";
 const SCHEMA: &str = "ucpd_store_schema_version";
 const SCHEMA_EXPECTED: &str = "ucpd_store_schema_version_expected";
+const WEBHOOK_BACKLOG: &str = "ucpd_webhook_backlog";
+const WEBHOOK_OLDEST: &str = "ucpd_webhook_oldest_pending_seconds";
 
 /// Latency buckets, seconds: sub-millisecond catalog reads to multi-second payments.
 const BUCKETS: &[f64] = &[0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|elapsed| i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
 
 static METADATA: Metadata<'static> = Metadata::new("ucpd", Level::INFO, Some(module_path!()));
 
@@ -55,6 +65,16 @@ impl Exporter {
         recorder.describe_gauge(STORE_UP.into(), None, "1 when the store answered the scrape's check.".into());
         recorder.describe_gauge(SCHEMA.into(), None, "The store's schema version.".into());
         recorder.describe_gauge(SCHEMA_EXPECTED.into(), None, "The schema version this build expects.".into());
+        recorder.describe_gauge(
+            WEBHOOK_BACKLOG.into(),
+            None,
+            "Order webhook events not delivered, by status (pending, dead).".into(),
+        );
+        recorder.describe_gauge(
+            WEBHOOK_OLDEST.into(),
+            Some(metrics::Unit::Seconds),
+            "Age of the oldest pending order webhook event (0 when none is pending).".into(),
+        );
         let latency = Operation::ALL
             .iter()
             .map(|operation| {
@@ -83,8 +103,15 @@ impl Exporter {
         self.recorder.register_gauge(&Key::from_static_name(name), &METADATA)
     }
 
-    /// The text exposition: stored totals, orders per platform, store health, latencies.
-    pub fn render(&self, totals: &[TrafficCount], orders: &[(String, u64)], health: StoreHealth) -> String {
+    /// The text exposition: stored totals, orders per platform, store health, the webhook
+    /// backlog (when the store answered for it), latencies.
+    pub fn render(
+        &self,
+        totals: &[TrafficCount],
+        orders: &[(String, u64)],
+        health: StoreHealth,
+        backlog: Option<Backlog>,
+    ) -> String {
         for total in totals {
             let platform = Label::new("platform", total.platform.clone());
             match total.kind {
@@ -111,8 +138,16 @@ impl Exporter {
             self.gauge(SCHEMA).set(current as f64);
             self.gauge(SCHEMA_EXPECTED).set(expected as f64);
         }
-        // TODO(webhooks, issue 9 item 2): `ucpd_webhook_backlog`, the number of undelivered
-        // webhook events: needs a count from `Shared::outbox` in the health snapshot.
+        if let Some(backlog) = backlog {
+            let by_status = |status: &'static str| {
+                self.recorder
+                    .register_gauge(&Key::from_parts(WEBHOOK_BACKLOG, vec![Label::new("status", status)]), &METADATA)
+            };
+            by_status("pending").set(backlog.pending as f64);
+            by_status("dead").set(backlog.dead as f64);
+            let age_ms = backlog.oldest_pending_ms.map_or(0, |oldest| now_ms().saturating_sub(oldest).max(0));
+            self.gauge(WEBHOOK_OLDEST).set(age_ms as f64 / 1000.0);
+        }
         self.handle.render()
     }
 }

@@ -1,18 +1,23 @@
-//! The background task that delivers the outbox: every `poll_interval_ms` it leases the due
+//! The background task that delivers the outbox. It looks for due events when this process
+//! commits one (`WebhookOutbox::enqueued`), when a delivery finishes, and every
+//! `poll_interval_ms` (for other instances' events and retries coming due); it leases the due
 //! events it has room for (at most `max_in_flight` here, `max_concurrent_per_platform` per
-//! platform across instances), delivers each on its own task and logs the attempt with its
-//! outcome. Leases lapse after `lease_secs`, so the events of an instance that died (or was
+//! platform across instances), delivers each on its own task, and logs finished attempts with
+//! their outcomes in one transaction per batch before their slots are reused. Leases lapse after `lease_secs`, so the events of an instance that died (or was
 //! stopped mid-delivery) go out from the next one: at least once, never lost.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use ucp_domain::store::WebhookOutbox;
 use ucp_domain::webhook::{AttemptOutcome, AttemptRecord, ClaimRequest, RetryPolicy, WebhookEvent};
 
 use super::deliver::{Delivery, Sender};
 use crate::config::WebhookSettings;
+
+/// At most this many attempts are recorded in one transaction.
+const RECORD_BATCH: usize = 256;
 
 /// Delivers order webhooks until aborted.
 #[derive(Debug, Clone)]
@@ -52,42 +57,81 @@ impl Dispatcher {
     async fn run(self) {
         let this = Arc::new(self);
         let in_flight = Arc::new(Semaphore::new(this.settings.max_in_flight.max(1)));
+        // Finished attempts come back here with their permit; the loop records them in one
+        // transaction per batch and only then frees the permits (and the platform's slots).
+        let (finished_tx, mut finished) = mpsc::unbounded_channel::<(AttemptRecord, OwnedSemaphorePermit)>();
         let mut ticks = tokio::time::interval(Duration::from_millis(this.settings.poll_interval_ms.max(1)));
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let lease_ms = i64::try_from(this.settings.lease_secs.saturating_mul(1_000)).unwrap_or(i64::MAX);
+        let mut batch = Vec::new();
         loop {
-            ticks.tick().await;
-            let room = in_flight.available_permits();
-            if room == 0 {
-                continue;
+            // Wait for a reason to look: a poll tick (events of other instances, retries coming
+            // due), a commit here that added events, or attempts to record.
+            tokio::select! {
+                _ = ticks.tick() => {}
+                () = this.outbox.enqueued() => {}
+                done = finished.recv() => match done {
+                    Some(done) => batch.push(done),
+                    None => return,
+                },
             }
-            let claim = ClaimRequest {
-                owner: &this.owner,
-                now_ms: now_ms(),
-                lease_ms,
-                limit: room,
-                per_platform: this.settings.max_concurrent_per_platform,
-            };
-            let events = match this.outbox.claim_due(claim).await {
-                Ok(events) => events,
-                Err(error) => {
-                    tracing::warn!(%error, "claiming due webhooks failed");
-                    continue;
+            while batch.len() < RECORD_BATCH {
+                match finished.try_recv() {
+                    Ok(done) => batch.push(done),
+                    Err(_) => break,
                 }
-            };
-            for event in events {
-                let Ok(permit) = Arc::clone(&in_flight).acquire_owned().await else { return };
-                let this = Arc::clone(&this);
-                tokio::spawn(async move {
-                    let _permit = permit;
-                    this.attempt(event).await;
-                });
             }
+            if !batch.is_empty() {
+                let records: Vec<AttemptRecord> = batch.iter().map(|(record, _)| record.clone()).collect();
+                // Unrecorded, the leases lapse and the events go out again: at least once.
+                if let Err(error) = this.outbox.record_attempts(&records).await {
+                    tracing::warn!(%error, attempts = records.len(), "recording webhook attempts failed");
+                }
+                batch.clear();
+            }
+            this.claim_and_send(&in_flight, &finished_tx, lease_ms).await;
+        }
+    }
+
+    /// Leases as many due events as there is room for and sends each on its own task.
+    async fn claim_and_send(
+        self: &Arc<Self>,
+        in_flight: &Arc<Semaphore>,
+        finished: &mpsc::UnboundedSender<(AttemptRecord, OwnedSemaphorePermit)>,
+        lease_ms: i64,
+    ) {
+        let room = in_flight.available_permits();
+        if room == 0 {
+            return;
+        }
+        let claim = ClaimRequest {
+            owner: &self.owner,
+            now_ms: now_ms(),
+            lease_ms,
+            limit: room,
+            per_platform: self.settings.max_concurrent_per_platform,
+        };
+        let events = match self.outbox.claim_due(claim).await {
+            Ok(events) => events,
+            Err(error) => {
+                tracing::warn!(%error, "claiming due webhooks failed");
+                return;
+            }
+        };
+        for event in events {
+            // The loop is the only taker of permits, and it claimed no more than `room`.
+            let Ok(permit) = Arc::clone(in_flight).try_acquire_owned() else { return };
+            let this = Arc::clone(self);
+            let finished = finished.clone();
+            tokio::spawn(async move {
+                let record = this.attempt(event).await;
+                let _ = finished.send((record, permit));
+            });
         }
     }
 
     /// Delivers one event and records what happened.
-    async fn attempt(&self, event: WebhookEvent) {
+    async fn attempt(&self, event: WebhookEvent) -> AttemptRecord {
         let started_at_ms = now_ms();
         let started = Instant::now();
         let delivery = self.sender.deliver(&event, started_at_ms / 1000).await;
@@ -114,7 +158,7 @@ impl Dispatcher {
                 error = error.as_deref().unwrap_or_default(), "webhook dead-lettered (`ucpd webhooks retry` sends it again)"
             ),
         }
-        let record = AttemptRecord {
+        AttemptRecord {
             event_id: event.id.clone(),
             owner: self.owner.clone(),
             started_at_ms,
@@ -122,10 +166,6 @@ impl Dispatcher {
             status_code,
             error,
             outcome,
-        };
-        // Unrecorded, the lease lapses and the event goes out again: at least once.
-        if let Err(error) = self.outbox.record_attempt(&record).await {
-            tracing::warn!(event = %event.id, %error, "recording a webhook attempt failed");
         }
     }
 }

@@ -37,6 +37,8 @@ struct StandIn {
 struct StandInState {
     delay_ms: Arc<AtomicU64>,
     lookups_down: Arc<AtomicBool>,
+    /// `/refund` answers 503 while set.
+    refunds_down: Arc<AtomicBool>,
     /// key → (reference, amount)
     charges: Arc<Mutex<HashMap<String, (String, i64)>>>,
     charge_calls: Arc<AtomicU64>,
@@ -123,6 +125,9 @@ async fn lookup(State(state): State<StandInState>, axum::Json(body): axum::Json<
 }
 
 async fn refund(State(state): State<StandInState>, axum::Json(body): axum::Json<Value>) -> Response {
+    if state.refunds_down.load(Ordering::SeqCst) {
+        return StatusCode::SERVICE_UNAVAILABLE.into_response();
+    }
     let reference = body["reference"].as_str().unwrap_or_default().to_owned();
     let mut refunds = state.refunds.lock().unwrap();
     if !refunds.contains(&reference) {
@@ -282,6 +287,8 @@ async fn the_sweeper_places_approved_charges_and_releases_lost_ones() {
 
 // Expiry never cancels a checkout whose charge is unresolved; once the processor answers,
 // an approved charge whose stock was sold meanwhile is refunded, and the checkout reopened.
+// While the processor cannot refund, the checkout stays claimed (never released with the
+// money kept), and recovery refunds it once the processor is back.
 #[tokio::test]
 async fn expiry_waits_for_an_unresolved_charge_and_an_unplaceable_one_is_refunded() {
     let processor = StandIn::start(1_000).await;
@@ -308,7 +315,13 @@ async fn expiry_waits_for_an_unresolved_charge_and_an_unplaceable_one_is_refunde
     tokio::time::sleep(Duration::from_millis(2_500)).await;
     assert_eq!(stored(&app, &doubtful), ("complete_in_progress".to_owned(), None), "expiry skipped it");
 
+    processor.state.refunds_down.store(true, Ordering::SeqCst);
     processor.state.lookups_down.store(false, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    assert_eq!(stored(&app, &doubtful), ("complete_in_progress".to_owned(), None), "kept until refunded");
+    assert!(processor.refunds().is_empty());
+
+    processor.state.refunds_down.store(false, Ordering::SeqCst);
     let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
     while stored(&app, &doubtful).0 == "complete_in_progress" && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(100)).await;

@@ -312,6 +312,7 @@ async fn refused_and_hanging_webhook_urls_get_a_bounded_retry_schedule() {
     let app = app_with_webhook(&receiver.url, |settings| {
         settings.webhooks.timeout_ms = 200;
         settings.webhooks.horizon_secs = 1;
+        settings.metrics.public = true;
     })
     .await;
     let started = std::time::Instant::now();
@@ -331,6 +332,15 @@ async fn refused_and_hanging_webhook_urls_get_a_bounded_retry_schedule() {
     assert!(events[0].last_error.as_deref().unwrap_or_default().contains("timed out"), "{:?}", events[0]);
     let attempts = receiver.received().len();
     assert!((2..=6).contains(&attempts), "a bounded schedule: {attempts} attempts");
+    // The backlog in /metrics: one dead-lettered event, none pending.
+    let metrics = app.http.get(format!("{}/metrics", app.base_url)).send().await.unwrap().text().await.unwrap();
+    for line in [
+        "ucpd_webhook_backlog{status=\"dead\"} 1",
+        "ucpd_webhook_backlog{status=\"pending\"} 0",
+        "ucpd_webhook_oldest_pending_seconds 0",
+    ] {
+        assert!(metrics.lines().any(|candidate| candidate == line), "{line} in\n{metrics}");
+    }
 
     // `ucpd webhooks retry` (the store call behind it) revives it with a fresh horizon.
     let now = time::OffsetDateTime::now_utc().unix_timestamp() * 1000;

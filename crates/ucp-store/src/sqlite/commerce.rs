@@ -139,61 +139,68 @@ impl CommerceStore for SqliteStore {
         let mut stored = order.checkout.clone();
         stored.version = expected + 1;
         let doc = encode(&stored)?;
-        self.write(move |connection| {
-            let transaction =
-                connection.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(backend)?;
-            let found: Option<(String, i64)> = transaction
-                .query_row(
-                    "SELECT status, COALESCE(json_extract(doc, '$.version'), 0) FROM sessions WHERE id = ?1",
-                    [&order.checkout.id],
-                    |row| Ok((row.get(0)?, row.get(1)?)),
-                )
-                .optional()
-                .map_err(backend)?;
-            let open = found.is_some_and(|(status, version)| {
-                !matches!(status.as_str(), "completed" | "canceled") && version == expected as i64
-            });
-            if !open {
-                return Ok(Err(PlaceOrderError::NotOpen));
-            }
-            for (variant_id, quantity) in &order.stock {
-                let changed = transaction
-                    .execute(
-                        "UPDATE variants SET stock = stock - ?2 WHERE id = ?1 AND (stock IS NULL OR stock >= ?2)",
-                        params![variant_id, quantity],
+        let announces = order.order.webhook.is_some();
+        let placed = self
+            .write(move |connection| {
+                let transaction =
+                    connection.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(backend)?;
+                let found: Option<(String, i64)> = transaction
+                    .query_row(
+                        "SELECT status, COALESCE(json_extract(doc, '$.version'), 0) FROM sessions WHERE id = ?1",
+                        [&order.checkout.id],
+                        |row| Ok((row.get(0)?, row.get(1)?)),
                     )
+                    .optional()
                     .map_err(backend)?;
-                if changed == 0 {
-                    // Dropping the transaction rolls back every decrement made so far.
-                    return Ok(Err(PlaceOrderError::OutOfStock { variant_id: variant_id.clone() }));
+                let open = found.is_some_and(|(status, version)| {
+                    !matches!(status.as_str(), "completed" | "canceled") && version == expected as i64
+                });
+                if !open {
+                    return Ok(Err(PlaceOrderError::NotOpen));
                 }
-            }
-            for (code, limit) in &order.used_codes {
-                let limit = limit.map_or(i64::MAX, |limit| i64::try_from(limit).unwrap_or(i64::MAX));
-                let changed = transaction
-                    .execute(
-                        "INSERT INTO discount_usage (code, uses) SELECT ?1, 1 WHERE ?2 >= 1 \
+                for (variant_id, quantity) in &order.stock {
+                    let changed = transaction
+                        .execute(
+                            "UPDATE variants SET stock = stock - ?2 WHERE id = ?1 AND (stock IS NULL OR stock >= ?2)",
+                            params![variant_id, quantity],
+                        )
+                        .map_err(backend)?;
+                    if changed == 0 {
+                        // Dropping the transaction rolls back every decrement made so far.
+                        return Ok(Err(PlaceOrderError::OutOfStock { variant_id: variant_id.clone() }));
+                    }
+                }
+                for (code, limit) in &order.used_codes {
+                    let limit = limit.map_or(i64::MAX, |limit| i64::try_from(limit).unwrap_or(i64::MAX));
+                    let changed = transaction
+                        .execute(
+                            "INSERT INTO discount_usage (code, uses) SELECT ?1, 1 WHERE ?2 >= 1 \
                          ON CONFLICT (code) DO UPDATE SET uses = uses + 1 WHERE uses < ?2",
-                        params![code, limit],
+                            params![code, limit],
+                        )
+                        .map_err(backend)?;
+                    if changed == 0 {
+                        return Ok(Err(PlaceOrderError::DiscountExhausted { code: code.clone() }));
+                    }
+                }
+                super::orders::insert(&transaction, &order.order)?;
+                // The "order created" event commits with the order, or not at all.
+                super::outbox::enqueue(&transaction, &order.order, ucp_domain::webhook::ORDER_CREATED)
+                    .map_err(backend)?;
+                transaction
+                    .execute(
+                        "UPDATE sessions SET status = ?2, doc = ?3, updated_at = ?4 WHERE id = ?1",
+                        params![order.checkout.id, Status::Completed.as_str(), doc, now_seconds()],
                     )
                     .map_err(backend)?;
-                if changed == 0 {
-                    return Ok(Err(PlaceOrderError::DiscountExhausted { code: code.clone() }));
-                }
-            }
-            super::orders::insert(&transaction, &order.order)?;
-            // The "order created" event commits with the order, or not at all.
-            super::outbox::enqueue(&transaction, &order.order, ucp_domain::webhook::ORDER_CREATED).map_err(backend)?;
-            transaction
-                .execute(
-                    "UPDATE sessions SET status = ?2, doc = ?3, updated_at = ?4 WHERE id = ?1",
-                    params![order.checkout.id, Status::Completed.as_str(), doc, now_seconds()],
-                )
-                .map_err(backend)?;
-            transaction.commit().map_err(backend)?;
-            Ok(Ok(()))
-        })
-        .await?
+                transaction.commit().map_err(backend)?;
+                Ok(Ok(()))
+            })
+            .await?;
+        if announces && placed.is_ok() {
+            self.outbox_committed();
+        }
+        placed
     }
 
     async fn order(&self, id: &str) -> Result<Option<StoredOrder>, StoreError> {
@@ -203,7 +210,12 @@ impl CommerceStore for SqliteStore {
 
     async fn apply_order_change(&self, change: &OrderChange) -> Result<(), StoreError> {
         let change = change.clone();
-        self.write(move |connection| super::orders::apply(connection, &change)).await
+        let announces = change.order.webhook.is_some();
+        self.write(move |connection| super::orders::apply(connection, &change)).await?;
+        if announces {
+            self.outbox_committed();
+        }
+        Ok(())
     }
 
     async fn orders(&self, query: &OrderQuery) -> Result<Vec<StoredOrder>, StoreError> {

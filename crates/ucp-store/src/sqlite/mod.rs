@@ -48,6 +48,9 @@ struct Inner {
     readers: Mutex<Vec<Connection>>,
     reader_permits: Arc<Semaphore>,
     writer: Arc<tokio::sync::Mutex<Connection>>,
+    /// Signalled after a commit that added a webhook event, so this process's dispatcher sends
+    /// it at once instead of at its next poll (`WebhookOutbox::enqueued`).
+    outbox_wake: tokio::sync::Notify,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -85,6 +88,7 @@ impl SqliteStore {
                 readers: Mutex::new(pool),
                 reader_permits: Arc::new(Semaphore::new(readers)),
                 writer: Arc::new(tokio::sync::Mutex::new(writer)),
+                outbox_wake: tokio::sync::Notify::new(),
             }),
         })
     }

@@ -13,10 +13,18 @@ use async_trait::async_trait;
 use rusqlite::params;
 use ucp_domain::store::{StoreError, StoredOrder, WebhookOutbox};
 use ucp_domain::webhook::{
-    AttemptOutcome, AttemptRecord, ClaimRequest, EventStatus, EventSummary, RetrySelector, WebhookEvent, WebhookTarget,
+    AttemptOutcome, AttemptRecord, Backlog, ClaimRequest, EventStatus, EventSummary, RetrySelector, WebhookEvent,
+    WebhookTarget,
 };
 
 use super::{SqliteStore, backend};
+
+impl SqliteStore {
+    /// Called after a commit that added webhook events: wakes this process's dispatcher.
+    pub(super) fn outbox_committed(&self) {
+        self.inner.outbox_wake.notify_one();
+    }
+}
 
 /// How much of the error text of an attempt the log keeps.
 const MAX_ERROR_CHARS: usize = 500;
@@ -56,6 +64,23 @@ pub(crate) fn enqueue(tx: &rusqlite::Transaction<'_>, order: &StoredOrder, event
         now
     ])?;
     Ok(())
+}
+
+/// Runs the dispatcher's bookkeeping (leases, the attempt log) with commits that do not wait
+/// for an fsync (`synchronous = NORMAL`; the database is in WAL mode), then restores
+/// `synchronous = FULL` for everything else. Nothing a caller was promised rides on these
+/// commits: a lease or a delivery mark lost to a power cut means the event is sent once more
+/// (at least once), and the next full commit (every order change is one) syncs the log up to
+/// and including them, in order.
+fn relaxed<T>(
+    connection: &mut rusqlite::Connection,
+    work: impl FnOnce(&mut rusqlite::Connection) -> Result<T, StoreError>,
+) -> Result<T, StoreError> {
+    connection.execute_batch("PRAGMA synchronous = NORMAL;").map_err(backend)?;
+    let result = work(connection);
+    // Order commits must never run relaxed: if restoring fails, the error wins.
+    connection.execute_batch("PRAGMA synchronous = FULL;").map_err(backend)?;
+    result
 }
 
 /// A claimed row before it is decoded.
@@ -115,6 +140,7 @@ impl WebhookOutbox for SqliteStore {
         let lease_until = now.saturating_add(claim.lease_ms.max(1));
         let (events, broken) = self
             .write(move |connection| {
+                relaxed(connection, move |connection| {
                 let transaction =
                     connection.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(backend)?;
                 let mut leased: HashMap<String, usize> = HashMap::new();
@@ -204,6 +230,7 @@ impl WebhookOutbox for SqliteStore {
                 }
                 transaction.commit().map_err(backend)?;
                 Ok((events, broken))
+                })
             })
             .await?;
         for (id, reason) in broken {
@@ -212,50 +239,57 @@ impl WebhookOutbox for SqliteStore {
         Ok(events)
     }
 
-    async fn record_attempt(&self, attempt: &AttemptRecord) -> Result<bool, StoreError> {
-        let attempt = attempt.clone();
-        self.write(move |connection| {
-            let transaction =
-                connection.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(backend)?;
-            let error: Option<String> = attempt.error.as_ref().map(|text| text.chars().take(MAX_ERROR_CHARS).collect());
-            let (outcome, status, next, delivered_at) = match attempt.outcome {
-                AttemptOutcome::Delivered => ("delivered", "delivered", None, Some(now_ms())),
-                AttemptOutcome::RetryAt(at) => ("retry", "pending", Some(at), None),
-                AttemptOutcome::Dead => ("dead", "dead", None, None),
+    async fn record_attempts(&self, attempts: &[AttemptRecord]) -> Result<usize, StoreError> {
+        if attempts.is_empty() {
+            return Ok(0);
+        }
+        let attempts = attempts.to_vec();
+        let (owned, delivered) = self
+            .write(move |connection| {
+                relaxed(connection, move |connection| {
+                    let transaction = connection
+                        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                        .map_err(backend)?;
+                    let mut owned = 0;
+                    for attempt in &attempts {
+                        if record(&transaction, attempt)? {
+                            owned += 1;
+                        }
+                    }
+                    transaction.commit().map_err(backend)?;
+                    Ok((owned, attempts.iter().any(|attempt| attempt.outcome == AttemptOutcome::Delivered)))
+                })
+            })
+            .await?;
+        // A delivery can make the next event of its order due.
+        if delivered {
+            self.outbox_committed();
+        }
+        Ok(owned)
+    }
+
+    async fn backlog(&self) -> Result<Backlog, StoreError> {
+        self.read(|connection| {
+            let count = |status: &str| -> Result<u64, StoreError> {
+                connection
+                    .prepare_cached("SELECT COUNT(*) FROM webhook_events WHERE status = ?1")
+                    .map_err(backend)?
+                    .query_row([status], |row| row.get::<_, i64>(0))
+                    .map(|count| u64::try_from(count).unwrap_or(0))
+                    .map_err(backend)
             };
-            insert_attempt(
-                &transaction,
-                &attempt.event_id,
-                attempt.started_at_ms,
-                attempt.latency_ms,
-                attempt.status_code,
-                error.as_deref(),
-                outcome,
-            )?;
-            let owned = transaction
-                .execute(
-                    "UPDATE webhook_events SET attempts = attempts + 1, status = ?3, next_attempt = COALESCE(?4, next_attempt), \
-                     delivered_at = ?5, lease_owner = NULL, lease_until = NULL \
-                     WHERE id = ?1 AND lease_owner = ?2 AND status = 'pending'",
-                    params![attempt.event_id, attempt.owner, status, next, delivered_at],
-                )
+            let oldest_pending_ms = connection
+                .prepare_cached("SELECT MIN(created_at) FROM webhook_events WHERE status = 'pending'")
                 .map_err(backend)?
-                > 0;
-            if !owned && attempt.outcome == AttemptOutcome::Delivered {
-                // The lease lapsed meanwhile, but the platform has the event: say so, so it
-                // is not sent again.
-                transaction
-                    .execute(
-                        "UPDATE webhook_events SET attempts = attempts + 1, status = 'delivered', delivered_at = ?2 \
-                         WHERE id = ?1 AND status = 'pending'",
-                        params![attempt.event_id, delivered_at],
-                    )
-                    .map_err(backend)?;
-            }
-            transaction.commit().map_err(backend)?;
-            Ok(owned)
+                .query_row([], |row| row.get::<_, Option<i64>>(0))
+                .map_err(backend)?;
+            Ok(Backlog { pending: count("pending")?, dead: count("dead")?, oldest_pending_ms })
         })
         .await
+    }
+
+    async fn enqueued(&self) {
+        self.inner.outbox_wake.notified().await;
     }
 
     async fn list_events(&self, status: Option<EventStatus>, limit: usize) -> Result<Vec<EventSummary>, StoreError> {
@@ -313,6 +347,48 @@ impl WebhookOutbox for SqliteStore {
         })
         .await
     }
+}
+
+/// Logs one attempt and applies its outcome inside `transaction`; `Ok(false)` when the lease
+/// was no longer `attempt.owner`'s.
+fn record(transaction: &rusqlite::Transaction<'_>, attempt: &AttemptRecord) -> Result<bool, StoreError> {
+    let error: Option<String> = attempt.error.as_ref().map(|text| text.chars().take(MAX_ERROR_CHARS).collect());
+    let (outcome, status, next, delivered_at) = match attempt.outcome {
+        AttemptOutcome::Delivered => ("delivered", "delivered", None, Some(now_ms())),
+        AttemptOutcome::RetryAt(at) => ("retry", "pending", Some(at), None),
+        AttemptOutcome::Dead => ("dead", "dead", None, None),
+    };
+    insert_attempt(
+        transaction,
+        &attempt.event_id,
+        attempt.started_at_ms,
+        attempt.latency_ms,
+        attempt.status_code,
+        error.as_deref(),
+        outcome,
+    )?;
+    let owned = transaction
+        .prepare_cached(
+            "UPDATE webhook_events SET attempts = attempts + 1, status = ?3, next_attempt = COALESCE(?4, next_attempt), \
+             delivered_at = ?5, lease_owner = NULL, lease_until = NULL \
+             WHERE id = ?1 AND lease_owner = ?2 AND status = 'pending'",
+        )
+        .map_err(backend)?
+        .execute(params![attempt.event_id, attempt.owner, status, next, delivered_at])
+        .map_err(backend)?
+        > 0;
+    if !owned && attempt.outcome == AttemptOutcome::Delivered {
+        // The lease lapsed meanwhile, but the platform has the event: say so, so it is not
+        // sent again.
+        transaction
+            .execute(
+                "UPDATE webhook_events SET attempts = attempts + 1, status = 'delivered', delivered_at = ?2 \
+                 WHERE id = ?1 AND status = 'pending'",
+                params![attempt.event_id, delivered_at],
+            )
+            .map_err(backend)?;
+    }
+    Ok(owned)
 }
 
 fn insert_attempt(
