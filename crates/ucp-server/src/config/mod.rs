@@ -17,6 +17,7 @@ mod platforms;
 mod pricing;
 mod sections;
 mod signatures;
+mod store;
 mod tls;
 mod values;
 mod webhooks;
@@ -40,6 +41,7 @@ pub use sections::{
     PaymentSettings, ProfileSettings,
 };
 pub use signatures::{EffectivePolicy, PlatformSignatureSettings, ResponseSigning, SignaturePolicy, SignatureSettings};
+pub use store::StoreSettings;
 pub use tls::{TlsSettings, TlsVersion};
 pub use values::{PublicUrl, web_url};
 pub use webhooks::WebhookSettings;
@@ -99,6 +101,8 @@ pub struct Settings {
     pub metrics: MetricsSettings,
     /// Order webhook delivery (`[webhooks]`, `config/webhooks.rs`).
     pub webhooks: WebhookSettings,
+    /// How the embedded store writes (`[store]`, `config/store.rs`).
+    pub store: StoreSettings,
 }
 
 /// Facts about how the settings were given that the values alone do not tell.
@@ -139,6 +143,7 @@ impl Default for Settings {
             admin: AdminSettings::default(),
             metrics: MetricsSettings::default(),
             webhooks: WebhookSettings::default(),
+            store: StoreSettings::default(),
         }
     }
 }
@@ -221,6 +226,7 @@ impl Settings {
         self.idempotency.validate()?;
         self.admin.validate()?;
         self.webhooks.validate()?;
+        self.store.validate()?;
         Ok(())
     }
 

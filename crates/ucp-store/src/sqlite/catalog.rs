@@ -62,8 +62,7 @@ impl CatalogStore for SqliteStore {
     async fn upsert_products(&self, products: Vec<Product>) -> Result<ImportSummary, StoreError> {
         let summary = self
             .write(move |connection| {
-                let transaction =
-                    connection.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(backend)?;
+                let transaction = connection.savepoint().map_err(backend)?;
                 let summary = upsert_all(&transaction, &products)?;
                 transaction.execute("UPDATE catalog_meta SET version = version + 1", []).map_err(backend)?;
                 transaction.commit().map_err(backend)?;

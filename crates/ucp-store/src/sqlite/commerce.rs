@@ -142,8 +142,7 @@ impl CommerceStore for SqliteStore {
         let announces = order.order.webhook.is_some();
         let placed = self
             .write(move |connection| {
-                let transaction =
-                    connection.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(backend)?;
+                let transaction = connection.savepoint().map_err(backend)?;
                 let found: Option<(String, i64)> = transaction
                     .query_row(
                         "SELECT status, COALESCE(json_extract(doc, '$.version'), 0) FROM sessions WHERE id = ?1",

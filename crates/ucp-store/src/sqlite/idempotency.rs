@@ -31,7 +31,7 @@ impl IdempotencyStore for SqliteStore {
         let (now, expired_before, stale_before) = (terms.now, terms.expired_before, terms.stale_before);
         self.write(move |connection| {
             let transaction =
-                connection.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(backend)?;
+                connection.savepoint().map_err(backend)?;
             let inserted = transaction
                 .execute(
                     "INSERT INTO idempotency (platform, operation, target, key, fingerprint, owner, state, created_at, updated_at) \

@@ -7,6 +7,7 @@ mod idempotency;
 mod orders;
 mod outbox;
 mod traffic;
+mod writer;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -47,7 +48,8 @@ struct Inner {
     documents: moka::sync::Cache<i64, Arc<ucp_domain::catalog::Product>>,
     readers: Mutex<Vec<Connection>>,
     reader_permits: Arc<Semaphore>,
-    writer: Arc<tokio::sync::Mutex<Connection>>,
+    /// The queue of the writer thread, which owns the only connection that writes.
+    writer: writer::Writer,
     /// Signalled after a commit that added a webhook event, so this process's dispatcher sends
     /// it at once instead of at its next poll (`WebhookOutbox::enqueued`).
     outbox_wake: tokio::sync::Notify,
@@ -62,6 +64,11 @@ impl std::fmt::Debug for SqliteStore {
 impl SqliteStore {
     /// Opens (creating if needed) the database at `path` and runs pending migrations.
     pub fn open(path: &Path, readers: usize) -> Result<SqliteStore, StoreError> {
+        SqliteStore::open_with(path, readers, writer::MAX_BATCH)
+    }
+
+    /// [`SqliteStore::open`] with at most `group_commit_max_jobs` writes sharing a commit.
+    pub fn open_with(path: &Path, readers: usize, group_commit_max_jobs: usize) -> Result<SqliteStore, StoreError> {
         let mut writer = open_connection(path, false)?;
         migrate(&mut writer)?;
         let started = std::time::Instant::now();
@@ -87,7 +94,7 @@ impl SqliteStore {
                     .build(),
                 readers: Mutex::new(pool),
                 reader_permits: Arc::new(Semaphore::new(readers)),
-                writer: Arc::new(tokio::sync::Mutex::new(writer)),
+                writer: writer::Writer::start(writer, group_commit_max_jobs)?,
                 outbox_wake: tokio::sync::Notify::new(),
             }),
         })
@@ -120,17 +127,27 @@ impl SqliteStore {
         .map_err(|error| StoreError::Backend(format!("reader task failed: {error}")))?
     }
 
-    /// Runs `work` on the single writer connection on the blocking pool; the lock guard moves
-    /// into the blocking task for the same reason as in [`SqliteStore::read`].
+    /// Runs `work` on the writer thread inside the group commit of a batch of jobs (see
+    /// [`writer`]), answering only after that batch's commit has been synced to disk. `work`
+    /// opens its own savepoint (`connection.savepoint()`) and commits it, never a transaction:
+    /// the writer has begun one for the batch.
     pub(crate) async fn write<T, F>(&self, work: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
     {
-        let mut guard = Arc::clone(&self.inner.writer).lock_owned().await;
-        tokio::task::spawn_blocking(move || work(&mut guard))
-            .await
-            .map_err(|error| StoreError::Backend(format!("writer task failed: {error}")))?
+        self.inner.writer.submit(work, writer::Durability::Synced).await
+    }
+
+    /// [`SqliteStore::write`] for bookkeeping nobody was promised (leases, delivery marks):
+    /// a batch of such jobs only is committed without waiting for the fsync (WAL,
+    /// `synchronous = NORMAL`); the next synced commit makes it durable, in order.
+    pub(crate) async fn write_relaxed<T, F>(&self, work: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        self.inner.writer.submit(work, writer::Durability::Relaxed).await
     }
 }
 

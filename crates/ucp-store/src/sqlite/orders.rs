@@ -62,7 +62,7 @@ pub(super) fn decode(raw: Raw) -> Result<StoredOrder, StoreError> {
 }
 
 /// Inserts a newly placed order (inside the placement's transaction).
-pub(super) fn insert(transaction: &rusqlite::Transaction<'_>, order: &StoredOrder) -> Result<(), StoreError> {
+pub(super) fn insert(transaction: &rusqlite::Connection, order: &StoredOrder) -> Result<(), StoreError> {
     let doc = encode(order)?;
     let payment = order.payment.as_ref();
     let webhook = order
@@ -129,8 +129,7 @@ pub(super) fn apply(connection: &mut Connection, change: &OrderChange) -> Result
     let mut next = change.order.clone();
     next.version = expected + 1;
     let doc = encode(&next)?;
-    let transaction =
-        connection.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(backend)?;
+    let transaction = connection.savepoint().map_err(backend)?;
     let changed = transaction
         .execute(
             "UPDATE orders SET doc = ?2, version = ?3, status = ?4 WHERE id = ?1 AND version = ?5",

@@ -45,7 +45,7 @@ fn encoding(error: serde_json::Error) -> rusqlite::Error {
 /// change. A no-op when the order has no webhook target (the platform did not negotiate the
 /// order capability or names no `webhook_url`). Every order change calls this in its own
 /// transaction, after writing the order, with the order it wrote.
-pub(crate) fn enqueue(tx: &rusqlite::Transaction<'_>, order: &StoredOrder, event_type: &str) -> rusqlite::Result<()> {
+pub(crate) fn enqueue(tx: &rusqlite::Connection, order: &StoredOrder, event_type: &str) -> rusqlite::Result<()> {
     let Some(target) = &order.webhook else { return Ok(()) };
     let target = serde_json::to_string(target).map_err(encoding)?;
     let payload = serde_json::to_string(&order.order).map_err(encoding)?;
@@ -64,23 +64,6 @@ pub(crate) fn enqueue(tx: &rusqlite::Transaction<'_>, order: &StoredOrder, event
         now
     ])?;
     Ok(())
-}
-
-/// Runs the dispatcher's bookkeeping (leases, the attempt log) with commits that do not wait
-/// for an fsync (`synchronous = NORMAL`; the database is in WAL mode), then restores
-/// `synchronous = FULL` for everything else. Nothing a caller was promised rides on these
-/// commits: a lease or a delivery mark lost to a power cut means the event is sent once more
-/// (at least once), and the next full commit (every order change is one) syncs the log up to
-/// and including them, in order.
-fn relaxed<T>(
-    connection: &mut rusqlite::Connection,
-    work: impl FnOnce(&mut rusqlite::Connection) -> Result<T, StoreError>,
-) -> Result<T, StoreError> {
-    connection.execute_batch("PRAGMA synchronous = NORMAL;").map_err(backend)?;
-    let result = work(connection);
-    // Order commits must never run relaxed: if restoring fails, the error wins.
-    connection.execute_batch("PRAGMA synchronous = FULL;").map_err(backend)?;
-    result
 }
 
 /// A claimed row before it is decoded.
@@ -139,10 +122,9 @@ impl WebhookOutbox for SqliteStore {
         let (limit, per_platform) = (claim.limit, claim.per_platform.max(1));
         let lease_until = now.saturating_add(claim.lease_ms.max(1));
         let (events, broken) = self
-            .write(move |connection| {
-                relaxed(connection, move |connection| {
+            .write_relaxed(move |connection| {
                 let transaction =
-                    connection.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(backend)?;
+                    connection.savepoint().map_err(backend)?;
                 let mut leased: HashMap<String, usize> = HashMap::new();
                 {
                     let mut statement = transaction
@@ -230,7 +212,6 @@ impl WebhookOutbox for SqliteStore {
                 }
                 transaction.commit().map_err(backend)?;
                 Ok((events, broken))
-                })
             })
             .await?;
         for (id, reason) in broken {
@@ -245,20 +226,16 @@ impl WebhookOutbox for SqliteStore {
         }
         let attempts = attempts.to_vec();
         let (owned, delivered) = self
-            .write(move |connection| {
-                relaxed(connection, move |connection| {
-                    let transaction = connection
-                        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-                        .map_err(backend)?;
-                    let mut owned = 0;
-                    for attempt in &attempts {
-                        if record(&transaction, attempt)? {
-                            owned += 1;
-                        }
+            .write_relaxed(move |connection| {
+                let transaction = connection.savepoint().map_err(backend)?;
+                let mut owned = 0;
+                for attempt in &attempts {
+                    if record(&transaction, attempt)? {
+                        owned += 1;
                     }
-                    transaction.commit().map_err(backend)?;
-                    Ok((owned, attempts.iter().any(|attempt| attempt.outcome == AttemptOutcome::Delivered)))
-                })
+                }
+                transaction.commit().map_err(backend)?;
+                Ok((owned, attempts.iter().any(|attempt| attempt.outcome == AttemptOutcome::Delivered)))
             })
             .await?;
         // A delivery can make the next event of its order due.
@@ -351,7 +328,7 @@ impl WebhookOutbox for SqliteStore {
 
 /// Logs one attempt and applies its outcome inside `transaction`; `Ok(false)` when the lease
 /// was no longer `attempt.owner`'s.
-fn record(transaction: &rusqlite::Transaction<'_>, attempt: &AttemptRecord) -> Result<bool, StoreError> {
+fn record(transaction: &rusqlite::Connection, attempt: &AttemptRecord) -> Result<bool, StoreError> {
     let error: Option<String> = attempt.error.as_ref().map(|text| text.chars().take(MAX_ERROR_CHARS).collect());
     let (outcome, status, next, delivered_at) = match attempt.outcome {
         AttemptOutcome::Delivered => ("delivered", "delivered", None, Some(now_ms())),
@@ -392,7 +369,7 @@ fn record(transaction: &rusqlite::Transaction<'_>, attempt: &AttemptRecord) -> R
 }
 
 fn insert_attempt(
-    transaction: &rusqlite::Transaction<'_>,
+    transaction: &rusqlite::Connection,
     event_id: &str,
     started_at: i64,
     latency_ms: i64,

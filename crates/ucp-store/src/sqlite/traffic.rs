@@ -19,7 +19,7 @@ impl TrafficStore for SqliteStore {
         }
         let counts = counts.to_vec();
         self.write(move |connection| {
-            let transaction = connection.transaction().map_err(backend)?;
+            let transaction = connection.savepoint().map_err(backend)?;
             {
                 let mut statement = transaction
                     .prepare_cached(
@@ -76,7 +76,7 @@ impl TrafficStore for SqliteStore {
 
     async fn compact_traffic(&self, before_hour: i64) -> Result<u64, StoreError> {
         self.write(move |connection| {
-            let transaction = connection.transaction().map_err(backend)?;
+            let transaction = connection.savepoint().map_err(backend)?;
             transaction
                 .execute(
                     "INSERT INTO traffic (platform, kind, name, outcome, hour, count) \

@@ -1,0 +1,29 @@
+//! `[store]`: how the embedded SQLite store writes.
+
+use serde::{Deserialize, Serialize};
+
+use super::ConfigError;
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StoreSettings {
+    /// At most this many concurrent write transactions share one commit (and one fsync) of
+    /// the group commit; each is still acknowledged only after its commit is on disk. 1 turns
+    /// sharing off: one fsync per write.
+    pub group_commit_max_jobs: usize,
+}
+
+impl Default for StoreSettings {
+    fn default() -> StoreSettings {
+        StoreSettings { group_commit_max_jobs: 256 }
+    }
+}
+
+impl StoreSettings {
+    pub(super) fn validate(&self) -> Result<(), ConfigError> {
+        if !(1..=4096).contains(&self.group_commit_max_jobs) {
+            return Err(ConfigError("store.group_commit_max_jobs must be between 1 and 4096".into()));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,282 @@
+//! Group commit: one thread owns the writer connection and runs queued write jobs in batches,
+//! each batch one transaction and one fsync, each job in its own savepoint (a job that fails
+//! or rolls itself back leaves the others' writes alone), and every job answered only after
+//! its batch's COMMIT returned. A batch is whatever queued while the previous one committed
+//! (at most [`MAX_BATCH`] jobs), so a lone write waits for nobody and under load one sync
+//! covers many orders: durability per order is unchanged (nothing is acknowledged before its
+//! commit is on disk), only the syncs are shared.
+//!
+//! A job never begins or commits a transaction itself: it opens a savepoint
+//! (`connection.savepoint()`, which begins a transaction when run alone, as in tests or
+//! migrations) and commits or drops it.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::mpsc;
+
+use rusqlite::Connection;
+use ucp_domain::store::StoreError;
+
+/// At most this many jobs share one commit.
+pub(super) const MAX_BATCH: usize = 256;
+
+/// Whether a job's commit must be on disk before it is answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Durability {
+    /// `synchronous = FULL`: survives a power cut once answered.
+    Synced,
+    /// Bookkeeping nobody was promised: a batch of only these commits without an fsync.
+    Relaxed,
+}
+
+/// What a job leaves for after the commit: answers its caller with its own result, or the
+/// commit's failure.
+type Answer = Box<dyn FnOnce(Result<(), CommitFailed>) + Send>;
+
+/// A queued write.
+trait Job: Send {
+    /// Runs the work inside the batch's transaction.
+    fn run(self: Box<Self>, connection: &mut Connection) -> Answer;
+    /// The batch could not begin: the work never ran.
+    fn reject(self: Box<Self>, failure: CommitFailed);
+}
+
+struct Work<T, F> {
+    work: F,
+    answer: tokio::sync::oneshot::Sender<Result<T, StoreError>>,
+}
+
+impl<T, F> Job for Work<T, F>
+where
+    T: Send + 'static,
+    F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+{
+    fn run(self: Box<Self>, connection: &mut Connection) -> Answer {
+        let Work { work, answer } = *self;
+        let result = work(connection);
+        Box::new(move |committed: Result<(), CommitFailed>| {
+            let _ = answer.send(match (result, committed) {
+                (Err(error), _) => Err(error),
+                (Ok(_), Err(failed)) => Err(failed.into()),
+                (Ok(value), Ok(())) => Ok(value),
+            });
+        })
+    }
+
+    fn reject(self: Box<Self>, failure: CommitFailed) {
+        let _ = self.answer.send(Err(failure.into()));
+    }
+}
+
+struct Queued {
+    job: Box<dyn Job>,
+    durability: Durability,
+}
+
+/// Why a batch did not commit, for every job in it.
+#[derive(Debug, Clone)]
+struct CommitFailed {
+    busy: bool,
+    message: String,
+}
+
+impl From<CommitFailed> for StoreError {
+    fn from(failed: CommitFailed) -> StoreError {
+        if failed.busy { StoreError::Unavailable(failed.message) } else { StoreError::Backend(failed.message) }
+    }
+}
+
+fn failed(error: rusqlite::Error) -> CommitFailed {
+    let busy = matches!(
+        &error,
+        rusqlite::Error::SqliteFailure(failure, _)
+            if matches!(failure.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    );
+    CommitFailed { busy, message: error.to_string() }
+}
+
+/// The queue in front of the writer thread; dropping it ends the thread.
+pub(super) struct Writer {
+    queue: mpsc::Sender<Queued>,
+}
+
+impl Writer {
+    pub(super) fn start(connection: Connection, max_batch: usize) -> Result<Writer, StoreError> {
+        let (queue, jobs) = mpsc::channel();
+        std::thread::Builder::new()
+            .name("ucpd-sqlite-writer".into())
+            .spawn(move || run(connection, &jobs, max_batch.max(1)))
+            .map_err(|error| StoreError::Backend(format!("starting the SQLite writer thread: {error}")))?;
+        Ok(Writer { queue })
+    }
+
+    /// Queues `work` and waits for its batch to commit.
+    pub(super) async fn submit<T, F>(&self, work: F, durability: Durability) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        let job = Box::new(Work { work, answer });
+        self.queue
+            .send(Queued { job, durability })
+            .map_err(|_| StoreError::Unavailable("the SQLite writer has stopped".into()))?;
+        answered.await.map_err(|_| StoreError::Backend("a write job panicked".into()))?
+    }
+}
+
+fn run(mut connection: Connection, jobs: &mpsc::Receiver<Queued>, max_batch: usize) {
+    let mut synced = true;
+    while let Ok(first) = jobs.recv() {
+        let mut batch = Vec::with_capacity(8);
+        batch.push(first);
+        while batch.len() < max_batch {
+            match jobs.try_recv() {
+                Ok(queued) => batch.push(queued),
+                Err(_) => break,
+            }
+        }
+        let wants_sync = batch.iter().any(|queued| queued.durability == Durability::Synced);
+        if wants_sync != synced {
+            let pragma = if wants_sync { "PRAGMA synchronous = FULL;" } else { "PRAGMA synchronous = NORMAL;" };
+            match connection.execute_batch(pragma) {
+                Ok(()) => synced = wants_sync,
+                Err(error) if wants_sync => {
+                    // Never commit a promised write without the sync: fail the batch.
+                    let failure = failed(error);
+                    tracing::error!(error = %failure.message, "could not restore synchronous = FULL");
+                    for queued in batch {
+                        queued.job.reject(failure.clone());
+                    }
+                    continue;
+                }
+                Err(error) => tracing::warn!(%error, "could not relax synchronous; committing synced"),
+            }
+        }
+        commit_batch(&mut connection, batch);
+    }
+}
+
+/// Runs `batch` in one transaction and answers each job after the commit.
+fn commit_batch(connection: &mut Connection, batch: Vec<Queued>) {
+    let mut jobs = batch.into_iter();
+    while jobs.len() > 0 {
+        if let Err(error) = connection.execute_batch("BEGIN IMMEDIATE") {
+            // Another process holds the database past the busy timeout: nothing ran.
+            let failure = failed(error);
+            for queued in jobs {
+                queued.job.reject(failure.clone());
+            }
+            return;
+        }
+        let mut answers = Vec::new();
+        let mut aborted = None;
+        for queued in jobs.by_ref() {
+            // A panicking job drops its savepoint (rolled back) and its answer channel (its
+            // caller sees the failure); the batch goes on.
+            if let Ok(answer) = catch_unwind(AssertUnwindSafe(|| queued.job.run(connection))) {
+                answers.push(answer);
+            }
+            if connection.is_autocommit() {
+                // SQLite rolled the whole transaction back (an I/O error, a full disk): every
+                // job of it so far lost its writes. The rest go on in a new transaction.
+                aborted = Some(CommitFailed {
+                    busy: false,
+                    message: "the write transaction was rolled back by SQLite; nothing was saved".into(),
+                });
+                break;
+            }
+        }
+        let committed = match aborted {
+            Some(failure) => Err(failure),
+            None => connection.execute_batch("COMMIT").map_err(failed),
+        };
+        if committed.is_err() && !connection.is_autocommit() {
+            let _ = connection.execute_batch("ROLLBACK");
+        }
+        for answer in answers {
+            answer(committed.clone());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+
+    fn writer(dir: &tempfile::TempDir) -> (Writer, std::path::PathBuf) {
+        let path = dir.path().join("w.db");
+        let connection = Connection::open(&path).unwrap();
+        connection
+            .execute_batch(
+                "PRAGMA journal_mode = WAL; CREATE TABLE t (n INTEGER PRIMARY KEY); INSERT INTO t VALUES (-1);",
+            )
+            .unwrap();
+        (Writer::start(connection, MAX_BATCH).unwrap(), path)
+    }
+
+    fn insert(n: i64) -> impl FnOnce(&mut Connection) -> Result<i64, StoreError> + Send + 'static {
+        move |connection| {
+            let savepoint = connection.savepoint().map_err(super::super::backend)?;
+            savepoint.execute("INSERT INTO t (n) VALUES (?1)", [n]).map_err(super::super::backend)?;
+            savepoint.commit().map_err(super::super::backend)?;
+            Ok(n)
+        }
+    }
+
+    // Concurrent jobs share commits, yet each one's outcome is its own: a job that fails (a
+    // duplicate key) or panics loses only its own writes, and every answered write is in the
+    // database for a fresh connection to read.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn jobs_in_one_batch_succeed_or_fail_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let (writer, path) = writer(&dir);
+        let writer = Arc::new(writer);
+        let mut tasks = Vec::new();
+        for n in 0..200_i64 {
+            let writer = Arc::clone(&writer);
+            tasks.push(tokio::spawn(async move {
+                match n % 10 {
+                    // Duplicates: refused, the rest of their batch unharmed.
+                    7 => writer.submit(insert(-1), Durability::Synced).await,
+                    8 => {
+                        writer
+                            .submit(
+                                move |connection: &mut Connection| -> Result<i64, StoreError> {
+                                    let savepoint = connection.savepoint().unwrap();
+                                    savepoint.execute("INSERT INTO t (n) VALUES (?1)", [n]).unwrap();
+                                    panic!("a job that panics mid-write");
+                                },
+                                Durability::Synced,
+                            )
+                            .await
+                    }
+                    9 => writer.submit(insert(n), Durability::Relaxed).await,
+                    _ => writer.submit(insert(n), Durability::Synced).await,
+                }
+            }));
+        }
+        let mut answered = vec![-1];
+        for (n, task) in tasks.into_iter().enumerate() {
+            let n = n as i64;
+            match (n % 10, task.await.unwrap()) {
+                (7, result) => assert!(matches!(result, Err(StoreError::Conflict { .. })), "{n}: {result:?}"),
+                (8, result) => assert!(result.is_err(), "{n}: the panicking job fails"),
+                (_, result) => answered.push(result.unwrap()),
+            }
+        }
+        let reader = Connection::open(&path).unwrap();
+        let mut stored: Vec<i64> = reader
+            .prepare("SELECT n FROM t ORDER BY n")
+            .unwrap()
+            .query_map([], |row| row.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        answered.sort_unstable();
+        stored.sort_unstable();
+        assert_eq!(stored, answered, "exactly the acknowledged writes are stored");
+        assert_eq!(answered.len(), 161);
+    }
+}
