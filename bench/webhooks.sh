@@ -4,7 +4,7 @@
 #
 # One ucpd serves two platform profiles from a loopback profile server: `profile.json`
 # (no webhook_url: no events) and `webhook-profile.json`, whose order capability names a
-# local receiver (a threaded Python server answering 200) as `config.webhook_url`. Each round
+# local receiver (`ucpd-bench bare-server` answering 200) as `config.webhook_url`. Each round
 # runs the purchase flow (MCP) without and with webhooks, alternating the order per round;
 # then waits for the outbox to drain and reads the delivery lag of every event from the
 # database (`delivered_at - created_at`: the commit of the order to the receiver's 2xx).
@@ -31,17 +31,9 @@ grep -q webhook_url "$WORK/profile/webhook-profile.json" || die "could not add t
 PROFILE_PORT=$(free_port)
 python3 -m http.server "$PROFILE_PORT" --bind 127.0.0.1 --directory "$WORK/profile" >"$WORK/profile-server.log" 2>&1 &
 PIDS+=($!)
-python3 - "$RECEIVER_PORT" >"$WORK/receiver.log" 2>&1 <<'PY' &
-import sys
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-class Hook(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    def do_POST(self):
-        self.rfile.read(int(self.headers.get("content-length", 0)))
-        self.send_response(200); self.send_header("content-length", "0"); self.end_headers()
-    def log_message(self, *args): pass
-ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Hook).serve_forever()
-PY
+# The receiver: ucpd-bench's bare server (axum; reads the body, answers 200), so the stand-in
+# platform costs the shared cores little (a Python receiver took a sizeable share of them).
+"$UCPD_BENCH" bare-server --port "$RECEIVER_PORT" --mcp-path /webhooks --threads 1 >"$WORK/receiver.log" 2>&1 &
 PIDS+=($!)
 PLAIN="http://127.0.0.1:$PROFILE_PORT/profile.json"
 HOOKED="http://127.0.0.1:$PROFILE_PORT/webhook-profile.json"

@@ -400,6 +400,18 @@ pub trait WebhookOutbox: Send + Sync + std::fmt::Debug {
         claim: crate::webhook::ClaimRequest<'_>,
     ) -> Result<Vec<crate::webhook::WebhookEvent>, StoreError>;
 
+    /// Logs `finished` (as [`WebhookOutbox::record_attempts`]) and then leases as
+    /// [`WebhookOutbox::claim_due`] does: a dispatcher's round, in one write where the
+    /// backend can.
+    async fn record_and_claim(
+        &self,
+        finished: &[crate::webhook::AttemptRecord],
+        claim: crate::webhook::ClaimRequest<'_>,
+    ) -> Result<Vec<crate::webhook::WebhookEvent>, StoreError> {
+        self.record_attempts(finished).await?;
+        self.claim_due(claim).await
+    }
+
     /// Logs attempts and applies their outcomes (delivered, retry at, dead), releasing their
     /// leases, in one transaction; returns how many leases were still their owner's (an
     /// attempt whose lease lapsed is logged all the same).

@@ -5,8 +5,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::order::Order;
-
 /// The event sent right after an order is placed.
 pub const ORDER_CREATED: &str = "order.created";
 /// The event sent after every later change of an order (the full order, never a delta).
@@ -75,8 +73,9 @@ pub struct WebhookEvent {
     pub platform: String,
     pub event_type: String,
     pub target: WebhookTarget,
-    /// The order snapshot of this change (the body is rendered from it on every attempt).
-    pub order: Order,
+    /// The order snapshot of this change, as the JSON object stored with the event (the
+    /// body is this object with the `ucp` envelope added, the same bytes on every attempt).
+    pub order_json: String,
     /// When the change committed, Unix milliseconds (`Webhook-Timestamp` is its seconds).
     pub created_at_ms: i64,
     /// Where the retry horizon counts from: the creation, or the last manual retry.

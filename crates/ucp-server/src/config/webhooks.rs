@@ -27,6 +27,10 @@ pub struct WebhookSettings {
     pub max_in_flight: usize,
     /// How often the outbox is checked for due events, in milliseconds.
     pub poll_interval_ms: u64,
+    /// After a wake-up (a new event committed here, a delivery finished), the dispatcher
+    /// waits this long, in milliseconds, so one lease and one log write cover what arrived
+    /// meanwhile instead of one each; 0 turns the wait off.
+    pub batch_window_ms: u64,
     /// How long a claimed event is this instance's; then another instance may take it over
     /// (this one died), in seconds. Must exceed `timeout_ms`.
     pub lease_secs: u64,
@@ -40,9 +44,10 @@ impl Default for WebhookSettings {
             initial_backoff_ms: 1_000,
             max_backoff_secs: 3_600,
             horizon_secs: 3 * 24 * 3_600,
-            max_concurrent_per_platform: 8,
+            max_concurrent_per_platform: 32,
             max_in_flight: 64,
             poll_interval_ms: 200,
+            batch_window_ms: 20,
             lease_secs: 60,
         }
     }
@@ -65,6 +70,9 @@ impl WebhookSettings {
             return Err(ConfigError(
                 "webhooks.max_concurrent_per_platform and max_in_flight must be at least 1".into(),
             ));
+        }
+        if self.batch_window_ms > 1_000 {
+            return Err(ConfigError("webhooks.batch_window_ms must be at most 1000".into()));
         }
         if !(10..=60_000).contains(&self.poll_interval_ms) {
             return Err(ConfigError("webhooks.poll_interval_ms must be between 10 and 60000".into()));

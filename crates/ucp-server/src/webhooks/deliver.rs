@@ -8,7 +8,6 @@ use std::time::Duration;
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use ucp_domain::webhook::WebhookEvent;
 use ucp_protocol::envelope::Ucp;
-use ucp_protocol::resources::OrderBody;
 
 use crate::keys::SigningKey;
 use crate::signatures::base::Target;
@@ -70,10 +69,26 @@ impl Sender {
 
     /// The body of `event`: its order snapshot under a `ucp` envelope that lists only the order
     /// capability (checklist 158), at the versions negotiated when the order was placed.
+    ///
+    /// The stored snapshot is spliced in as it is (what `OrderBody` would serialize: the
+    /// envelope, then the order's own fields), so an attempt never parses the order again.
     pub fn body(event: &WebhookEvent) -> Result<Vec<u8>, String> {
         let target = &event.target;
         let ucp = Ucp::success(&target.version, [(target.capability.as_str(), target.capability_version.as_str())]);
-        serde_json::to_vec(&OrderBody { ucp, order: &event.order }).map_err(|error| format!("rendering: {error}"))
+        let fields = event
+            .order_json
+            .trim()
+            .strip_prefix('{')
+            .ok_or_else(|| "the stored order is not a JSON object".to_owned())?
+            .trim_start();
+        let mut body = Vec::with_capacity(event.order_json.len() + 160);
+        body.extend_from_slice(br#"{"ucp":"#);
+        serde_json::to_writer(&mut body, &ucp).map_err(|error| format!("rendering: {error}"))?;
+        if !fields.starts_with('}') {
+            body.push(b',');
+        }
+        body.extend_from_slice(fields.as_bytes());
+        Ok(body)
     }
 
     /// Posts `event` once, signed at `now` (Unix seconds).

@@ -1,5 +1,6 @@
 //! The background task that delivers the outbox. It looks for due events when this process
-//! commits one (`WebhookOutbox::enqueued`), when a delivery finishes, and every
+//! commits one (`WebhookOutbox::enqueued`), when a delivery finishes (each after
+//! `batch_window_ms`, so one round covers what arrives meanwhile), and every
 //! `poll_interval_ms` (for other instances' events and retries coming due); it leases the due
 //! events it has room for (at most `max_in_flight` here, `max_concurrent_per_platform` per
 //! platform across instances), delivers each on its own task, and logs finished attempts with
@@ -67,13 +68,20 @@ impl Dispatcher {
         loop {
             // Wait for a reason to look: a poll tick (events of other instances, retries coming
             // due), a commit here that added events, or attempts to record.
-            tokio::select! {
-                _ = ticks.tick() => {}
-                () = this.outbox.enqueued() => {}
+            let ticked = tokio::select! {
+                _ = ticks.tick() => true,
+                () = this.outbox.enqueued() => false,
                 done = finished.recv() => match done {
-                    Some(done) => batch.push(done),
+                    Some(done) => {
+                        batch.push(done);
+                        false
+                    }
                     None => return,
                 },
+            };
+            if !ticked && this.settings.batch_window_ms > 0 {
+                // Let what is arriving join this round: one lease and one log write for many.
+                tokio::time::sleep(Duration::from_millis(this.settings.batch_window_ms)).await;
             }
             while batch.len() < RECORD_BATCH {
                 match finished.try_recv() {
@@ -81,29 +89,24 @@ impl Dispatcher {
                     Err(_) => break,
                 }
             }
-            if !batch.is_empty() {
-                let records: Vec<AttemptRecord> = batch.iter().map(|(record, _)| record.clone()).collect();
-                // Unrecorded, the leases lapse and the events go out again: at least once.
-                if let Err(error) = this.outbox.record_attempts(&records).await {
-                    tracing::warn!(%error, attempts = records.len(), "recording webhook attempts failed");
-                }
-                batch.clear();
-            }
-            this.claim_and_send(&in_flight, &finished_tx, lease_ms).await;
+            let (records, held): (Vec<AttemptRecord>, Vec<OwnedSemaphorePermit>) = batch.drain(..).unzip();
+            this.round(&in_flight, &finished_tx, lease_ms, &records, held).await;
         }
     }
 
-    /// Leases as many due events as there is room for and sends each on its own task.
-    async fn claim_and_send(
+    /// One round: records the finished attempts and leases as many due events as there is
+    /// room for (their slots included), in one store write, and sends each on its own task.
+    /// Unrecorded (the store failed), the leases lapse and the events go out again: at least
+    /// once.
+    async fn round(
         self: &Arc<Self>,
         in_flight: &Arc<Semaphore>,
         finished: &mpsc::UnboundedSender<(AttemptRecord, OwnedSemaphorePermit)>,
         lease_ms: i64,
+        records: &[AttemptRecord],
+        mut held: Vec<OwnedSemaphorePermit>,
     ) {
-        let room = in_flight.available_permits();
-        if room == 0 {
-            return;
-        }
+        let room = in_flight.available_permits() + held.len();
         let claim = ClaimRequest {
             owner: &self.owner,
             now_ms: now_ms(),
@@ -111,16 +114,22 @@ impl Dispatcher {
             limit: room,
             per_platform: self.settings.max_concurrent_per_platform,
         };
-        let events = match self.outbox.claim_due(claim).await {
+        let events = match self.outbox.record_and_claim(records, claim).await {
             Ok(events) => events,
             Err(error) => {
-                tracing::warn!(%error, "claiming due webhooks failed");
+                tracing::warn!(%error, attempts = records.len(), "recording webhook attempts or claiming due ones failed");
                 return;
             }
         };
         for event in events {
             // The loop is the only taker of permits, and it claimed no more than `room`.
-            let Ok(permit) = Arc::clone(in_flight).try_acquire_owned() else { return };
+            let permit = match held.pop() {
+                Some(permit) => permit,
+                None => match Arc::clone(in_flight).try_acquire_owned() {
+                    Ok(permit) => permit,
+                    Err(_) => return,
+                },
+            };
             let this = Arc::clone(self);
             let finished = finished.clone();
             tokio::spawn(async move {

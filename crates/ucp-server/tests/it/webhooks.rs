@@ -401,3 +401,40 @@ async fn a_merchant_change_sends_the_full_updated_order() {
     let types: Vec<&str> = events.iter().map(|event| event.event_type.as_str()).collect();
     assert!(types.contains(&ucp_domain::webhook::ORDER_UPDATED), "{types:?}");
 }
+
+// An event carries the order as it was at its change (checklist 155), also when the order
+// changes before the event is delivered: the "created" event that failed once goes out after
+// a shipment with the order as placed, then the "updated" event with the shipment.
+#[tokio::test]
+async fn an_event_delivered_after_a_later_change_still_carries_its_own_snapshot() {
+    let receiver = Receiver::start(&[Answer::Status(503)]).await;
+    let key = "admin-key-for-webhook-tests";
+    let app = app_with_webhook(&receiver.url, |settings| {
+        settings.admin.api_keys = vec![ucp_server::auth::hash_key_hex(key)];
+        settings.webhooks.initial_backoff_ms = 1_500;
+    })
+    .await;
+    let order_id = place_order(&app).await;
+    receiver.wait_for(1).await;
+    let placed = app.tool("get_order", json!({ "id": order_id })).await;
+    let line = placed["line_items"][0]["id"].as_str().unwrap().to_owned();
+    let shipped = app
+        .http
+        .post(format!("{}/admin/api/orders/{order_id}/ship", app.base_url))
+        .bearer_auth(key)
+        .json(&json!({ "line_items": [{ "id": line, "quantity": 1 }], "carrier": "UPS", "tracking_number": "1Z1", "tracking_url": "https://track.example/1Z1" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(shipped.status(), reqwest::StatusCode::OK, "{}", shipped.text().await.unwrap());
+
+    let received = receiver.wait_for(3).await;
+    assert_eq!(received.len(), 3, "created (refused), created again, updated");
+    assert_eq!(header(&received[0], "webhook-id"), header(&received[1], "webhook-id"), "the created event, retried");
+    let created: Value = serde_json::from_slice(&received[1].body).unwrap();
+    let updated: Value = serde_json::from_slice(&received[2].body).unwrap();
+    assert_eq!(created, placed, "the order as placed, not as it became");
+    assert_ne!(created["line_items"][0]["status"], "fulfilled", "{created}");
+    assert_eq!(updated["line_items"][0]["status"], "fulfilled", "{updated}");
+    assert_eq!(updated, app.tool("get_order", json!({ "id": order_id })).await);
+}

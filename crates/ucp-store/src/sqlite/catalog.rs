@@ -64,7 +64,11 @@ impl CatalogStore for SqliteStore {
             .write(move |connection| {
                 let transaction = connection.savepoint().map_err(backend)?;
                 let summary = upsert_all(&transaction, &products)?;
-                transaction.execute("UPDATE catalog_meta SET version = version + 1", []).map_err(backend)?;
+                transaction
+                    .prepare_cached("UPDATE catalog_meta SET version = version + 1")
+                    .map_err(backend)?
+                    .execute([])
+                    .map_err(backend)?;
                 transaction.commit().map_err(backend)?;
                 Ok(summary)
             })
@@ -86,7 +90,9 @@ impl CatalogStore for SqliteStore {
     async fn product_count(&self) -> Result<u64, StoreError> {
         self.read(|connection| {
             connection
-                .query_row("SELECT count(*) FROM products", [], |row| row.get::<_, i64>(0))
+                .prepare_cached("SELECT count(*) FROM products")
+                .map_err(backend)?
+                .query_row([], |row| row.get::<_, i64>(0))
                 .map(|count| count as u64)
                 .map_err(backend)
         })
@@ -135,8 +141,11 @@ fn current_index(inner: &Inner, connection: &Connection) -> Result<Arc<CatalogIn
 
 /// Builds the search index from the catalog tables, with the version it reflects.
 pub(super) fn load_index(connection: &Connection) -> Result<(CatalogIndex, i64), StoreError> {
-    let version: i64 =
-        connection.query_row("SELECT version FROM catalog_meta", [], |row| row.get(0)).map_err(backend)?;
+    let version: i64 = connection
+        .prepare_cached("SELECT version FROM catalog_meta")
+        .map_err(backend)?
+        .query_row([], |row| row.get(0))
+        .map_err(backend)?;
     let mut categories: std::collections::HashMap<i64, Vec<String>> = std::collections::HashMap::new();
     let mut statement = connection.prepare("SELECT product_row, value FROM product_categories").map_err(backend)?;
     let rows = statement.query_map([], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?))).map_err(backend)?;
@@ -205,30 +214,48 @@ fn load_row(inner: &Inner, connection: &Connection, row: i64) -> Result<Option<P
     Ok(Some(product))
 }
 
+// One indexed statement per kind of id, merged here. No UNION and no join around a bound
+// parameter: SQLite (3.54) re-prepares such a statement on every run, which was a tenth of
+// the purchase flow's CPU; a correlated scalar subquery names the product instead. (An OR
+// across the columns would scan every variant.)
+const PRODUCT_SQL: [&str; 2] = ["SELECT id FROM products WHERE id = ?1", "SELECT id FROM products WHERE handle = ?1"];
+const VARIANT_SQL: [&str; 3] = [
+    "SELECT (SELECT id FROM products WHERE row = v.product_row), v.id FROM variants v WHERE v.id = ?1",
+    "SELECT (SELECT id FROM products WHERE row = v.product_row), v.id FROM variants v WHERE v.sku = ?1",
+    "SELECT (SELECT id FROM products WHERE row = (SELECT product_row FROM variants WHERE id = b.variant_id)), \
+     b.variant_id FROM variant_barcodes b WHERE b.value = ?1",
+];
+
 fn resolve(connection: &Connection, ids: &[String]) -> Result<Vec<Resolution>, StoreError> {
-    const PRODUCT_SQL: &str = "SELECT id FROM products WHERE id = ?1 UNION SELECT id FROM products WHERE handle = ?1";
-    // One indexed branch per kind of id: an OR across columns would scan every variant.
-    const VARIANT_SQL: &str = "SELECT p.id, v.id FROM variants v JOIN products p ON p.row = v.product_row WHERE v.id = ?1 \
-         UNION SELECT p.id, v.id FROM variants v JOIN products p ON p.row = v.product_row WHERE v.sku = ?1 \
-         UNION SELECT p.id, v.id FROM variant_barcodes b JOIN variants v ON v.id = b.variant_id \
-         JOIN products p ON p.row = v.product_row WHERE b.value = ?1";
-    let mut products = connection.prepare_cached(PRODUCT_SQL).map_err(backend)?;
-    let mut variants = connection.prepare_cached(VARIANT_SQL).map_err(backend)?;
     let mut resolutions = Vec::new();
     for input in ids {
-        let product_ids = products
-            .query_map([input], |row| row.get::<_, String>(0))
-            .map_err(backend)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(backend)?;
+        let mut product_ids = Vec::new();
+        for sql in PRODUCT_SQL {
+            let mut statement = connection.prepare_cached(sql).map_err(backend)?;
+            let rows = statement.query_map([input], |row| row.get::<_, String>(0)).map_err(backend)?;
+            for row in rows {
+                product_ids.push(row.map_err(backend)?);
+            }
+        }
+        product_ids.sort_unstable();
+        product_ids.dedup();
         for product_id in product_ids {
             resolutions.push(Resolution { input: input.clone(), product_id, variant_id: None });
         }
-        let variant_ids = variants
-            .query_map([input], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)))
-            .map_err(backend)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(backend)?;
+        let mut variant_ids = Vec::new();
+        for sql in VARIANT_SQL {
+            let mut statement = connection.prepare_cached(sql).map_err(backend)?;
+            let rows = statement
+                .query_map([input], |row| Ok((row.get::<_, Option<String>>(0)?, row.get::<_, String>(1)?)))
+                .map_err(backend)?;
+            for row in rows {
+                if let (Some(product_id), variant_id) = row.map_err(backend)? {
+                    variant_ids.push((product_id, variant_id));
+                }
+            }
+        }
+        variant_ids.sort_unstable();
+        variant_ids.dedup();
         for (product_id, variant_id) in variant_ids {
             resolutions.push(Resolution { input: input.clone(), product_id, variant_id: Some(variant_id) });
         }
@@ -342,4 +369,30 @@ fn search_body(product: &Product) -> String {
         }
     }
     body
+}
+
+#[cfg(test)]
+mod tests {
+    use rusqlite::StatementStatus;
+
+    use super::*;
+
+    // The id resolution runs on every catalog read and cart line: its statements must stay
+    // prepared (a compound SELECT, or a join, around a parameter was re-prepared by SQLite on
+    // every run).
+    #[test]
+    fn resolving_ids_never_reprepares_a_statement() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("catalog.db");
+        drop(super::super::SqliteStore::open(&path, 1).unwrap());
+        let connection = Connection::open(&path).unwrap();
+        let ids = vec!["p1".to_owned(), "sku-1".to_owned(), "0123456789012".to_owned()];
+        for _ in 0..3 {
+            resolve(&connection, &ids).unwrap();
+        }
+        for sql in PRODUCT_SQL.iter().chain(VARIANT_SQL.iter()) {
+            let statement = connection.prepare_cached(sql).unwrap();
+            assert_eq!(statement.get_status(StatementStatus::RePrepare), 0, "{sql}");
+        }
+    }
 }

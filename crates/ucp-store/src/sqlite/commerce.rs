@@ -44,20 +44,21 @@ impl CommerceStore for SqliteStore {
         let doc = encode(&session)?;
         self.write(move |connection| {
             connection
-                .execute(
+                .prepare_cached(
                     "INSERT INTO sessions (id, kind, status, cart_id, platform, expires_at, doc, updated_at) \
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                    params![
-                        session.id,
-                        kind_of(&session),
-                        session.status.as_str(),
-                        session.cart_id,
-                        session.platform,
-                        session.expires_at,
-                        doc,
-                        now_seconds()
-                    ],
                 )
+                .map_err(backend)?
+                .execute(params![
+                    session.id,
+                    kind_of(&session),
+                    session.status.as_str(),
+                    session.cart_id,
+                    session.platform,
+                    session.expires_at,
+                    doc,
+                    now_seconds()
+                ])
                 .map_err(backend)?;
             Ok(())
         })
@@ -84,26 +85,29 @@ impl CommerceStore for SqliteStore {
         let doc = encode(&session)?;
         self.write(move |connection| {
             let changed = connection
-                .execute(
+                .prepare_cached(
                     "UPDATE sessions SET status = ?2, cart_id = ?3, expires_at = ?4, doc = ?5, updated_at = ?6 \
                      WHERE id = ?1 AND COALESCE(json_extract(doc, '$.version'), 0) = ?7 \
                      AND status NOT IN ('completed', 'canceled')",
-                    params![
-                        session.id,
-                        session.status.as_str(),
-                        session.cart_id,
-                        session.expires_at,
-                        doc,
-                        now_seconds(),
-                        expected as i64
-                    ],
                 )
+                .map_err(backend)?
+                .execute(params![
+                    session.id,
+                    session.status.as_str(),
+                    session.cart_id,
+                    session.expires_at,
+                    doc,
+                    now_seconds(),
+                    expected as i64
+                ])
                 .map_err(backend)?;
             if changed > 0 {
                 return Ok(());
             }
             let exists: bool = connection
-                .query_row("SELECT EXISTS (SELECT 1 FROM sessions WHERE id = ?1)", [&session.id], |row| row.get(0))
+                .prepare_cached("SELECT EXISTS (SELECT 1 FROM sessions WHERE id = ?1)")
+                .map_err(backend)?
+                .query_row([&session.id], |row| row.get(0))
                 .map_err(backend)?;
             if exists {
                 Err(StoreError::Conflict { constraint: "session version".into() })
@@ -144,11 +148,11 @@ impl CommerceStore for SqliteStore {
             .write(move |connection| {
                 let transaction = connection.savepoint().map_err(backend)?;
                 let found: Option<(String, i64)> = transaction
-                    .query_row(
+                    .prepare_cached(
                         "SELECT status, COALESCE(json_extract(doc, '$.version'), 0) FROM sessions WHERE id = ?1",
-                        [&order.checkout.id],
-                        |row| Ok((row.get(0)?, row.get(1)?)),
                     )
+                    .map_err(backend)?
+                    .query_row([&order.checkout.id], |row| Ok((row.get(0)?, row.get(1)?)))
                     .optional()
                     .map_err(backend)?;
                 let open = found.is_some_and(|(status, version)| {
@@ -159,10 +163,11 @@ impl CommerceStore for SqliteStore {
                 }
                 for (variant_id, quantity) in &order.stock {
                     let changed = transaction
-                        .execute(
+                        .prepare_cached(
                             "UPDATE variants SET stock = stock - ?2 WHERE id = ?1 AND (stock IS NULL OR stock >= ?2)",
-                            params![variant_id, quantity],
                         )
+                        .map_err(backend)?
+                        .execute(params![variant_id, quantity])
                         .map_err(backend)?;
                     if changed == 0 {
                         // Dropping the transaction rolls back every decrement made so far.
@@ -172,11 +177,12 @@ impl CommerceStore for SqliteStore {
                 for (code, limit) in &order.used_codes {
                     let limit = limit.map_or(i64::MAX, |limit| i64::try_from(limit).unwrap_or(i64::MAX));
                     let changed = transaction
-                        .execute(
+                        .prepare_cached(
                             "INSERT INTO discount_usage (code, uses) SELECT ?1, 1 WHERE ?2 >= 1 \
                          ON CONFLICT (code) DO UPDATE SET uses = uses + 1 WHERE uses < ?2",
-                            params![code, limit],
                         )
+                        .map_err(backend)?
+                        .execute(params![code, limit])
                         .map_err(backend)?;
                     if changed == 0 {
                         return Ok(Err(PlaceOrderError::DiscountExhausted { code: code.clone() }));
@@ -187,10 +193,9 @@ impl CommerceStore for SqliteStore {
                 super::outbox::enqueue(&transaction, &order.order, ucp_domain::webhook::ORDER_CREATED)
                     .map_err(backend)?;
                 transaction
-                    .execute(
-                        "UPDATE sessions SET status = ?2, doc = ?3, updated_at = ?4 WHERE id = ?1",
-                        params![order.checkout.id, Status::Completed.as_str(), doc, now_seconds()],
-                    )
+                    .prepare_cached("UPDATE sessions SET status = ?2, doc = ?3, updated_at = ?4 WHERE id = ?1")
+                    .map_err(backend)?
+                    .execute(params![order.checkout.id, Status::Completed.as_str(), doc, now_seconds()])
                     .map_err(backend)?;
                 transaction.commit().map_err(backend)?;
                 Ok(Ok(()))
@@ -294,12 +299,9 @@ impl CommerceStore for SqliteStore {
     async fn expire_sessions(&self, now: i64) -> Result<u64, StoreError> {
         self.write(move |connection| {
             let changed = connection
-                .execute(
-                    "UPDATE sessions SET status = 'canceled', doc = json_set(doc, '$.status', 'canceled'), updated_at = ?1 \
+                .prepare_cached("UPDATE sessions SET status = 'canceled', doc = json_set(doc, '$.status', 'canceled'), updated_at = ?1 \
                      WHERE expires_at <= ?1 AND status NOT IN ('completed', 'canceled') \
-                     AND NOT (status = 'complete_in_progress' AND json_extract(doc, '$.payment_attempt') IS NOT NULL)",
-                    [now],
-                )
+                     AND NOT (status = 'complete_in_progress' AND json_extract(doc, '$.payment_attempt') IS NOT NULL)").map_err(backend)?.execute([now])
                 .map_err(backend)?;
             Ok(changed as u64)
         })
@@ -336,13 +338,10 @@ impl CommerceStore for SqliteStore {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         self.write(move |connection| {
             let deleted = connection
-                .execute(
-                    "DELETE FROM sessions WHERE rowid IN (SELECT s.rowid FROM sessions s \
+                .prepare_cached("DELETE FROM sessions WHERE rowid IN (SELECT s.rowid FROM sessions s \
                      WHERE s.expires_at <= ?1 AND s.status <> 'completed' \
                      AND NOT (s.status = 'complete_in_progress' AND json_extract(s.doc, '$.payment_attempt') IS NOT NULL) \
-                     AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.checkout_id = s.id) LIMIT ?2)",
-                    params![expired_before, limit],
-                )
+                     AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.checkout_id = s.id) LIMIT ?2)").map_err(backend)?.execute(params![expired_before, limit])
                 .map_err(backend)?;
             Ok(deleted as u64)
         })

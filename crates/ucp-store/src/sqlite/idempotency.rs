@@ -33,22 +33,17 @@ impl IdempotencyStore for SqliteStore {
             let transaction =
                 connection.savepoint().map_err(backend)?;
             let inserted = transaction
-                .execute(
-                    "INSERT INTO idempotency (platform, operation, target, key, fingerprint, owner, state, created_at, updated_at) \
+                .prepare_cached("INSERT INTO idempotency (platform, operation, target, key, fingerprint, owner, state, created_at, updated_at) \
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'pending', ?7, ?7) \
-                     ON CONFLICT (platform, operation, target, key) DO NOTHING",
-                    params![scope.platform, scope.operation, scope.target, scope.key, fingerprint, owner, now],
-                )
+                     ON CONFLICT (platform, operation, target, key) DO NOTHING").map_err(backend)?.execute(params![scope.platform, scope.operation, scope.target, scope.key, fingerprint, owner, now])
                 .map_err(backend)?;
             if inserted == 1 {
                 transaction.commit().map_err(backend)?;
                 return Ok(IdempotencyClaim::Claimed);
             }
             let row = transaction
-                .query_row(
-                    "SELECT fingerprint, owner, state, body, created, created_at, updated_at FROM idempotency \
-                     WHERE platform = ?1 AND operation = ?2 AND target = ?3 AND key = ?4",
-                    params![scope.platform, scope.operation, scope.target, scope.key],
+                .prepare_cached("SELECT fingerprint, owner, state, body, created, created_at, updated_at FROM idempotency \
+                     WHERE platform = ?1 AND operation = ?2 AND target = ?3 AND key = ?4").map_err(backend)?.query_row(params![scope.platform, scope.operation, scope.target, scope.key],
                     |row| {
                         Ok(Row {
                             fingerprint: row.get(0)?,
@@ -59,8 +54,7 @@ impl IdempotencyStore for SqliteStore {
                             created_at: row.get(5)?,
                             updated_at: row.get(6)?,
                         })
-                    },
-                )
+                    })
                 .optional()
                 .map_err(backend)?
                 .ok_or_else(|| StoreError::Backend("an idempotency record vanished inside its transaction".into()))?;
@@ -70,11 +64,9 @@ impl IdempotencyStore for SqliteStore {
             let abandoned = row.state == "pending" && row.updated_at <= stale_before && row.fingerprint == fingerprint;
             let claim = if expired || abandoned {
                 let changed = transaction
-                    .execute(
-                        "UPDATE idempotency SET fingerprint = ?5, owner = ?6, state = 'pending', body = NULL, created = 0, \
+                    .prepare_cached("UPDATE idempotency SET fingerprint = ?5, owner = ?6, state = 'pending', body = NULL, created = 0, \
                          created_at = ?7, updated_at = ?7 \
-                         WHERE platform = ?1 AND operation = ?2 AND target = ?3 AND key = ?4 AND owner = ?8",
-                        params![
+                         WHERE platform = ?1 AND operation = ?2 AND target = ?3 AND key = ?4 AND owner = ?8").map_err(backend)?.execute(params![
                             scope.platform,
                             scope.operation,
                             scope.target,
@@ -83,8 +75,7 @@ impl IdempotencyStore for SqliteStore {
                             owner,
                             now,
                             row.owner
-                        ],
-                    )
+                        ])
                     .map_err(backend)?;
                 if changed == 1 {
                     IdempotencyClaim::Claimed
@@ -118,10 +109,8 @@ impl IdempotencyStore for SqliteStore {
         let reply = reply.clone();
         self.write(move |connection| {
             let changed = connection
-                .execute(
-                    "UPDATE idempotency SET state = 'finished', body = ?6, created = ?7, updated_at = ?8 \
-                     WHERE platform = ?1 AND operation = ?2 AND target = ?3 AND key = ?4 AND owner = ?5 AND state = 'pending'",
-                    params![
+                .prepare_cached("UPDATE idempotency SET state = 'finished', body = ?6, created = ?7, updated_at = ?8 \
+                     WHERE platform = ?1 AND operation = ?2 AND target = ?3 AND key = ?4 AND owner = ?5 AND state = 'pending'").map_err(backend)?.execute(params![
                         scope.platform,
                         scope.operation,
                         scope.target,
@@ -130,8 +119,7 @@ impl IdempotencyStore for SqliteStore {
                         reply.body,
                         i64::from(reply.created),
                         now
-                    ],
-                )
+                    ])
                 .map_err(backend)?;
             Ok(changed == 1)
         })
@@ -143,11 +131,8 @@ impl IdempotencyStore for SqliteStore {
         let owner = owner.to_owned();
         self.write(move |connection| {
             connection
-                .execute(
-                    "DELETE FROM idempotency \
-                     WHERE platform = ?1 AND operation = ?2 AND target = ?3 AND key = ?4 AND owner = ?5 AND state = 'pending'",
-                    params![scope.platform, scope.operation, scope.target, scope.key, owner],
-                )
+                .prepare_cached("DELETE FROM idempotency \
+                     WHERE platform = ?1 AND operation = ?2 AND target = ?3 AND key = ?4 AND owner = ?5 AND state = 'pending'").map_err(backend)?.execute(params![scope.platform, scope.operation, scope.target, scope.key, owner])
                 .map_err(backend)?;
             Ok(())
         })
@@ -160,11 +145,12 @@ impl IdempotencyStore for SqliteStore {
             let deleted = self
                 .write(move |connection| {
                     connection
-                        .execute(
+                        .prepare_cached(
                             "DELETE FROM idempotency WHERE rowid IN \
                              (SELECT rowid FROM idempotency WHERE created_at <= ?1 LIMIT ?2)",
-                            params![expired_before, SWEEP_BATCH],
                         )
+                        .map_err(backend)?
+                        .execute(params![expired_before, SWEEP_BATCH])
                         .map_err(backend)
                 })
                 .await? as u64;

@@ -72,25 +72,26 @@ pub(super) fn insert(transaction: &rusqlite::Connection, order: &StoredOrder) ->
         .transpose()
         .map_err(|error| StoreError::Backend(format!("encoding the webhook target: {error}")))?;
     transaction
-        .execute(
+        .prepare_cached(
             "INSERT INTO orders (id, checkout_id, platform, doc, created_at, version, status, payment_handler, \
              payment_reference, paid_amount, paid_currency, webhook) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-            params![
-                order.id,
-                order.checkout_id,
-                order.platform,
-                doc,
-                order.created_at,
-                order.version,
-                order.order.status().as_str(),
-                payment.map(|payment| &payment.handler_id),
-                payment.map(|payment| &payment.reference),
-                payment.map(|payment| payment.amount),
-                payment.map(|payment| &payment.currency),
-                webhook,
-            ],
         )
+        .map_err(backend)?
+        .execute(params![
+            order.id,
+            order.checkout_id,
+            order.platform,
+            doc,
+            order.created_at,
+            order.version,
+            order.order.status().as_str(),
+            payment.map(|payment| &payment.handler_id),
+            payment.map(|payment| &payment.reference),
+            payment.map(|payment| payment.amount),
+            payment.map(|payment| &payment.currency),
+            webhook,
+        ])
         .map_err(backend)?;
     Ok(())
 }
@@ -130,15 +131,18 @@ pub(super) fn apply(connection: &mut Connection, change: &OrderChange) -> Result
     next.version = expected + 1;
     let doc = encode(&next)?;
     let transaction = connection.savepoint().map_err(backend)?;
+    // The events of earlier versions keep the order as it was (their snapshot was the row).
+    outbox::keep_snapshots(&transaction, &next.id).map_err(backend)?;
     let changed = transaction
-        .execute(
-            "UPDATE orders SET doc = ?2, version = ?3, status = ?4 WHERE id = ?1 AND version = ?5",
-            params![next.id, doc, next.version, next.order.status().as_str(), expected],
-        )
+        .prepare_cached("UPDATE orders SET doc = ?2, version = ?3, status = ?4 WHERE id = ?1 AND version = ?5")
+        .map_err(backend)?
+        .execute(params![next.id, doc, next.version, next.order.status().as_str(), expected])
         .map_err(backend)?;
     if changed == 0 {
         let exists: bool = transaction
-            .query_row("SELECT EXISTS (SELECT 1 FROM orders WHERE id = ?1)", [&next.id], |row| row.get(0))
+            .prepare_cached("SELECT EXISTS (SELECT 1 FROM orders WHERE id = ?1)")
+            .map_err(backend)?
+            .query_row([&next.id], |row| row.get(0))
             .map_err(backend)?;
         return Err(if exists {
             StoreError::Conflict { constraint: "order version".into() }
@@ -159,11 +163,12 @@ pub(super) fn apply(connection: &mut Connection, change: &OrderChange) -> Result
         };
         let doc = doc.map_err(|error| StoreError::Backend(format!("encoding an order record: {error}")))?;
         transaction
-            .execute(
+            .prepare_cached(
                 "INSERT INTO order_events (order_id, id, kind, type, version, doc, created_at) \
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![next.id, record.id(), kind, kind_type, next.version, doc, now],
             )
+            .map_err(backend)?
+            .execute(params![next.id, record.id(), kind, kind_type, next.version, doc, now])
             .map_err(backend)?;
     }
     outbox::enqueue(&transaction, &next, change.webhook).map_err(backend)?;

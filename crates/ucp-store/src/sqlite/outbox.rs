@@ -1,6 +1,6 @@
-//! The order-webhook outbox on SQLite (migration 7, `schema_7.sql`): events are
-//! written by [`enqueue`] inside the transaction of the order change they announce, and
-//! `WebhookOutbox` lets a dispatcher lease due events, log attempts and list or revive them.
+//! The order-webhook outbox on SQLite (migrations 7 and 8, `schema_7.sql`, `schema_8.sql`):
+//! events are written by [`enqueue`] inside the transaction of the order change they
+//! announce, their order snapshots apart in `webhook_payloads`, and `WebhookOutbox` lets a dispatcher lease due events, log attempts and list or revive them.
 //!
 //! Leases make two instances sharing one database safe: a claim sets `lease_owner` and
 //! `lease_until` in one write transaction, and only the owner's outcome moves the event on
@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 
 use async_trait::async_trait;
-use rusqlite::params;
+use rusqlite::{OptionalExtension, params};
 use ucp_domain::store::{StoreError, StoredOrder, WebhookOutbox};
 use ucp_domain::webhook::{
     AttemptOutcome, AttemptRecord, Backlog, ClaimRequest, EventStatus, EventSummary, RetrySelector, WebhookEvent,
@@ -41,28 +41,43 @@ fn encoding(error: serde_json::Error) -> rusqlite::Error {
 }
 
 /// Adds an `event_type` event (`ucp_domain::webhook::ORDER_CREATED`, `ORDER_UPDATED`) for
-/// `order`, as it is now, to the outbox, inside `tx`: the event commits or rolls back with the
-/// change. A no-op when the order has no webhook target (the platform did not negotiate the
+/// `order` at its version as written, to the outbox, inside `tx`: the event commits or rolls
+/// back with the change; its snapshot is the order row while that row is at this version
+/// ([`keep_snapshots`] writes it apart before the row moves on). A no-op when the order has no webhook target (the platform did not negotiate the
 /// order capability or names no `webhook_url`). Every order change calls this in its own
 /// transaction, after writing the order, with the order it wrote.
 pub(crate) fn enqueue(tx: &rusqlite::Connection, order: &StoredOrder, event_type: &str) -> rusqlite::Result<()> {
     let Some(target) = &order.webhook else { return Ok(()) };
     let target = serde_json::to_string(target).map_err(encoding)?;
-    let payload = serde_json::to_string(&order.order).map_err(encoding)?;
     let now = now_ms();
     tx.prepare_cached(
         "INSERT INTO webhook_events (id, order_id, platform, event_type, target, payload, created_at, horizon_from, \
-         status, next_attempt) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, 'pending', ?7)",
+         status, next_attempt, order_version) VALUES (?1, ?2, ?3, ?4, ?5, '', ?6, ?6, 'pending', ?6, ?7)",
     )?
+    // A time-ordered id (UUIDv7): the unique index on it grows at its right edge, so the
+    // events of one group commit share its pages instead of each dirtying a random one.
     .execute(params![
-        uuid::Uuid::new_v4().to_string(),
+        uuid::Uuid::now_v7().to_string(),
         order.id,
         order.platform,
         event_type,
         target,
-        payload,
-        now
+        now,
+        order.version
     ])?;
+    Ok(())
+}
+
+/// Before order `order_id`'s row moves to a new version: every event of it whose snapshot is
+/// still the row itself gets that snapshot written apart, so each event keeps carrying the
+/// order as it was at its change (whatever its status: a dead event may be retried).
+pub(crate) fn keep_snapshots(tx: &rusqlite::Connection, order_id: &str) -> rusqlite::Result<()> {
+    tx.prepare_cached(
+        "INSERT INTO webhook_payloads (event_seq, payload) \
+         SELECT e.seq, o.doc FROM webhook_events e, orders o WHERE e.order_id = ?1 AND o.id = ?1 \
+         AND e.order_version = o.version AND NOT EXISTS (SELECT 1 FROM webhook_payloads p WHERE p.event_seq = e.seq)",
+    )?
+    .execute([order_id])?;
     Ok(())
 }
 
@@ -82,15 +97,19 @@ struct Claimed {
 fn decode(row: Claimed) -> Result<WebhookEvent, (String, String)> {
     let target: WebhookTarget =
         serde_json::from_str(&row.target).map_err(|error| (row.id.clone(), format!("stored target: {error}")))?;
-    let order =
-        serde_json::from_str(&row.payload).map_err(|error| (row.id.clone(), format!("stored order: {error}")))?;
+    // Sent as stored (the bytes of the order as it was): only checked to be a JSON object.
+    let payload = row.payload.trim();
+    if !(payload.starts_with('{') && payload.ends_with('}')) {
+        return Err((row.id, "stored order is not a JSON object".into()));
+    }
+    let order_json = payload.to_owned();
     Ok(WebhookEvent {
         id: row.id,
         order_id: row.order_id,
         platform: row.platform,
         event_type: row.event_type,
         target,
-        order,
+        order_json,
         created_at_ms: row.created_at,
         horizon_from_ms: row.horizon_from,
         attempts: u32::try_from(row.attempts.max(0)).unwrap_or(u32::MAX),
@@ -103,117 +122,53 @@ const DUE: &str = "e.status = 'pending' AND e.next_attempt <= ?1 AND (e.lease_un
 #[async_trait]
 impl WebhookOutbox for SqliteStore {
     async fn claim_due(&self, claim: ClaimRequest<'_>) -> Result<Vec<WebhookEvent>, StoreError> {
-        let now = claim.now_ms;
-        // A reader answers the common case (nothing due) without taking the writer.
-        let any_due = self
-            .read(move |connection| {
-                let sql = format!("SELECT EXISTS (SELECT 1 FROM webhook_events e WHERE {DUE})");
-                connection
-                    .prepare_cached(&sql)
-                    .map_err(backend)?
-                    .query_row([now], |row| row.get::<_, bool>(0))
-                    .map_err(backend)
-            })
-            .await?;
-        if !any_due || claim.limit == 0 {
-            return Ok(Vec::new());
+        self.record_and_claim(&[], claim).await
+    }
+
+    async fn record_and_claim(
+        &self,
+        finished: &[AttemptRecord],
+        claim: ClaimRequest<'_>,
+    ) -> Result<Vec<WebhookEvent>, StoreError> {
+        let lease = Lease::of(&claim);
+        let now = lease.now;
+        if finished.is_empty() {
+            if claim.limit == 0 {
+                return Ok(Vec::new());
+            }
+            // With nothing to record, a reader answers the common case (nothing due) without
+            // taking the writer.
+            let any_due = self
+                .read(move |connection| {
+                    let sql = format!("SELECT EXISTS (SELECT 1 FROM webhook_events e WHERE {DUE})");
+                    connection
+                        .prepare_cached(&sql)
+                        .map_err(backend)?
+                        .query_row([now], |row| row.get::<_, bool>(0))
+                        .map_err(backend)
+                })
+                .await?;
+            if !any_due {
+                return Ok(Vec::new());
+            }
         }
-        let owner = claim.owner.to_owned();
-        let (limit, per_platform) = (claim.limit, claim.per_platform.max(1));
-        let lease_until = now.saturating_add(claim.lease_ms.max(1));
-        let (events, broken) = self
+        let finished = finished.to_vec();
+        let (delivered, (events, broken)) = self
             .write_relaxed(move |connection| {
-                let transaction =
-                    connection.savepoint().map_err(backend)?;
-                let mut leased: HashMap<String, usize> = HashMap::new();
-                {
-                    let mut statement = transaction
-                        .prepare_cached(
-                            "SELECT platform, COUNT(*) FROM webhook_events \
-                             WHERE status = 'pending' AND lease_until > ?1 GROUP BY platform",
-                        )
-                        .map_err(backend)?;
-                    let rows = statement
-                        .query_map([now], |row| Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?)))
-                        .map_err(backend)?;
-                    for row in rows {
-                        let (platform, count) = row.map_err(backend)?;
-                        leased.insert(platform, usize::try_from(count).unwrap_or(usize::MAX));
-                    }
+                let transaction = connection.savepoint().map_err(backend)?;
+                for attempt in &finished {
+                    record(&transaction, attempt)?;
                 }
-                // A window of candidates, without platforms already at their cap, so one
-                // platform's backlog cannot crowd the others out.
-                let window = i64::try_from(limit.saturating_mul(4)).unwrap_or(i64::MAX);
-                let candidates: Vec<(i64, String)> = {
-                    let sql = format!(
-                        "SELECT e.seq, e.platform FROM webhook_events e WHERE {DUE} AND e.platform NOT IN \
-                         (SELECT platform FROM webhook_events WHERE status = 'pending' AND lease_until > ?1 \
-                          GROUP BY platform HAVING COUNT(*) >= ?3) \
-                         ORDER BY e.next_attempt, e.seq LIMIT ?2"
-                    );
-                    let mut statement = transaction.prepare_cached(&sql).map_err(backend)?;
-                    let cap = i64::try_from(per_platform).unwrap_or(i64::MAX);
-                    let rows = statement
-                        .query_map(params![now, window, cap], |row| Ok((row.get(0)?, row.get(1)?)))
-                        .map_err(backend)?;
-                    rows.collect::<Result<_, _>>().map_err(backend)?
-                };
-                let mut chosen = Vec::new();
-                for (seq, platform) in candidates {
-                    if chosen.len() >= limit {
-                        break;
-                    }
-                    let count = leased.entry(platform).or_insert(0);
-                    if *count < per_platform {
-                        *count += 1;
-                        chosen.push(seq);
-                    }
-                }
-                let mut events = Vec::with_capacity(chosen.len());
-                let mut broken = Vec::new();
-                {
-                    let mut statement = transaction
-                        .prepare_cached(
-                            "UPDATE webhook_events SET lease_owner = ?2, lease_until = ?3 WHERE seq = ?1 \
-                             RETURNING id, order_id, platform, event_type, target, payload, created_at, horizon_from, attempts",
-                        )
-                        .map_err(backend)?;
-                    for seq in chosen {
-                        let row = statement
-                            .query_row(params![seq, owner, lease_until], |row| {
-                                Ok(Claimed {
-                                    id: row.get(0)?,
-                                    order_id: row.get(1)?,
-                                    platform: row.get(2)?,
-                                    event_type: row.get(3)?,
-                                    target: row.get(4)?,
-                                    payload: row.get(5)?,
-                                    created_at: row.get(6)?,
-                                    horizon_from: row.get(7)?,
-                                    attempts: row.get(8)?,
-                                })
-                            })
-                            .map_err(backend)?;
-                        match decode(row) {
-                            Ok(event) => events.push(event),
-                            Err(failure) => broken.push(failure),
-                        }
-                    }
-                }
-                // An event that no longer decodes can never be sent: dead-lettered, with why.
-                for (id, reason) in &broken {
-                    insert_attempt(&transaction, id, now, 0, None, Some(reason), "dead")?;
-                    transaction
-                        .execute(
-                            "UPDATE webhook_events SET status = 'dead', lease_owner = NULL, lease_until = NULL WHERE id = ?1",
-                            [id],
-                        )
-                        .map_err(backend)?;
-                }
+                let claimed = if lease.limit == 0 { (Vec::new(), Vec::new()) } else { claim_in(&transaction, &lease)? };
                 transaction.commit().map_err(backend)?;
-                Ok((events, broken))
+                Ok((finished.iter().any(|attempt| attempt.outcome == AttemptOutcome::Delivered), claimed))
             })
             .await?;
+        // A delivery can make the next event of its order due (for this dispatcher's next
+        // round, or another instance's).
+        if delivered {
+            self.outbox_committed();
+        }
         for (id, reason) in broken {
             tracing::error!(event = %id, %reason, "webhook event does not decode; dead-lettered");
         }
@@ -326,6 +281,141 @@ impl WebhookOutbox for SqliteStore {
     }
 }
 
+/// Leases due events inside `transaction` (see `WebhookOutbox::claim_due`); also returns the
+/// events that no longer decode, dead-lettered here, with why.
+fn claim_in(transaction: &rusqlite::Connection, lease: &Lease) -> Result<Claimed2, StoreError> {
+    let Lease { owner, now, limit, per_platform, lease_until } = lease;
+    let (owner, now, limit, per_platform, lease_until) = (owner.as_str(), *now, *limit, *per_platform, *lease_until);
+    let mut leased: HashMap<String, usize> = HashMap::new();
+    {
+        let mut statement = transaction
+            .prepare_cached(
+                "SELECT platform, COUNT(*) FROM webhook_events \
+                 WHERE status = 'pending' AND lease_until > ?1 GROUP BY platform",
+            )
+            .map_err(backend)?;
+        let rows =
+            statement.query_map([now], |row| Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?))).map_err(backend)?;
+        for row in rows {
+            let (platform, count) = row.map_err(backend)?;
+            leased.insert(platform, usize::try_from(count).unwrap_or(usize::MAX));
+        }
+    }
+    // A window of candidates, without platforms already at their cap, so one
+    // platform's backlog cannot crowd the others out.
+    let window = i64::try_from(limit.saturating_mul(4)).unwrap_or(i64::MAX);
+    let candidates: Vec<(i64, String)> = {
+        let sql = format!(
+            "SELECT e.seq, e.platform FROM webhook_events e WHERE {DUE} AND e.platform NOT IN \
+             (SELECT platform FROM webhook_events WHERE status = 'pending' AND lease_until > ?1 \
+              GROUP BY platform HAVING COUNT(*) >= ?3) \
+             ORDER BY e.next_attempt, e.seq LIMIT ?2"
+        );
+        let mut statement = transaction.prepare_cached(&sql).map_err(backend)?;
+        let cap = i64::try_from(per_platform).unwrap_or(i64::MAX);
+        let rows =
+            statement.query_map(params![now, window, cap], |row| Ok((row.get(0)?, row.get(1)?))).map_err(backend)?;
+        rows.collect::<Result<_, _>>().map_err(backend)?
+    };
+    let mut chosen = Vec::new();
+    for (seq, platform) in candidates {
+        if chosen.len() >= limit {
+            break;
+        }
+        let count = leased.entry(platform).or_insert(0);
+        if *count < per_platform {
+            *count += 1;
+            chosen.push(seq);
+        }
+    }
+    let mut events = Vec::with_capacity(chosen.len());
+    let mut broken = Vec::new();
+    {
+        let mut statement = transaction
+            .prepare_cached(
+                "UPDATE webhook_events SET lease_owner = ?2, lease_until = ?3 WHERE seq = ?1 \
+                 RETURNING id, order_id, platform, event_type, target, payload, created_at, horizon_from, attempts",
+            )
+            .map_err(backend)?;
+        let mut payload_of =
+            transaction.prepare_cached("SELECT payload FROM webhook_payloads WHERE event_seq = ?1").map_err(backend)?;
+        // No snapshot apart: the order row is still at the event's version.
+        let mut current_of = transaction
+            .prepare_cached(
+                "SELECT doc FROM orders WHERE id = ?1 AND version = (SELECT order_version FROM webhook_events WHERE seq = ?2)",
+            )
+            .map_err(backend)?;
+        for seq in chosen {
+            let row = statement
+                .query_row(params![seq, owner, lease_until], |row| {
+                    Ok(Claimed {
+                        id: row.get(0)?,
+                        order_id: row.get(1)?,
+                        platform: row.get(2)?,
+                        event_type: row.get(3)?,
+                        target: row.get(4)?,
+                        payload: row.get(5)?,
+                        created_at: row.get(6)?,
+                        horizon_from: row.get(7)?,
+                        attempts: row.get(8)?,
+                    })
+                })
+                .map_err(backend)?;
+            let mut row = row;
+            if let Some(payload) =
+                payload_of.query_row([seq], |found| found.get::<_, String>(0)).optional().map_err(backend)?
+            {
+                row.payload = payload;
+            } else if let Some(doc) = current_of
+                .query_row(params![row.order_id, seq], |found| found.get::<_, String>(0))
+                .optional()
+                .map_err(backend)?
+            {
+                row.payload = doc;
+            }
+            match decode(row) {
+                Ok(event) => events.push(event),
+                Err(failure) => broken.push(failure),
+            }
+        }
+    }
+    // An event that no longer decodes can never be sent: dead-lettered, with why.
+    for (id, reason) in &broken {
+        insert_attempt(transaction, id, now, 0, None, Some(reason), "dead")?;
+        transaction
+            .prepare_cached(
+                "UPDATE webhook_events SET status = 'dead', lease_owner = NULL, lease_until = NULL WHERE id = ?1",
+            )
+            .map_err(backend)?
+            .execute([id])
+            .map_err(backend)?;
+    }
+    Ok((events, broken))
+}
+
+/// A claim's terms, owned (they travel into the writer).
+struct Lease {
+    owner: String,
+    now: i64,
+    limit: usize,
+    per_platform: usize,
+    lease_until: i64,
+}
+
+type Claimed2 = (Vec<WebhookEvent>, Vec<(String, String)>);
+
+impl Lease {
+    fn of(claim: &ClaimRequest<'_>) -> Lease {
+        Lease {
+            owner: claim.owner.to_owned(),
+            now: claim.now_ms,
+            limit: claim.limit,
+            per_platform: claim.per_platform.max(1),
+            lease_until: claim.now_ms.saturating_add(claim.lease_ms.max(1)),
+        }
+    }
+}
+
 /// Logs one attempt and applies its outcome inside `transaction`; `Ok(false)` when the lease
 /// was no longer `attempt.owner`'s.
 fn record(transaction: &rusqlite::Connection, attempt: &AttemptRecord) -> Result<bool, StoreError> {
@@ -358,11 +448,12 @@ fn record(transaction: &rusqlite::Connection, attempt: &AttemptRecord) -> Result
         // The lease lapsed meanwhile, but the platform has the event: say so, so it is not
         // sent again.
         transaction
-            .execute(
+            .prepare_cached(
                 "UPDATE webhook_events SET attempts = attempts + 1, status = 'delivered', delivered_at = ?2 \
                  WHERE id = ?1 AND status = 'pending'",
-                params![attempt.event_id, delivered_at],
             )
+            .map_err(backend)?
+            .execute(params![attempt.event_id, delivered_at])
             .map_err(backend)?;
     }
     Ok(owned)
@@ -377,13 +468,20 @@ fn insert_attempt(
     error: Option<&str>,
     outcome: &str,
 ) -> Result<(), StoreError> {
+    // Two plain statements rather than an INSERT around a subquery, which SQLite re-prepares
+    // on every run when it holds a bound parameter.
+    let last: i64 = transaction
+        .prepare_cached("SELECT COALESCE(MAX(attempt), 0) FROM webhook_attempts WHERE event_id = ?1")
+        .map_err(backend)?
+        .query_row([event_id], |row| row.get(0))
+        .map_err(backend)?;
     transaction
         .prepare_cached(
             "INSERT INTO webhook_attempts (event_id, attempt, started_at, latency_ms, status_code, error, outcome) \
-             VALUES (?1, (SELECT COALESCE(MAX(attempt), 0) + 1 FROM webhook_attempts WHERE event_id = ?1), ?2, ?3, ?4, ?5, ?6)",
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         )
         .map_err(backend)?
-        .execute(params![event_id, started_at, latency_ms, status_code, error, outcome])
+        .execute(params![event_id, last + 1, started_at, latency_ms, status_code, error, outcome])
         .map_err(backend)?;
     Ok(())
 }

@@ -78,16 +78,19 @@ impl TrafficStore for SqliteStore {
         self.write(move |connection| {
             let transaction = connection.savepoint().map_err(backend)?;
             transaction
-                .execute(
+                .prepare_cached(
                     "INSERT INTO traffic (platform, kind, name, outcome, hour, count) \
                      SELECT platform, kind, name, outcome, 0, SUM(count) FROM traffic \
                      WHERE hour > 0 AND hour < ?1 GROUP BY platform, kind, name, outcome \
                      ON CONFLICT (platform, kind, name, outcome, hour) DO UPDATE SET count = count + excluded.count",
-                    params![before_hour],
                 )
+                .map_err(backend)?
+                .execute(params![before_hour])
                 .map_err(backend)?;
             let deleted = transaction
-                .execute("DELETE FROM traffic WHERE hour > 0 AND hour < ?1", params![before_hour])
+                .prepare_cached("DELETE FROM traffic WHERE hour > 0 AND hour < ?1")
+                .map_err(backend)?
+                .execute(params![before_hour])
                 .map_err(backend)?;
             transaction.commit().map_err(backend)?;
             Ok(deleted as u64)

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Group commit and the purchase flow (issue 10: ≥ 500 completed orders/s, every acknowledged
+# order fsync'd before its answer, p99 ≤ 25 ms per call at 16 connections).
+#
+# Two ucpd processes of the same build on copies of one imported store: `shared` with the
+# default group commit, `alone` with `UCPD_STORE__GROUP_COMMIT_MAX_JOBS=1` (one fsync per write,
+# the baseline). Each round runs the purchase flow (create → update → update → complete, MCP)
+# against both, alternating which goes first; only one is loaded at a time. Prints one
+# BENCH_RESULT per run and a PURCHASE_RESULT line with the medians and their ratio.
+#
+# Environment [defaults]: PRODUCTS [10000] RUNS [3] DURATION [10s] CONCURRENCY [16]
+#   BENCH_THREADS [2] SKIP_BUILD [0] BIN_DIR [target/release] OUT_DIR [bench-out/purchase]
+#   TRANSPORT [mcp]
+# Requires: cargo, python3, curl.
+set -euo pipefail
+
+BENCH_NAME=purchase
+DEFAULT_RUNS=3
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/setup.sh"
+TRANSPORT="${TRANSPORT:-mcp}"
+
+CAPABILITIES='{"dev.ucp.shopping.catalog.search":[{"version":"2026-04-08"}],"dev.ucp.shopping.catalog.lookup":[{"version":"2026-04-08"}],"dev.ucp.shopping.cart":[{"version":"2026-04-08"}],"dev.ucp.shopping.checkout":[{"version":"2026-04-08"}],"dev.ucp.shopping.order":[{"version":"2026-04-08"}],"dev.ucp.shopping.fulfillment":[{"version":"2026-04-08"}],"dev.ucp.shopping.discount":[{"version":"2026-04-08"}]}'
+printf '{"ucp":{"version":"2026-04-08","capabilities":%s,"payment_handlers":{}}}\n' "$CAPABILITIES" >"$WORK/profile/profile.json"
+PROFILE_PORT=$(free_port)
+python3 -m http.server "$PROFILE_PORT" --bind 127.0.0.1 --directory "$WORK/profile" >"$WORK/profile-server.log" 2>&1 &
+PIDS+=($!)
+PROFILE="http://127.0.0.1:$PROFILE_PORT/profile.json"
+for _ in $(seq 1 100); do curl -fsS -o /dev/null "$PROFILE" 2>/dev/null && break; sleep 0.1; done
+
+printf 'demo = false\n[payments]\nsandbox = true\n' >"$WORK/ucpd.toml"
+cp -a "$WORK/data" "$WORK/data-alone"
+declare -A URLS
+start() { # name data-dir [env...]
+  local name="$1" data="$2"; shift 2
+  local port; port=$(free_port)
+  env "$@" UCPD_LOG=warn "$UCPD" serve --config "$WORK/ucpd.toml" --listen "127.0.0.1:$port" --data-dir "$data" \
+    --dev-insecure-profiles >"$WORK/server-$name.log" 2>&1 &
+  PIDS+=($!)
+  URLS[$name]="http://127.0.0.1:$port"
+  for _ in $(seq 1 300); do curl -fsS -o /dev/null "${URLS[$name]}/.well-known/ucp" 2>/dev/null && break; sleep 0.1; done
+  curl -fsS -o /dev/null "${URLS[$name]}/.well-known/ucp" || die "ucpd $name not answering (log: $WORK/server-$name.log)"
+}
+start shared "$WORK/data"
+start alone "$WORK/data-alone" UCPD_STORE__GROUP_COMMIT_MAX_JOBS=1
+
+run() { # variant round-label
+  local variant="$1" label="$2"
+  local out="$WORK/$variant-$label.txt"
+  "$UCPD_BENCH" purchase --items "$WORK/items.txt" --url "${URLS[$variant]}" --profile "$PROFILE" \
+    --transport "$TRANSPORT" --concurrency "$CONCURRENCY" --duration "$DURATION" --threads "$BENCH_THREADS" \
+    >"$out" 2>&1 || { cat "$out" >&2; die "ucpd-bench $variant failed"; }
+  grep '^BENCH_RESULT' "$out" | tail -n1 | sed "s/^BENCH_RESULT /BENCH_RESULT variant=$variant round=$label /"
+}
+
+log "warm-up"
+DURATION=2s run shared warmup >/dev/null
+DURATION=2s run alone warmup >/dev/null
+RESULTS="$WORK/results.txt"
+: >"$RESULTS"
+for round in $(seq 1 "$RUNS"); do
+  if ((round % 2)); then order=(shared alone); else order=(alone shared); fi
+  for variant in "${order[@]}"; do
+    line=$(run "$variant" "$round")
+    echo "$line" | tee -a "$RESULTS"
+    log "$variant round $round: $(sed -n 's/.* orders_per_s=\([0-9.]*\).*/\1/p' <<<"$line") orders/s, load $(cut -d' ' -f1 /proc/loadavg)"
+  done
+done
+python3 - "$RESULTS" <<'PY'
+import re, statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    fields = dict(re.findall(r"(\w+)=(\S+)", line))
+    rows.setdefault(fields["variant"], []).append(fields)
+def med(variant, key):
+    return statistics.median(float(row[key]) for row in rows[variant])
+shared, alone = med("shared", "orders_per_s"), med("alone", "orders_per_s")
+p99 = {call: med("shared", f"{call}_p99_ms") for call in ("create", "update", "complete")}
+print(f"PURCHASE_RESULT orders_shared_median={shared:.1f} orders_alone_median={alone:.1f} "
+      f"shared_over_alone={shared / alone:.2f} target_orders=500 "
+      + " ".join(f"{call}_p99_ms={value:.1f}" for call, value in p99.items()) + " target_p99_ms=25")
+PY
