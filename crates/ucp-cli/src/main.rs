@@ -177,12 +177,6 @@ struct ImportArgs {
     strict: bool,
 }
 
-/// mimalloc instead of glibc's malloc: under the purchase and catalog benchmarks a sixth of
-/// the server's CPU went to malloc/free (many small documents, strings and JSON values across
-/// worker threads), and mimalloc's thread-local free lists cost less of it (BENCHMARKS.md).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     init_tracing();
