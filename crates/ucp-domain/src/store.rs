@@ -392,30 +392,18 @@ pub trait TrafficStore: Send + Sync + std::fmt::Debug {
 /// every attempt in the delivery log.
 #[async_trait]
 pub trait WebhookOutbox: Send + Sync + std::fmt::Debug {
-    /// Leases up to `claim.limit` pending events that are due, not leased by a live claim, not
-    /// behind an earlier pending event of the same order (each order's events go out in order),
-    /// and of platforms with fewer than `claim.per_platform` events leased: oldest due first.
-    async fn claim_due(
-        &self,
-        claim: crate::webhook::ClaimRequest<'_>,
-    ) -> Result<Vec<crate::webhook::WebhookEvent>, StoreError>;
-
-    /// Logs `finished` (as [`WebhookOutbox::record_attempts`]) and then leases as
-    /// [`WebhookOutbox::claim_due`] does: a dispatcher's round, in one write where the
-    /// backend can.
+    /// A dispatcher's round, in one transaction: logs the `finished` attempts and applies
+    /// their outcomes (delivered, retry at, dead), releasing their leases (an attempt whose
+    /// lease lapsed meanwhile is logged all the same; a delivery counts whoever made it), then
+    /// leases up to `claim.limit` pending events that are due, not leased by a live claim, not
+    /// behind an earlier pending event of the same order (each order's events go out in
+    /// order), and of platforms with fewer than `claim.per_platform` events leased: oldest due
+    /// first. A `claim.limit` of 0 only records.
     async fn record_and_claim(
         &self,
         finished: &[crate::webhook::AttemptRecord],
         claim: crate::webhook::ClaimRequest<'_>,
-    ) -> Result<Vec<crate::webhook::WebhookEvent>, StoreError> {
-        self.record_attempts(finished).await?;
-        self.claim_due(claim).await
-    }
-
-    /// Logs attempts and applies their outcomes (delivered, retry at, dead), releasing their
-    /// leases, in one transaction; returns how many leases were still their owner's (an
-    /// attempt whose lease lapsed is logged all the same).
-    async fn record_attempts(&self, attempts: &[crate::webhook::AttemptRecord]) -> Result<usize, StoreError>;
+    ) -> Result<Vec<crate::webhook::WebhookEvent>, StoreError>;
 
     /// Resolves when this process may have committed new webhook events (or made an order's
     /// next event due) since the last call, so a dispatcher need not wait for its next poll.

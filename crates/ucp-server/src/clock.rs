@@ -21,6 +21,15 @@ impl Clock {
     }
 }
 
+/// Unix milliseconds now, by the system clock (timestamps of webhook events and attempts,
+/// which the store compares across instances, so never offset).
+pub fn unix_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|elapsed| i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
 impl ucp_domain::commerce::Clock for Clock {
     fn now(&self) -> i64 {
         Clock::now(self)

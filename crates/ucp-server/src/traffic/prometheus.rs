@@ -10,6 +10,7 @@ use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle, 
 use ucp_domain::store::{TrafficCount, TrafficKind};
 use ucp_domain::webhook::Backlog;
 
+use crate::clock::unix_ms;
 use crate::operations::Operation;
 
 const LATENCY: &str = "ucpd_operation_duration_seconds";
@@ -24,13 +25,6 @@ const WEBHOOK_OLDEST: &str = "ucpd_webhook_oldest_pending_seconds";
 
 /// Latency buckets, seconds: sub-millisecond catalog reads to multi-second payments.
 const BUCKETS: &[f64] = &[0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|elapsed| i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
-}
 
 static METADATA: Metadata<'static> = Metadata::new("ucpd", Level::INFO, Some(module_path!()));
 
@@ -145,7 +139,7 @@ impl Exporter {
             };
             by_status("pending").set(backlog.pending as f64);
             by_status("dead").set(backlog.dead as f64);
-            let age_ms = backlog.oldest_pending_ms.map_or(0, |oldest| now_ms().saturating_sub(oldest).max(0));
+            let age_ms = backlog.oldest_pending_ms.map_or(0, |oldest| unix_ms().saturating_sub(oldest).max(0));
             self.gauge(WEBHOOK_OLDEST).set(age_ms as f64 / 1000.0);
         }
         self.handle.render()

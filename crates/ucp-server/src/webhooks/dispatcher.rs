@@ -15,6 +15,7 @@ use ucp_domain::store::WebhookOutbox;
 use ucp_domain::webhook::{AttemptOutcome, AttemptRecord, ClaimRequest, RetryPolicy, WebhookEvent};
 
 use super::deliver::{Delivery, Sender};
+use crate::clock::unix_ms;
 use crate::config::WebhookSettings;
 
 /// At most this many attempts are recorded in one transaction.
@@ -29,13 +30,6 @@ pub struct Dispatcher {
     policy: RetryPolicy,
     /// Names this process's leases.
     owner: String,
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|elapsed| i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
 }
 
 impl Dispatcher {
@@ -109,7 +103,7 @@ impl Dispatcher {
         let room = in_flight.available_permits() + held.len();
         let claim = ClaimRequest {
             owner: &self.owner,
-            now_ms: now_ms(),
+            now_ms: unix_ms(),
             lease_ms,
             limit: room,
             per_platform: self.settings.max_concurrent_per_platform,
@@ -141,7 +135,7 @@ impl Dispatcher {
 
     /// Delivers one event and records what happened.
     async fn attempt(&self, event: WebhookEvent) -> AttemptRecord {
-        let started_at_ms = now_ms();
+        let started_at_ms = unix_ms();
         let started = Instant::now();
         let delivery = self.sender.deliver(&event, started_at_ms / 1000).await;
         let latency_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
@@ -149,7 +143,7 @@ impl Dispatcher {
         let (outcome, status_code, error) = match delivery {
             Delivery::Delivered { status } => (AttemptOutcome::Delivered, Some(status), None),
             Delivery::Failed { status, error } => {
-                let next = self.policy.after_failure(attempts, event.horizon_from_ms, now_ms(), rand::random::<f64>());
+                let next = self.policy.after_failure(attempts, event.horizon_from_ms, unix_ms(), rand::random::<f64>());
                 (next, status, Some(error))
             }
             Delivery::Refused { error } => (AttemptOutcome::Dead, None, Some(error)),
@@ -160,7 +154,7 @@ impl Dispatcher {
             ),
             (AttemptOutcome::RetryAt(at), error) => tracing::warn!(
                 event = %event.id, order = %event.order_id, url = %event.target.url, attempts, status = ?status_code,
-                error = error.as_deref().unwrap_or_default(), retry_in_ms = at - now_ms(), "webhook delivery failed; will retry"
+                error = error.as_deref().unwrap_or_default(), retry_in_ms = at - unix_ms(), "webhook delivery failed; will retry"
             ),
             (AttemptOutcome::Dead, error) => tracing::error!(
                 event = %event.id, order = %event.order_id, url = %event.target.url, attempts, status = ?status_code,

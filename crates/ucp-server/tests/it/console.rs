@@ -459,6 +459,21 @@ async fn order_page(app: &TestApp, cookie: &str, page: &str) -> (String, String)
 }
 
 /// `<input type="number" id="{id}" name="{name}" value="{value}" min="0" max="{max}"`.
+/// Posts an order page's `action` form as the console does: same origin, the session's CSRF
+/// token among the fields.
+async fn post_action(
+    app: &TestApp,
+    cookie: &str,
+    csrf: &str,
+    page: &str,
+    action: &str,
+    fields: &[(&str, &str)],
+) -> reqwest::Response {
+    let mut fields = fields.to_vec();
+    fields.push(("csrf", csrf));
+    post(app, &format!("{page}/{action}"), Some(cookie), Some(&app.base_url), &fields).await
+}
+
 fn units_field(id: &str, line: &str, value: i64, max: i64) -> String {
     format!("<input type=\"number\" id=\"{id}\" name=\"line:{line}\" value=\"{value}\" min=\"0\" max=\"{max}\"")
 }
@@ -483,11 +498,8 @@ async fn the_order_forms_ship_and_cancel_the_units_chosen() {
     assert!(!html.contains(&format!("action=\"{page}/fail-delivery\"")), "nothing shipped: {html}");
 
     let units = format!("line:{line}");
-    let send = async |action: &str, fields: &[(&str, &str)]| {
-        let mut fields = fields.to_vec();
-        fields.push(("csrf", csrf.as_str()));
-        post(&app, &format!("{page}/{action}"), Some(&cookie), Some(&app.base_url), &fields).await
-    };
+    let send =
+        async |action: &str, fields: &[(&str, &str)]| post_action(&app, &cookie, &csrf, &page, action, fields).await;
     let ship = |quantity| {
         [
             (units.as_str(), quantity),
@@ -550,11 +562,8 @@ async fn the_order_forms_record_a_failed_delivery_a_return_and_an_adjustment() {
     let cookie = log_in(&app).await;
     let page = format!("/admin/orders/{order_id}");
     let (_, csrf) = order_page(&app, &cookie, &page).await;
-    let send = async |action: &str, fields: &[(&str, &str)]| {
-        let mut fields = fields.to_vec();
-        fields.push(("csrf", csrf.as_str()));
-        post(&app, &format!("{page}/{action}"), Some(&cookie), Some(&app.base_url), &fields).await
-    };
+    let send =
+        async |action: &str, fields: &[(&str, &str)]| post_action(&app, &cookie, &csrf, &page, action, fields).await;
     let shipped = send("ship", &[("tracking_number", "1Z2"), ("tracking_url", "https://track.example/1Z2")]).await;
     assert_eq!(shipped.status(), StatusCode::SEE_OTHER, "a post without units ships them all");
     let order = app.tool("get_order", json!({ "id": order_id })).await;

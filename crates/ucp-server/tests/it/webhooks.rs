@@ -166,6 +166,21 @@ fn verify_components() -> [&'static str; 8] {
     ["@method", "@authority", "@path", "content-type", "content-digest", "ucp-agent", "webhook-id", "webhook-timestamp"]
 }
 
+/// Ships one unit of `order`'s first line through the admin API, with tracking `number`.
+async fn ship_first_unit(app: &TestApp, key: &str, order_id: &str, order: &Value, number: &str) {
+    let line = order["line_items"][0]["id"].as_str().unwrap();
+    let shipped = app
+        .http
+        .post(format!("{}/admin/api/orders/{order_id}/ship", app.base_url))
+        .bearer_auth(key)
+        .json(&json!({ "line_items": [{ "id": line, "quantity": 1 }], "carrier": "UPS",
+                       "tracking_number": number, "tracking_url": format!("https://track.example/{number}") }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(shipped.status(), reqwest::StatusCode::OK, "{}", shipped.text().await.unwrap());
+}
+
 async fn published_keys(app: &TestApp) -> KeySet {
     let profile: Value =
         app.http.get(format!("{}/.well-known/ucp", app.base_url)).send().await.unwrap().json().await.unwrap();
@@ -374,17 +389,7 @@ async fn a_merchant_change_sends_the_full_updated_order() {
     let order_id = place_order(&app).await;
     receiver.wait_for(1).await;
     let order = app.tool("get_order", json!({ "id": order_id })).await;
-    let line = order["line_items"][0]["id"].as_str().unwrap().to_owned();
-    let shipped = app
-        .http
-        .post(format!("{}/admin/api/orders/{order_id}/ship", app.base_url))
-        .bearer_auth(key)
-        .json(&json!({ "line_items": [{ "id": line, "quantity": 1 }], "carrier": "UPS",
-                       "tracking_number": "1Z999", "tracking_url": "https://track.example/1Z999" }))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(shipped.status(), reqwest::StatusCode::OK, "{}", shipped.text().await.unwrap());
+    ship_first_unit(&app, key, &order_id, &order, "1Z999").await;
 
     let received = receiver.wait_for(2).await;
     assert_eq!(received.len(), 2, "created, then updated");
@@ -417,16 +422,7 @@ async fn an_event_delivered_after_a_later_change_still_carries_its_own_snapshot(
     let order_id = place_order(&app).await;
     receiver.wait_for(1).await;
     let placed = app.tool("get_order", json!({ "id": order_id })).await;
-    let line = placed["line_items"][0]["id"].as_str().unwrap().to_owned();
-    let shipped = app
-        .http
-        .post(format!("{}/admin/api/orders/{order_id}/ship", app.base_url))
-        .bearer_auth(key)
-        .json(&json!({ "line_items": [{ "id": line, "quantity": 1 }], "carrier": "UPS", "tracking_number": "1Z1", "tracking_url": "https://track.example/1Z1" }))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(shipped.status(), reqwest::StatusCode::OK, "{}", shipped.text().await.unwrap());
+    ship_first_unit(&app, key, &order_id, &placed, "1Z1").await;
 
     let received = receiver.wait_for(3).await;
     assert_eq!(received.len(), 3, "created (refused), created again, updated");

@@ -121,10 +121,6 @@ const DUE: &str = "e.status = 'pending' AND e.next_attempt <= ?1 AND (e.lease_un
 
 #[async_trait]
 impl WebhookOutbox for SqliteStore {
-    async fn claim_due(&self, claim: ClaimRequest<'_>) -> Result<Vec<WebhookEvent>, StoreError> {
-        self.record_and_claim(&[], claim).await
-    }
-
     async fn record_and_claim(
         &self,
         finished: &[AttemptRecord],
@@ -173,31 +169,6 @@ impl WebhookOutbox for SqliteStore {
             tracing::error!(event = %id, %reason, "webhook event does not decode; dead-lettered");
         }
         Ok(events)
-    }
-
-    async fn record_attempts(&self, attempts: &[AttemptRecord]) -> Result<usize, StoreError> {
-        if attempts.is_empty() {
-            return Ok(0);
-        }
-        let attempts = attempts.to_vec();
-        let (owned, delivered) = self
-            .write_relaxed(move |connection| {
-                let transaction = connection.savepoint().map_err(backend)?;
-                let mut owned = 0;
-                for attempt in &attempts {
-                    if record(&transaction, attempt)? {
-                        owned += 1;
-                    }
-                }
-                transaction.commit().map_err(backend)?;
-                Ok((owned, attempts.iter().any(|attempt| attempt.outcome == AttemptOutcome::Delivered)))
-            })
-            .await?;
-        // A delivery can make the next event of its order due.
-        if delivered {
-            self.outbox_committed();
-        }
-        Ok(owned)
     }
 
     async fn backlog(&self) -> Result<Backlog, StoreError> {
@@ -281,11 +252,10 @@ impl WebhookOutbox for SqliteStore {
     }
 }
 
-/// Leases due events inside `transaction` (see `WebhookOutbox::claim_due`); also returns the
+/// Leases due events inside `transaction` (see `WebhookOutbox::record_and_claim`); also returns the
 /// events that no longer decode, dead-lettered here, with why.
-fn claim_in(transaction: &rusqlite::Connection, lease: &Lease) -> Result<Claimed2, StoreError> {
-    let Lease { owner, now, limit, per_platform, lease_until } = lease;
-    let (owner, now, limit, per_platform, lease_until) = (owner.as_str(), *now, *limit, *per_platform, *lease_until);
+fn claim_in(transaction: &rusqlite::Connection, lease: &Lease) -> Result<ClaimOutcome, StoreError> {
+    let &Lease { ref owner, now, limit, per_platform, lease_until } = lease;
     let mut leased: HashMap<String, usize> = HashMap::new();
     {
         let mut statement = transaction
@@ -402,7 +372,7 @@ struct Lease {
     lease_until: i64,
 }
 
-type Claimed2 = (Vec<WebhookEvent>, Vec<(String, String)>);
+type ClaimOutcome = (Vec<WebhookEvent>, Vec<(String, String)>);
 
 impl Lease {
     fn of(claim: &ClaimRequest<'_>) -> Lease {
@@ -416,9 +386,9 @@ impl Lease {
     }
 }
 
-/// Logs one attempt and applies its outcome inside `transaction`; `Ok(false)` when the lease
-/// was no longer `attempt.owner`'s.
-fn record(transaction: &rusqlite::Connection, attempt: &AttemptRecord) -> Result<bool, StoreError> {
+/// Logs one attempt and applies its outcome inside `transaction` (a delivery also when the
+/// lease was no longer `attempt.owner`'s).
+fn record(transaction: &rusqlite::Connection, attempt: &AttemptRecord) -> Result<(), StoreError> {
     let error: Option<String> = attempt.error.as_ref().map(|text| text.chars().take(MAX_ERROR_CHARS).collect());
     let (outcome, status, next, delivered_at) = match attempt.outcome {
         AttemptOutcome::Delivered => ("delivered", "delivered", None, Some(now_ms())),
@@ -456,7 +426,7 @@ fn record(transaction: &rusqlite::Connection, attempt: &AttemptRecord) -> Result
             .execute(params![attempt.event_id, delivered_at])
             .map_err(backend)?;
     }
-    Ok(owned)
+    Ok(())
 }
 
 fn insert_attempt(

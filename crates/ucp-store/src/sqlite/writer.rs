@@ -16,6 +16,8 @@ use std::sync::mpsc;
 use rusqlite::Connection;
 use ucp_domain::store::StoreError;
 
+use super::backend;
+
 /// At most this many jobs share one commit.
 pub(super) const MAX_BATCH: usize = 256;
 
@@ -86,12 +88,9 @@ impl From<CommitFailed> for StoreError {
 }
 
 fn failed(error: rusqlite::Error) -> CommitFailed {
-    let busy = matches!(
-        &error,
-        rusqlite::Error::SqliteFailure(failure, _)
-            if matches!(failure.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
-    );
-    CommitFailed { busy, message: error.to_string() }
+    let message = error.to_string();
+    // The store's one classification of SQLite errors: busy or locked is `Unavailable`.
+    CommitFailed { busy: matches!(backend(error), StoreError::Unavailable(_)), message }
 }
 
 /// The queue in front of the writer thread; dropping it ends the thread.
