@@ -88,6 +88,7 @@ trap 'printf "[bench] ERROR: command failed (exit %s) at %s line %s: %s\n" "$?" 
 for tool in python3 curl cargo; do
   command -v "$tool" >/dev/null || die "$tool is required"
 done
+[[ -x /usr/bin/time ]] || apt-get install -y time >/dev/null 2>&1 || die "/usr/bin/time is required (apt-get install time)"
 if ! command -v wrk >/dev/null; then
   log "installing wrk (apt-get)"
   if ! apt-get install -y wrk >/dev/null 2>&1; then
@@ -168,7 +169,8 @@ time_import() { # name file format data_dir
   rm -rf "$dir"
   sync
   t0=$(now)
-  "$UCPD" import "$file" --data-dir "$dir" --format "$format" >"$WORK/import-$name.out" 2>"$WORK/import-$name.err" || rc=$?
+  /usr/bin/time -f '%M' -o "$WORK/import-$name.rss" \
+    "$UCPD" import "$file" --data-dir "$dir" --format "$format" >"$WORK/import-$name.out" 2>"$WORK/import-$name.err" || rc=$?
   t1=$(now)
   [[ $rc -eq 0 ]] || { tail -n 20 "$WORK/import-$name.err" >&2; die "ucpd import ($name) exited with $rc"; }
   local secs summary
@@ -176,6 +178,7 @@ time_import() { # name file format data_dir
   summary=$({ grep -h 'imported' "$WORK/import-$name.out" "$WORK/import-$name.err" || true; } | tail -n1 | sed 's/\x1b\[[0-9;]*m//g')
   log "import $name: ${secs}s wall — $summary"
   meta "IMPORT_${name^^}_SECONDS" "$secs"
+  meta "IMPORT_${name^^}_PEAK_RSS_KB" "$(tail -n1 "$WORK/import-$name.rss")"
   meta "IMPORT_${name^^}_SUMMARY" "$summary"
   meta "IMPORT_${name^^}_DB_BYTES" "$(du -sb "$dir" | awk '{print $1}')"
 }

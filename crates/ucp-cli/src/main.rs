@@ -179,7 +179,8 @@ struct ImportArgs {
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
-    init_tracing();
+    // Held to the end of main: dropping it flushes the log lines still queued.
+    let _log_writer = init_tracing();
     // Store calls run on the blocking pool; a bounded pool keeps a burst from spawning
     // hundreds of threads (each with its own stack and allocator state).
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().max_blocking_threads(32).build() {
@@ -210,15 +211,28 @@ fn main() -> std::process::ExitCode {
     }
 }
 
-fn init_tracing() {
+/// Logs go to stderr through a writer thread (`tracing_appender::non_blocking`), so a request
+/// that logs (every operation call writes its audit line) never waits on a `write` to the
+/// terminal or a pipe. Not lossy: when the queue is full, callers wait rather than drop audit
+/// lines. Colours only on a terminal.
+fn init_tracing() -> tracing_appender::non_blocking::WorkerGuard {
+    use std::io::IsTerminal;
     let filter = tracing_subscriber::EnvFilter::try_from_env("UCPD_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,tower_http=warn"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .lossy(false)
+        .thread_name("ucpd-log")
+        .finish(std::io::stderr());
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_writer(writer);
     if std::env::var("UCPD_LOG_FORMAT").is_ok_and(|format| format == "json") {
         builder.json().init();
     } else {
         builder.init();
     }
+    guard
 }
 
 fn load_settings(config: Option<&PathBuf>) -> anyhow::Result<Settings> {

@@ -52,7 +52,7 @@ pub async fn lookup_catalog(state: &AppState, envelope: &Envelope, request: Look
         filters: filters_of(request.filters),
     };
     let results = state.core.lookup_catalog(request).await?;
-    to_json(&LookupBody::new(envelope.ucp(), &results))
+    to_json(&LookupBody::new(envelope.ucp(), results))
 }
 
 /// `get_product`.

@@ -5,7 +5,7 @@
 //!
 //! [`serve_connection`] takes any accepted stream (`AsyncRead + AsyncWrite`), so a TLS acceptor
 //! can wrap the TCP stream first and put what it learned (a client certificate) into the
-//! per-connection extensions every request of the connection receives.
+//! [`ConnectionFacts`] every request of the connection receives as extensions.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::extract::ConnectInfo;
-use axum::http::{Extensions, Request};
+use axum::http::Request;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
@@ -28,6 +28,7 @@ use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
 use crate::config::ConnectionLimits;
+use crate::trust::ClientCertificate;
 
 /// How long connections get to finish their requests once shutdown starts.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -73,15 +74,14 @@ pub async fn serve(
             () = stopping.cancelled() => break,
         };
         let _ = stream.set_nodelay(true);
-        let mut extensions = Extensions::new();
-        extensions.insert(ConnectInfo(peer));
+        let mut facts = ConnectionFacts { peer, certificate: None };
         let router = router.clone();
         let limits = limits.clone();
         let stopping = stopping.clone();
         let tls = tls.clone();
         tokio::spawn(async move {
             match tls {
-                None => serve_connection(stream, router, extensions, &limits, stopping).await,
+                None => serve_connection(stream, router, facts, &limits, stopping).await,
                 Some(acceptor) => {
                     let accepted = tokio::select! {
                         accepted = acceptor.accept(stream) => accepted,
@@ -90,9 +90,9 @@ pub async fn serve(
                     match accepted {
                         Ok((stream, certificate)) => {
                             if let Some(certificate) = certificate {
-                                extensions.insert(certificate);
+                                facts.certificate = Some(Arc::new(certificate));
                             }
-                            serve_connection(stream, router, extensions, &limits, stopping).await;
+                            serve_connection(stream, router, facts, &limits, stopping).await;
                         }
                         // Plain HTTP on the TLS port, an unknown client CA, a timeout: the
                         // client's problem, so not a warning.
@@ -113,12 +113,11 @@ pub async fn serve(
 /// Serves one connection until the client closes it, it idles past
 /// `limits.idle_timeout_ms`, a request's header block takes longer than
 /// `limits.header_read_timeout_ms`, or `shutdown` is cancelled (then in-flight requests finish
-/// first). `extensions` are added to every request of the connection (at least
-/// `ConnectInfo<SocketAddr>`, which the rate limits key by).
+/// first). Every request of the connection gets its `facts` as extensions.
 pub async fn serve_connection<I>(
     io: I,
     router: Router,
-    extensions: Extensions,
+    facts: ConnectionFacts,
     limits: &ConnectionLimits,
     shutdown: CancellationToken,
 ) where
@@ -128,7 +127,11 @@ pub async fn serve_connection<I>(
     let last_activity = Arc::new(AtomicU64::new(0));
     let io = Watched { io, epoch, last_activity: Arc::clone(&last_activity) };
     let service = router.map_request(move |mut request: Request<Incoming>| {
-        request.extensions_mut().extend(extensions.clone());
+        let extensions = request.extensions_mut();
+        extensions.insert(ConnectInfo(facts.peer));
+        if let Some(certificate) = &facts.certificate {
+            extensions.insert(ClientCertificate::clone(certificate));
+        }
         request
     });
     let mut builder = auto::Builder::new(TokioExecutor::new());
@@ -169,6 +172,15 @@ pub async fn serve_connection<I>(
             }
         }
     }
+}
+
+/// What every request of a connection is told about it, as request extensions.
+#[derive(Debug, Clone)]
+pub struct ConnectionFacts {
+    /// As `ConnectInfo<SocketAddr>`, which the rate limits key by.
+    pub peer: std::net::SocketAddr,
+    /// The verified client certificate of a TLS connection, as [`ClientCertificate`].
+    pub certificate: Option<Arc<ClientCertificate>>,
 }
 
 /// An accepted stream that records when it last moved a byte either way.

@@ -190,10 +190,10 @@ impl Application {
     /// Serves until `shutdown` resolves, then finishes in-flight requests.
     pub async fn run_until_stopped(self, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
         // Catalog changes made by another process (an import) reach this instance's search
-        // index and document cache within a few seconds.
+        // index and read caches within a second: reads never ask the database themselves.
         let catalog = Arc::clone(&self.state.catalog);
         let refresher = tokio::spawn(async move {
-            let mut ticks = tokio::time::interval(std::time::Duration::from_secs(5));
+            let mut ticks = tokio::time::interval(std::time::Duration::from_secs(1));
             ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 ticks.tick().await;

@@ -4,7 +4,8 @@
 //! WAL mode, a small pool of reader connections and one writer. Every backend implements the
 //! traits of `ucp_domain::store`; the server only ever holds `Arc<dyn ...Store>`.
 
-mod index;
+#[doc(hidden)]
+pub mod index;
 mod sqlite;
 
 pub use sqlite::SqliteStore;

@@ -26,8 +26,12 @@ pub fn assemble_lookup(
         }
     }
     let mut matches = Vec::with_capacity(order.len());
+    // Each product is wanted once (`order` has no repeats), so it is moved out, not copied.
+    let mut products: Vec<Option<Product>> = products.into_iter().map(Some).collect();
     for product_id in order {
-        let Some(mut product) = products.iter().find(|product| product.id == product_id).cloned() else { continue };
+        let found =
+            products.iter_mut().find(|product| product.as_ref().is_some_and(|product| product.id == product_id));
+        let Some(mut product) = found.and_then(Option::take) else { continue };
         let mut picked: Vec<(usize, Vec<(String, MatchKind)>)> = Vec::new();
         let mut add = |index: usize, input: &str, kind: MatchKind| {
             let entry = match picked.iter_mut().find(|(picked_index, _)| *picked_index == index) {

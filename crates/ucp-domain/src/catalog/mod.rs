@@ -41,6 +41,9 @@ pub struct Product {
     pub media: Vec<Media>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub options: Vec<ProductOption>,
+    /// Never empty in a normalized product; skipped when empty only so a lookup answer can
+    /// write the variants itself, each with its `inputs` (`ucp_protocol::resources`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub variants: Vec<Variant>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rating: Option<Rating>,

@@ -3,7 +3,7 @@
 
 use schemars::JsonSchema;
 use serde::Serialize;
-use ucp_domain::catalog::{Product, SelectedOption};
+use ucp_domain::catalog::{Product, SelectedOption, Variant};
 use ucp_domain::commerce::{LookupResults, ProductView, SearchResults};
 use ucp_domain::store::MatchKind;
 
@@ -41,38 +41,68 @@ impl<'a, U: Serialize> SearchBody<'a, U> {
 pub struct LookupBody<U: Serialize> {
     pub ucp: U,
     #[schemars(schema_with = "super::shapes::looked_up_products")]
-    pub products: Vec<serde_json::Value>,
+    pub products: Vec<LookupProduct>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub messages: Vec<Message>,
 }
 
-/// A product whose variants each carry the request ids that found them (`inputs`). Built
-/// as a JSON tree: a lookup answers at most the lookup limit of products.
-fn lookup_product(product: &Product, inputs: &[Vec<(String, MatchKind)>]) -> serde_json::Value {
-    let mut value = serde_json::to_value(product).unwrap_or(serde_json::Value::Null);
-    if let Some(variants) = value.get_mut("variants").and_then(serde_json::Value::as_array_mut) {
-        for (variant, inputs) in variants.iter_mut().zip(inputs) {
-            variant["inputs"] = inputs
-                .iter()
-                .map(|(id, kind)| {
-                    let kind = match kind {
-                        MatchKind::Exact => "exact",
-                        MatchKind::Featured => "featured",
-                    };
-                    serde_json::json!({ "id": id, "match": kind })
-                })
-                .collect();
-        }
+/// A product whose variants each carry the request ids that found them (`inputs`): the
+/// product's own members (its variants moved out) and then the variants, each flattened
+/// beside its `inputs`. Serialized directly, without a JSON tree.
+#[derive(Debug, Serialize)]
+pub struct LookupProduct {
+    #[serde(flatten)]
+    product: Product,
+    variants: Vec<LookupVariant>,
+}
+
+#[derive(Debug, Serialize)]
+struct LookupVariant {
+    #[serde(flatten)]
+    variant: Variant,
+    inputs: Vec<LookupInput>,
+}
+
+#[derive(Debug, Serialize)]
+struct LookupInput {
+    id: String,
+    #[serde(rename = "match")]
+    kind: &'static str,
+}
+
+impl LookupProduct {
+    fn new(mut product: Product, inputs: Vec<Vec<(String, MatchKind)>>) -> LookupProduct {
+        let variants = std::mem::take(&mut product.variants)
+            .into_iter()
+            .zip(inputs)
+            .map(|(variant, inputs)| LookupVariant {
+                variant,
+                inputs: inputs
+                    .into_iter()
+                    .map(|(id, kind)| LookupInput {
+                        id,
+                        kind: match kind {
+                            MatchKind::Exact => "exact",
+                            MatchKind::Featured => "featured",
+                        },
+                    })
+                    .collect(),
+            })
+            .collect();
+        LookupProduct { product, variants }
     }
-    value
 }
 
 impl<U: Serialize> LookupBody<U> {
-    pub fn new(ucp: U, results: &LookupResults) -> LookupBody<U> {
+    pub fn new(ucp: U, results: LookupResults) -> LookupBody<U> {
         LookupBody {
             ucp,
-            products: results.products.iter().map(|found| lookup_product(&found.product, &found.inputs)).collect(),
             messages: results.messages.iter().map(Message::from).collect(),
+            products: results
+                .products
+                .into_iter()
+                .map(|found| LookupProduct::new(found.product, found.inputs))
+                .collect(),
         }
     }
 }

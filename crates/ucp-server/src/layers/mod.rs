@@ -6,9 +6,9 @@
 //!    the client's `Request-Id` when it sent one, a fresh UUID otherwise, and is echoed on the
 //!    response;
 //! 2. panic catching ([`panic`]): a panic anywhere below answers 500 in the binding's shape;
-//! 3. admission ([`admission`]): a place among the requests in flight, or 503 + `Retry-After`,
-//!    before any body is read;
-//! 4. Host and Origin ([`host`]), still before the body is read;
+//! 3. admission: a place among the requests in flight, or 503 + `Retry-After`, before any body
+//!    is read;
+//! 4. Host and Origin, still before the body is read (2-4 are one layer, [`front`]);
 //! 5. the body ([`body`]): read up to `http.max_body_bytes` (413 otherwise) into [`RawBody`],
 //!    and, on MCP, the JSON-RPC id into [`RpcId`];
 //! 6. RFC 9421 signatures ([`signature`]): `Content-Digest` and the signatures checked over
@@ -22,12 +22,11 @@
 //! that must refuse before the body is read (a rate limit) goes between 4 and 5; [`reject`]
 //! still recovers the JSON-RPC id there, from a bounded peek at the body.
 
-mod admission;
 pub mod allowed;
 mod audit;
 mod auth;
 mod body;
-mod host;
+mod front;
 mod limiters;
 mod media;
 mod panic;
@@ -39,7 +38,6 @@ mod trace;
 
 use axum::Router;
 use axum::middleware::from_fn_with_state;
-use tower::ServiceBuilder;
 
 pub use allowed::{Allowed, strip_port};
 pub use audit::record as audit;
@@ -79,7 +77,7 @@ pub fn binding_stack(router: Router<AppState>, state: &AppState, binding: Bindin
         // The trust layers, after the body is read and before the handler.
         router = router.layer(from_fn_with_state(scope.clone(), signature::check));
     }
-    let router = outer_stack(router, scope, binding, present.rate_limits);
+    let router = outer_stack(router, scope, present.rate_limits);
     with_page_headers(router, binding)
 }
 
@@ -119,17 +117,12 @@ impl Present {
 
 /// Panic catching, admission, Host/Origin, the per-IP rate limit (when on) and the body,
 /// around `router`.
-fn outer_stack(router: Router<AppState>, scope: Scope, binding: Binding, rate_limits: bool) -> Router<AppState> {
+fn outer_stack(router: Router<AppState>, scope: Scope, rate_limits: bool) -> Router<AppState> {
     let mut router = router.layer(from_fn_with_state(scope.clone(), body::read));
     if rate_limits {
         router = router.layer(from_fn_with_state(scope.clone(), ratelimit::by_ip));
     }
-    router.layer(
-        ServiceBuilder::new()
-            .layer(from_fn_with_state(binding, panic::catch))
-            .layer(from_fn_with_state(scope.clone(), admission::admit))
-            .layer(from_fn_with_state(scope, host::guard)),
-    )
+    router.layer(from_fn_with_state(scope, front::gate))
 }
 
 /// The outer part of the stack for the merchant's admin routes: panic catching, admission,
@@ -137,7 +130,7 @@ fn outer_stack(router: Router<AppState>, scope: Scope, binding: Binding, rate_li
 /// admin credential is checked by `crate::admin`).
 pub fn admin_stack(router: Router<AppState>, state: &AppState, binding: Binding) -> Router<AppState> {
     let scope = Scope { state: state.clone(), binding };
-    let router = outer_stack(router, scope, binding, state.rate_limits.enabled());
+    let router = outer_stack(router, scope, state.rate_limits.enabled());
     with_page_headers(router, binding)
 }
 

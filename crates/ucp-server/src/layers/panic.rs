@@ -16,7 +16,13 @@ use crate::error::{ApiError, ErrorKind};
 pub(super) async fn catch(State(binding): State<Binding>, mut request: Request, next: Next) -> Response {
     let slot = RpcId::default();
     request.extensions_mut().insert(slot.clone());
-    match AssertUnwindSafe(next.run(request)).catch_unwind().await {
+    caught(binding, &slot, next.run(request)).await
+}
+
+/// Runs `work`, answering 500 in the binding's shape (with the id in `slot`, if known) when it
+/// panics.
+pub(super) async fn caught(binding: Binding, slot: &RpcId, work: impl Future<Output = Response>) -> Response {
+    match AssertUnwindSafe(work).catch_unwind().await {
         Ok(response) => response,
         Err(panic) => {
             let message = panic

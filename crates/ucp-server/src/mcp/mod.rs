@@ -2,6 +2,7 @@
 //! (no session, no `initialize` needed, any `Accept` header), as Google and generic MCP
 //! clients call it. See `spec/transport-mcp.md`.
 
+mod escape;
 pub(crate) mod schemas;
 
 use axum::body::{Body, Bytes};
@@ -121,29 +122,24 @@ async fn handle(state: &AppState, headers: &HeaderMap, principal: Option<Princip
         return rpc_error(&id, &ApiError::invalid_params("params must be an object"));
     }
     let result = match method {
-        "initialize" => Ok(initialize(state, &params).to_string()),
-        "ping" => Ok("{}".to_owned()),
-        "tools/list" => Ok(state.tools_list_result.as_ref().clone()),
-        "tools/call" => call_tool(state, headers, principal, &params).await.and_then(|reply| tool_result(&reply.body)),
+        "initialize" => Ok(rpc_result(&id, &[&initialize(state, &params).to_string()])),
+        "ping" => Ok(rpc_result(&id, &["{}"])),
+        "tools/list" => Ok(rpc_result(&id, &[state.tools_list_result.as_str()])),
+        "tools/call" => {
+            call_tool(state, headers, principal, &params).await.and_then(|reply| tool_result(&id, &reply.body))
+        }
         _ => Err(ApiError::new(ErrorKind::MethodNotFound, format!("method {method:?} is not supported"))),
     };
-    match result {
-        Ok(result) => rpc_result(&id, &result),
-        Err(error) => rpc_error(&id, &error),
-    }
+    result.unwrap_or_else(|error| rpc_error(&id, &error))
 }
 
-/// `{structuredContent, content: [{type: "text", text}]}` around a serialized UCP body,
-/// reusing the serialized text for both members.
-fn tool_result(body: &str) -> Result<String, ApiError> {
-    let text = serde_json::to_string(body).map_err(ApiError::internal)?;
-    let mut result = String::with_capacity(body.len() + text.len() + 64);
-    result.push_str("{\"structuredContent\":");
-    result.push_str(body);
-    result.push_str(",\"content\":[{\"type\":\"text\",\"text\":");
-    result.push_str(&text);
-    result.push_str("}]}");
-    Ok(result)
+/// The JSON-RPC answer `{structuredContent, content: [{type: "text", text}]}` around a
+/// serialized UCP body, written into one buffer: the body once as it is and once escaped as
+/// the text mirror, never parsed or copied in between.
+fn tool_result(id: &Value, body: &str) -> Result<Response, ApiError> {
+    let mut text = String::new();
+    escape::json_string(&mut text, body);
+    Ok(rpc_result(id, &["{\"structuredContent\":", body, ",\"content\":[{\"type\":\"text\",\"text\":", &text, "}]}"]))
 }
 
 fn initialize(state: &AppState, params: &Value) -> Value {
@@ -271,13 +267,16 @@ fn header_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
     }
 }
 
-/// A JSON-RPC success response around an already serialized `result`.
-fn rpc_result(id: &Value, result: &str) -> Response {
-    let mut body = String::with_capacity(result.len() + 48);
+/// A JSON-RPC success response around an already serialized `result`, given in pieces.
+fn rpc_result(id: &Value, result: &[&str]) -> Response {
+    let id = id.to_string();
+    let mut body = String::with_capacity(result.iter().map(|piece| piece.len()).sum::<usize>() + id.len() + 40);
     body.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
-    body.push_str(&id.to_string());
+    body.push_str(&id);
     body.push_str(",\"result\":");
-    body.push_str(result);
+    for piece in result {
+        body.push_str(piece);
+    }
     body.push('}');
     Response::builder()
         .status(StatusCode::OK)

@@ -23,6 +23,12 @@ async fn concurrent_completes_never_oversell() {
         ids.push(created["id"].as_str().unwrap().to_owned());
     }
 
+    // Read first, so the served product is cached in stock: the orders must replace it.
+    let product = app.tool("get_product", json!({ "catalog": { "id": "limited-1" } })).await;
+    assert_eq!(product["product"]["variants"][0]["availability"]["available"], json!(true), "{product}");
+    let lookup = app.tool("lookup_catalog", json!({ "catalog": { "ids": ["limited-1"] } })).await;
+    assert_eq!(lookup["products"][0]["variants"][0]["availability"]["available"], json!(true), "{lookup}");
+
     let mut tasks = tokio::task::JoinSet::new();
     for id in ids.clone() {
         let app = app.clone();

@@ -10,53 +10,90 @@ use rusqlite::{Connection, OptionalExtension, params};
 use ucp_domain::catalog::{Product, category_paths};
 use ucp_domain::store::{CatalogStore, ImportSummary, Resolution, SearchPage, SearchQuery, StoreError};
 
+use super::cache::Loaded;
+use super::index_file::{self, Built};
 use super::{Inner, SqliteStore, backend};
 use crate::index::{CatalogIndex, IndexDoc};
 
 #[async_trait]
 impl CatalogStore for SqliteStore {
     async fn search(&self, query: &SearchQuery) -> Result<SearchPage, StoreError> {
-        let query = query.clone();
-        let inner = Arc::clone(&self.inner);
-        self.read(move |connection| {
-            let index = current_index(&inner, connection)?;
-            let page = index.search(&query);
-            let mut products = Vec::with_capacity(page.rows.len());
-            for position in &page.rows {
-                if let Some(product) = load_row(&inner, connection, position.row)? {
-                    products.push(product);
-                }
-            }
-            let next = if page.has_more { page.rows.last().copied() } else { None };
-            Ok(SearchPage { products, next, total_count: None })
-        })
-        .await
+        let index = self.index().await?;
+        // In memory, on this task: a page costs well under a millisecond, less than a hop
+        // to the blocking pool.
+        let page = index.search(query);
+        let rows: Vec<i64> = page.rows.iter().map(|position| position.row).collect();
+        let products = self.products_at(&rows).await?;
+        let next = if page.has_more { page.rows.last().copied() } else { None };
+        Ok(SearchPage { products, next, total_count: None })
     }
 
     async fn resolve(&self, ids: &[String]) -> Result<Vec<Resolution>, StoreError> {
-        let ids = ids.to_vec();
-        self.read(move |connection| resolve(connection, &ids)).await
+        self.catalog_current().await?;
+        let cache = &self.inner.cache;
+        let epoch = cache.epoch();
+        let mut found: Vec<Option<Arc<[Resolution]>>> = ids.iter().map(|id| cache.resolution(id)).collect();
+        let missing: Vec<String> =
+            ids.iter().zip(&found).filter(|(_, hit)| hit.is_none()).map(|(id, _)| id.clone()).collect();
+        if !missing.is_empty() {
+            let resolved = self.read(move |connection| resolve_each(connection, &missing)).await?;
+            for (id, resolutions) in resolved {
+                let position = ids.iter().position(|wanted| *wanted == id);
+                if let Some(slot) = position.and_then(|position| found.get_mut(position)) {
+                    *slot = Some(Arc::clone(&resolutions));
+                }
+                cache.keep(epoch, Loaded::Resolution(Arc::from(id), resolutions));
+            }
+        }
+        Ok(found.into_iter().flatten().flat_map(|resolutions| resolutions.to_vec()).collect())
     }
 
     async fn products(&self, product_ids: &[String]) -> Result<Vec<Product>, StoreError> {
-        let product_ids = product_ids.to_vec();
-        let inner = Arc::clone(&self.inner);
-        self.read(move |connection| {
-            current_index(&inner, connection)?;
-            let mut statement = connection.prepare_cached("SELECT row FROM products WHERE id = ?1").map_err(backend)?;
-            let mut products = Vec::with_capacity(product_ids.len());
-            for product_id in &product_ids {
-                let found =
-                    statement.query_row([product_id], |row| row.get::<_, i64>(0)).optional().map_err(backend)?;
-                if let Some(row) = found
-                    && let Some(product) = load_row(&inner, connection, row)?
-                {
-                    products.push(product);
-                }
+        self.catalog_current().await?;
+        let cache = &self.inner.cache;
+        let epoch = cache.epoch();
+        let mut products = Vec::with_capacity(product_ids.len());
+        let mut missing = Vec::new();
+        for product_id in product_ids {
+            match cache.row(product_id).and_then(|row| cache.product(row)) {
+                Some(product) => products.push(Product::clone(&product)),
+                None => missing.push(product_id.clone()),
             }
-            Ok(products)
-        })
-        .await
+        }
+        if missing.is_empty() {
+            return Ok(products);
+        }
+        let inner = Arc::clone(&self.inner);
+        let loaded = self
+            .read(move |connection| {
+                let mut statement =
+                    connection.prepare_cached("SELECT row FROM products WHERE id = ?1").map_err(backend)?;
+                let mut loaded = Vec::with_capacity(missing.len());
+                for product_id in missing {
+                    let found =
+                        statement.query_row([&product_id], |row| row.get::<_, i64>(0)).optional().map_err(backend)?;
+                    let Some(row) = found else { continue };
+                    let cached = inner.cache.product(row);
+                    let fresh = cached.is_none();
+                    let product = match cached {
+                        Some(product) => Some(product),
+                        None => load_row(connection, row)?,
+                    };
+                    if let Some(product) = product {
+                        loaded.push((product_id, row, product, fresh));
+                    }
+                }
+                Ok(loaded)
+            })
+            .await?;
+        for (product_id, row, product, fresh) in loaded {
+            products.push(Product::clone(&product));
+            cache.keep(epoch, Loaded::Row(Arc::from(product_id), row));
+            if fresh {
+                cache.keep(epoch, Loaded::Product(row, product));
+            }
+        }
+        Ok(products)
     }
 
     async fn upsert_products(&self, products: Vec<Product>) -> Result<ImportSummary, StoreError> {
@@ -80,9 +117,18 @@ impl CatalogStore for SqliteStore {
     async fn refresh(&self) -> Result<bool, StoreError> {
         let inner = Arc::clone(&self.inner);
         self.read(move |connection| {
-            let before = inner.index.read().map(|guard| guard.1).unwrap_or(-1);
+            let stored: i64 = connection
+                .prepare_cached("SELECT version FROM catalog_meta")
+                .and_then(|mut statement| statement.query_row([], |row| row.get(0)))
+                .map_err(backend)?;
+            let built = inner.index.read().map(|guard| guard.1).unwrap_or(-1);
+            if stored == built {
+                return Ok(false);
+            }
+            // Another process changed the catalog (an import).
+            inner.index_stale.store(true, Ordering::SeqCst);
             current_index(&inner, connection)?;
-            Ok(inner.index.read().map(|guard| guard.1).unwrap_or(-1) != before)
+            Ok(true)
         })
         .await
     }
@@ -100,105 +146,198 @@ impl CatalogStore for SqliteStore {
     }
 }
 
-/// Rough memory weight of a parsed document, for the cache's budget.
-pub(super) fn weight_of(product: &Product) -> u32 {
-    let variants = product.variants.len() as u32;
-    let text = product.description.plain.as_ref().map_or(0, String::len) as u32 + product.title.len() as u32;
-    2048 + variants * 1024 + text * 2
-}
+impl SqliteStore {
+    /// Brings the search index up to the catalog and saves it beside the database now, so the
+    /// next server start loads it instead of building it (`ucpd import` calls this after an
+    /// import; a server saves its rebuilt indexes on its own).
+    pub async fn save_search_index(&self) -> Result<(), StoreError> {
+        let inner = Arc::clone(&self.inner);
+        self.read(move |connection| {
+            inner.index_stale.store(true, Ordering::SeqCst);
+            let mut guard = inner.index.write().map_err(|_| StoreError::Backend("index lock poisoned".into()))?;
+            inner.index_stale.store(false, Ordering::SeqCst);
+            let (index, built) = load_index(connection)?;
+            index_file::save(&inner.path, &index, built);
+            *guard = (Arc::new(index), built.version);
+            inner.cache.catalog_changed();
+            Ok(())
+        })
+        .await
+    }
 
-/// The search index, rebuilt first when the catalog changed since it was built (a write in
-/// this process, or another process's import seen through `catalog_meta.version`).
-fn current_index(inner: &Inner, connection: &Connection) -> Result<Arc<CatalogIndex>, StoreError> {
-    // Prepared once per connection: on a hot read this is one indexed step, not a parse.
-    let stored: i64 = connection
-        .prepare_cached("SELECT version FROM catalog_meta")
-        .and_then(|mut statement| statement.query_row([], |row| row.get(0)))
-        .map_err(backend)?;
-    {
-        let guard = inner.index.read().map_err(|_| StoreError::Backend("index lock poisoned".into()))?;
-        if guard.1 == stored && !inner.index_stale.load(Ordering::SeqCst) {
+    /// The search index, rebuilt first when this process changed the catalog (or the
+    /// refresher saw another process do it).
+    async fn index(&self) -> Result<Arc<CatalogIndex>, StoreError> {
+        if !self.inner.index_stale.load(Ordering::SeqCst)
+            && let Ok(guard) = self.inner.index.read()
+        {
             return Ok(Arc::clone(&guard.0));
         }
+        let inner = Arc::clone(&self.inner);
+        self.read(move |connection| current_index(&inner, connection)).await
+    }
+
+    /// Brings the index and the read caches up to a catalog change first, if there was one.
+    async fn catalog_current(&self) -> Result<(), StoreError> {
+        if self.inner.index_stale.load(Ordering::SeqCst) {
+            self.index().await?;
+        }
+        Ok(())
+    }
+
+    /// The products at `rows`, in that order (a row that is gone is left out): from the read
+    /// cache, the others loaded in one read.
+    async fn products_at(&self, rows: &[i64]) -> Result<Vec<Product>, StoreError> {
+        let cache = &self.inner.cache;
+        let epoch = cache.epoch();
+        let mut found: Vec<Option<Arc<Product>>> = rows.iter().map(|row| cache.product(*row)).collect();
+        let missing: Vec<i64> = rows.iter().zip(&found).filter(|(_, hit)| hit.is_none()).map(|(row, _)| *row).collect();
+        if !missing.is_empty() {
+            let loaded = self
+                .read(move |connection| {
+                    let mut loaded = Vec::with_capacity(missing.len());
+                    for row in missing {
+                        if let Some(product) = load_row(connection, row)? {
+                            loaded.push((row, product));
+                        }
+                    }
+                    Ok(loaded)
+                })
+                .await?;
+            for (row, product) in loaded {
+                for (slot, wanted) in found.iter_mut().zip(rows) {
+                    if *wanted == row && slot.is_none() {
+                        *slot = Some(Arc::clone(&product));
+                    }
+                }
+                cache.keep(epoch, Loaded::Product(row, product));
+            }
+        }
+        Ok(found.into_iter().flatten().map(|product| Product::clone(&product)).collect())
+    }
+}
+
+/// The search index, rebuilt first when the catalog changed since it was built (`index_stale`:
+/// a write in this process, or another process's import seen by `refresh`). A rebuild also
+/// empties the read caches.
+fn current_index(inner: &Inner, connection: &Connection) -> Result<Arc<CatalogIndex>, StoreError> {
+    if !inner.index_stale.load(Ordering::SeqCst) {
+        let guard = inner.index.read().map_err(|_| StoreError::Backend("index lock poisoned".into()))?;
+        return Ok(Arc::clone(&guard.0));
     }
     let mut guard = inner.index.write().map_err(|_| StoreError::Backend("index lock poisoned".into()))?;
-    if guard.1 == stored && !inner.index_stale.load(Ordering::SeqCst) {
+    if !inner.index_stale.load(Ordering::SeqCst) {
         return Ok(Arc::clone(&guard.0));
     }
     inner.index_stale.store(false, Ordering::SeqCst);
     let started = std::time::Instant::now();
-    let (index, version) = load_index(connection)?;
+    let (index, built) = load_index(connection)?;
     tracing::info!(
         products = index.len(),
-        version,
+        version = built.version,
         elapsed_ms = started.elapsed().as_millis() as u64,
         "rebuilt the search index"
     );
-    *guard = (Arc::new(index), version);
-    inner.documents.invalidate_all();
+    let index = Arc::new(index);
+    *guard = (Arc::clone(&index), built.version);
+    inner.cache.catalog_changed();
+    save_index_later(&inner.path, &index, built);
     Ok(Arc::clone(&guard.0))
 }
 
-/// Builds the search index from the catalog tables, with the version it reflects.
-pub(super) fn load_index(connection: &Connection) -> Result<(CatalogIndex, i64), StoreError> {
+/// Which catalog the tables hold now, as a saved index names it.
+pub(super) fn built_of(connection: &Connection) -> Result<Built, StoreError> {
     let version: i64 = connection
         .prepare_cached("SELECT version FROM catalog_meta")
         .map_err(backend)?
         .query_row([], |row| row.get(0))
         .map_err(backend)?;
-    let mut categories: std::collections::HashMap<i64, Vec<String>> = std::collections::HashMap::new();
-    let mut statement = connection.prepare("SELECT product_row, value FROM product_categories").map_err(backend)?;
-    let rows = statement.query_map([], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?))).map_err(backend)?;
-    for row in rows {
-        let (product_row, value) = row.map_err(backend)?;
-        categories.entry(product_row).or_default().push(value);
-    }
-    let mut prices: std::collections::HashMap<i64, Vec<i64>> = std::collections::HashMap::new();
-    let mut statement = connection.prepare("SELECT product_row, price FROM variants").map_err(backend)?;
-    let rows = statement.query_map([], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, i64>(1)?))).map_err(backend)?;
-    for row in rows {
-        let (product_row, price) = row.map_err(backend)?;
-        prices.entry(product_row).or_default().push(price);
-    }
-    let mut statement =
-        connection.prepare("SELECT row, search_title, search_body FROM products ORDER BY row").map_err(backend)?;
-    let rows = statement
-        .query_map([], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?)))
+    let max_row: i64 = connection
+        .prepare_cached("SELECT COALESCE(max(row), 0) FROM products")
+        .map_err(backend)?
+        .query_row([], |row| row.get(0))
         .map_err(backend)?;
-    let mut docs = Vec::new();
-    for row in rows {
-        let (product_row, title, body) = row.map_err(backend)?;
-        docs.push(IndexDoc {
-            row: product_row,
-            title,
-            body,
-            categories: categories.remove(&product_row).unwrap_or_default(),
-            prices: prices.remove(&product_row).unwrap_or_default(),
-        });
-    }
-    Ok((CatalogIndex::build(docs), version))
+    Ok(Built { version, max_row })
 }
 
-/// The product stored at `row`, from the document cache or the table, with live stock.
-fn load_row(inner: &Inner, connection: &Connection, row: i64) -> Result<Option<Product>, StoreError> {
-    let document = match inner.documents.get(&row) {
-        Some(document) => document,
-        None => {
-            let mut statement =
-                connection.prepare_cached("SELECT doc FROM products WHERE row = ?1").map_err(backend)?;
-            let Some(doc) =
-                statement.query_row([row], |found| found.get::<_, String>(0)).optional().map_err(backend)?
-            else {
-                return Ok(None);
-            };
-            let product: Product = serde_json::from_str(&doc)
-                .map_err(|error| StoreError::Backend(format!("stored product {row}: {error}")))?;
-            let product = Arc::new(product);
-            inner.documents.insert(row, Arc::clone(&product));
-            product
-        }
+/// Saves `index` beside the database on a thread of its own (a start does not wait for it).
+pub(super) fn save_index_later(database: &std::path::Path, index: &Arc<CatalogIndex>, built: Built) {
+    let (database, index) = (database.to_owned(), Arc::clone(index));
+    let spawned = std::thread::Builder::new()
+        .name("ucpd-index-save".into())
+        .spawn(move || index_file::save(&database, &index, built));
+    if let Err(error) = spawned {
+        tracing::warn!(%error, "could not start saving the search index");
+    }
+}
+
+/// Builds the search index from the catalog tables, with the catalog it reflects. (One read
+/// transaction, so the tables cannot move between the counts and the rows.)
+pub(super) fn load_index(connection: &Connection) -> Result<(CatalogIndex, Built), StoreError> {
+    let read = connection.unchecked_transaction().map_err(backend)?;
+    let built = built_of(&read)?;
+    // Three scans in row order, merged as they go: nothing but the index under construction
+    // is held, whatever the catalog's size.
+    let mut categories =
+        read.prepare("SELECT product_row, value FROM product_categories ORDER BY product_row").map_err(backend)?;
+    let mut prices = read.prepare("SELECT product_row, price FROM variants ORDER BY product_row").map_err(backend)?;
+    let mut products =
+        read.prepare("SELECT row, search_title, search_body FROM products ORDER BY row").map_err(backend)?;
+    let mut categories = categories
+        .query_map([], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?)))
+        .map_err(backend)?
+        .peekable();
+    let mut prices =
+        prices.query_map([], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, i64>(1)?))).map_err(backend)?.peekable();
+    let products = products
+        .query_map([], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?)))
+        .map_err(backend)?;
+    let failed: std::cell::RefCell<Option<rusqlite::Error>> = std::cell::RefCell::new(None);
+    let fail = |error: rusqlite::Error| {
+        failed.borrow_mut().get_or_insert(error);
     };
-    let mut product = (*document).clone();
+    let docs = products.map_while(|found| {
+        let (row, title, body) = found.map_err(&fail).ok()?;
+        let mut doc = IndexDoc { row, title, body, categories: Vec::new(), prices: Vec::new() };
+        // Rows of other tables before this product's belong to no product (cannot happen with
+        // the foreign keys) and are skipped.
+        while let Some(next) = categories.next_if(|next| next.as_ref().is_ok_and(|(owner, _)| *owner <= row)) {
+            match next {
+                Ok((owner, value)) if owner == row => doc.categories.push(value),
+                Ok(_) => {}
+                Err(error) => fail(error),
+            }
+        }
+        while let Some(next) = prices.next_if(|next| next.as_ref().is_ok_and(|(owner, _)| *owner <= row)) {
+            match next {
+                Ok((owner, price)) if owner == row => doc.prices.push(price),
+                Ok(_) => {}
+                Err(error) => fail(error),
+            }
+        }
+        if let Some(Err(_)) = categories.peek() {
+            categories.next().and_then(Result::err).map(&fail);
+        }
+        if let Some(Err(_)) = prices.peek() {
+            prices.next().and_then(Result::err).map(&fail);
+        }
+        Some(doc)
+    });
+    let index = CatalogIndex::build(docs);
+    if let Some(error) = failed.into_inner() {
+        return Err(backend(error));
+    }
+    Ok((index, built))
+}
+
+/// The product stored at `row` as served: its document with live stock laid over it.
+fn load_row(connection: &Connection, row: i64) -> Result<Option<Arc<Product>>, StoreError> {
+    let mut statement = connection.prepare_cached("SELECT doc FROM products WHERE row = ?1").map_err(backend)?;
+    let Some(doc) = statement.query_row([row], |found| found.get::<_, String>(0)).optional().map_err(backend)? else {
+        return Ok(None);
+    };
+    let mut product: Product =
+        serde_json::from_str(&doc).map_err(|error| StoreError::Backend(format!("stored product {row}: {error}")))?;
     let mut statement =
         connection.prepare_cached("SELECT id, stock FROM variants WHERE product_row = ?1").map_err(backend)?;
     let stocks = statement
@@ -211,7 +350,7 @@ fn load_row(inner: &Inner, connection: &Connection, row: i64) -> Result<Option<P
         }
     }
     product.refresh_availability();
-    Ok(Some(product))
+    Ok(Some(Arc::new(product)))
 }
 
 // One indexed statement per kind of id, merged here. No UNION and no join around a bound
@@ -261,6 +400,19 @@ fn resolve(connection: &Connection, ids: &[String]) -> Result<Vec<Resolution>, S
         }
     }
     Ok(resolutions)
+}
+
+/// An id a caller sent and what it resolved to.
+type Resolved = (String, Arc<[Resolution]>);
+
+/// [`resolve`] per id: what each of `ids` resolved to, for the read cache.
+fn resolve_each(connection: &Connection, ids: &[String]) -> Result<Vec<Resolved>, StoreError> {
+    let mut each = Vec::with_capacity(ids.len());
+    for id in ids {
+        let found = resolve(connection, std::slice::from_ref(id))?;
+        each.push((id.clone(), Arc::from(found)));
+    }
+    Ok(each)
 }
 
 fn upsert_all(connection: &Connection, products: &[Product]) -> Result<ImportSummary, StoreError> {

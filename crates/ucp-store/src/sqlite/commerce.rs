@@ -161,18 +161,23 @@ impl CommerceStore for SqliteStore {
                 if !open {
                     return Ok(Err(PlaceOrderError::NotOpen));
                 }
+                // The products whose stock moved, for the catalog read cache.
+                let mut stocked_rows = Vec::with_capacity(order.stock.len());
                 for (variant_id, quantity) in &order.stock {
-                    let changed = transaction
+                    let changed: Option<i64> = transaction
                         .prepare_cached(
-                            "UPDATE variants SET stock = stock - ?2 WHERE id = ?1 AND (stock IS NULL OR stock >= ?2)",
+                            "UPDATE variants SET stock = stock - ?2 WHERE id = ?1 AND (stock IS NULL OR stock >= ?2) \
+                             RETURNING product_row",
                         )
                         .map_err(backend)?
-                        .execute(params![variant_id, quantity])
+                        .query_row(params![variant_id, quantity], |row| row.get(0))
+                        .optional()
                         .map_err(backend)?;
-                    if changed == 0 {
+                    let Some(row) = changed else {
                         // Dropping the transaction rolls back every decrement made so far.
                         return Ok(Err(PlaceOrderError::OutOfStock { variant_id: variant_id.clone() }));
-                    }
+                    };
+                    stocked_rows.push(row);
                 }
                 for (code, limit) in &order.used_codes {
                     let limit = limit.map_or(i64::MAX, |limit| i64::try_from(limit).unwrap_or(i64::MAX));
@@ -198,13 +203,17 @@ impl CommerceStore for SqliteStore {
                     .execute(params![order.checkout.id, Status::Completed.as_str(), doc, now_seconds()])
                     .map_err(backend)?;
                 transaction.commit().map_err(backend)?;
-                Ok(Ok(()))
+                Ok(Ok(stocked_rows))
             })
             .await?;
-        if announces && placed.is_ok() {
+        let stocked_rows = placed?;
+        // Committed (the write answers after its batch's COMMIT): served products with the old
+        // stock go.
+        self.inner.cache.stock_changed(&stocked_rows);
+        if announces {
             self.outbox_committed();
         }
-        placed
+        Ok(())
     }
 
     async fn order(&self, id: &str) -> Result<Option<StoredOrder>, StoreError> {

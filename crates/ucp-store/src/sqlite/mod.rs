@@ -1,9 +1,11 @@
 //! The embedded SQLite backend: one database file, WAL journal, a pool of reader
 //! connections and a single writer connection, every call run on tokio's blocking pool.
 
+mod cache;
 mod catalog;
 mod commerce;
 mod idempotency;
+mod index_file;
 mod orders;
 mod outbox;
 mod traffic;
@@ -17,9 +19,6 @@ use rusqlite::{Connection, OpenFlags};
 use crate::index::CatalogIndex;
 use tokio::sync::Semaphore;
 use ucp_domain::store::StoreError;
-
-/// Roughly how much memory parsed documents may hold.
-const DOCUMENT_CACHE_BYTES: u64 = 24 * 1024 * 1024;
 
 /// Migrations in order; the index + 1 is the schema version. Never edit a shipped one.
 const MIGRATIONS: &[&str] = &[
@@ -45,8 +44,8 @@ struct Inner {
     index: std::sync::RwLock<(Arc<CatalogIndex>, i64)>,
     /// Set when this process wrote the catalog: the next read rebuilds the index.
     index_stale: std::sync::atomic::AtomicBool,
-    /// Parsed product documents by row (stock is laid over them on every read).
-    documents: moka::sync::Cache<i64, Arc<ucp_domain::catalog::Product>>,
+    /// Products as served, product rows and id resolutions (see [`cache`]).
+    cache: cache::ReadCache,
     readers: Mutex<Vec<Connection>>,
     reader_permits: Arc<Semaphore>,
     /// The queue of the writer thread, which owns the only connection that writes.
@@ -73,12 +72,29 @@ impl SqliteStore {
         let mut writer = open_connection(path, false)?;
         migrate(&mut writer)?;
         let started = std::time::Instant::now();
-        let (index, version) = catalog::load_index(&writer)?;
-        tracing::info!(
-            products = index.len(),
-            elapsed_ms = started.elapsed().as_millis() as u64,
-            "built the search index"
-        );
+        let built = catalog::built_of(&writer)?;
+        let index = match index_file::load(path, built) {
+            Some(index) => {
+                tracing::info!(
+                    products = index.len(),
+                    elapsed_ms = started.elapsed().as_millis() as u64,
+                    "loaded the saved search index"
+                );
+                Arc::new(index)
+            }
+            None => {
+                let (index, built) = catalog::load_index(&writer)?;
+                tracing::info!(
+                    products = index.len(),
+                    elapsed_ms = started.elapsed().as_millis() as u64,
+                    "built the search index"
+                );
+                let index = Arc::new(index);
+                catalog::save_index_later(path, &index, built);
+                index
+            }
+        };
+        let version = built.version;
         let readers = readers.max(1);
         let mut pool = Vec::with_capacity(readers);
         for _ in 0..readers {
@@ -87,12 +103,9 @@ impl SqliteStore {
         Ok(SqliteStore {
             inner: Arc::new(Inner {
                 path: path.to_owned(),
-                index: std::sync::RwLock::new((Arc::new(index), version)),
+                index: std::sync::RwLock::new((index, version)),
                 index_stale: std::sync::atomic::AtomicBool::new(false),
-                documents: moka::sync::Cache::builder()
-                    .weigher(|_, product: &Arc<ucp_domain::catalog::Product>| catalog::weight_of(product))
-                    .max_capacity(DOCUMENT_CACHE_BYTES)
-                    .build(),
+                cache: cache::ReadCache::new(),
                 readers: Mutex::new(pool),
                 reader_permits: Arc::new(Semaphore::new(readers)),
                 writer: writer::Writer::start(writer, group_commit_max_jobs)?,
