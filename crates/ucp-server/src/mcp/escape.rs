@@ -6,14 +6,13 @@
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
 
-/// Whether any byte of `word` is below 0x20, a `"` or a `\`. (Exact: the subtraction trick
-/// has no false positives for bounds up to 0x80, and bytes of 0x80 and above never match.)
-fn needs_escape(word: u64) -> bool {
-    let below_space = word.wrapping_sub(ONES * 0x20) & !word & HIGHS;
-    let quote = word ^ (ONES * u64::from(b'"'));
-    let backslash = word ^ (ONES * u64::from(b'\\'));
+/// The high bit of each byte of `word` that is below 0x20, a `"` or a `\`, possibly with
+/// false positives above the lowest one (borrows), never below it: only the lowest set bit is
+/// used. (Bytes of 0x80 and above never match.)
+fn escape_mask(word: u64) -> u64 {
     let has_zero = |value: u64| value.wrapping_sub(ONES) & !value & HIGHS;
-    (below_space | has_zero(quote) | has_zero(backslash)) != 0
+    let below_space = word.wrapping_sub(ONES * 0x20) & !word & HIGHS;
+    below_space | has_zero(word ^ (ONES * u64::from(b'"'))) | has_zero(word ^ (ONES * u64::from(b'\\')))
 }
 
 fn push_escaped(out: &mut Vec<u8>, byte: u8) {
@@ -39,18 +38,24 @@ pub(super) fn json_string(out: &mut String, text: &str) {
     bytes.reserve(text.len() + text.len() / 16 + 2);
     bytes.push(b'"');
     let input = text.as_bytes();
-    let mut chunks = input.chunks_exact(8);
-    for chunk in &mut chunks {
-        let word = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
-        if needs_escape(word) {
-            for byte in chunk {
-                push_escaped(&mut bytes, *byte);
-            }
-        } else {
-            bytes.extend_from_slice(chunk);
+    // Runs without escapes are copied whole; the lowest flagged byte of each 8-byte window is
+    // where the next escape is, and scanning resumes right after it.
+    let (mut at, mut copied) = (0, 0);
+    while let Some(window) = input.get(at..at + 8) {
+        let word = u64::from_le_bytes(window.try_into().unwrap_or([0; 8]));
+        let mask = escape_mask(word);
+        if mask == 0 {
+            at += 8;
+            continue;
         }
+        let found = at + (mask.trailing_zeros() / 8) as usize;
+        bytes.extend_from_slice(&input[copied..found]);
+        push_escaped(&mut bytes, input[found]);
+        at = found + 1;
+        copied = at;
     }
-    for byte in chunks.remainder() {
+    bytes.extend_from_slice(&input[copied..at]);
+    for byte in &input[at..] {
         push_escaped(&mut bytes, *byte);
     }
     bytes.push(b'"');
@@ -76,6 +81,8 @@ mod tests {
             r#"{"a":"quote \" and backslash \\ inside","b":[1,2]}"#.into(),
             "tab\tnewline\ncarriage\rbell\u{7}backspace\u{8}formfeed\u{c}nul\u{0}unit\u{1f}del\u{7f}".into(),
             "naïve café — ünïcödé ✓ 日本語 🚀 \"q\"".into(),
+            "\"\\\"\\\n\t\u{1}é\"\"".repeat(7),
+            r#"{"id":"p1","title":"Mug","variants":[{"id":"v1","price":{"amount":1200}}]}"#.repeat(5),
         ];
         // Every byte value below 0x80 at every offset of a chunk.
         for offset in 0..9 {

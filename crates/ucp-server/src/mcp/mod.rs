@@ -122,9 +122,9 @@ async fn handle(state: &AppState, headers: &HeaderMap, principal: Option<Princip
         return rpc_error(&id, &ApiError::invalid_params("params must be an object"));
     }
     let result = match method {
-        "initialize" => Ok(rpc_result(&id, &[&initialize(state, &params).to_string()])),
-        "ping" => Ok(rpc_result(&id, &["{}"])),
-        "tools/list" => Ok(rpc_result(&id, &[state.tools_list_result.as_str()])),
+        "initialize" => Ok(rpc_result(&id, &initialize(state, &params).to_string())),
+        "ping" => Ok(rpc_result(&id, "{}")),
+        "tools/list" => Ok(rpc_result(&id, &state.tools_list_result)),
         "tools/call" => {
             call_tool(state, headers, principal, &params).await.and_then(|reply| tool_result(&id, &reply.body))
         }
@@ -137,9 +137,13 @@ async fn handle(state: &AppState, headers: &HeaderMap, principal: Option<Princip
 /// serialized UCP body, written into one buffer: the body once as it is and once escaped as
 /// the text mirror, never parsed or copied in between.
 fn tool_result(id: &Value, body: &str) -> Result<Response, ApiError> {
-    let mut text = String::new();
-    escape::json_string(&mut text, body);
-    Ok(rpc_result(id, &["{\"structuredContent\":", body, ",\"content\":[{\"type\":\"text\",\"text\":", &text, "}]}"]))
+    Ok(rpc_answer(id, body.len() * 2 + 64, |answer| {
+        answer.push_str("{\"structuredContent\":");
+        answer.push_str(body);
+        answer.push_str(",\"content\":[{\"type\":\"text\",\"text\":");
+        escape::json_string(answer, body);
+        answer.push_str("}]}");
+    }))
 }
 
 fn initialize(state: &AppState, params: &Value) -> Value {
@@ -267,16 +271,19 @@ fn header_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
     }
 }
 
-/// A JSON-RPC success response around an already serialized `result`, given in pieces.
-fn rpc_result(id: &Value, result: &[&str]) -> Response {
+/// A JSON-RPC success response around an already serialized `result`.
+fn rpc_result(id: &Value, result: &str) -> Response {
+    rpc_answer(id, result.len(), |answer| answer.push_str(result))
+}
+
+/// A JSON-RPC success response whose `result` `write` appends, in one buffer.
+fn rpc_answer(id: &Value, result_len: usize, write: impl FnOnce(&mut String)) -> Response {
     let id = id.to_string();
-    let mut body = String::with_capacity(result.iter().map(|piece| piece.len()).sum::<usize>() + id.len() + 40);
+    let mut body = String::with_capacity(result_len + id.len() + 40);
     body.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
     body.push_str(&id);
     body.push_str(",\"result\":");
-    for piece in result {
-        body.push_str(piece);
-    }
+    write(&mut body);
     body.push('}');
     Response::builder()
         .status(StatusCode::OK)
