@@ -57,6 +57,8 @@ WORK="$OUT_DIR/work"
 SKIP_JSONL_IMPORT="${SKIP_JSONL_IMPORT:-0}"
 UCPD="${UCPD:-$ROOT/target/release/ucpd}"
 UCPD_BENCH="${UCPD_BENCH:-$ROOT/target/release/ucpd-bench}"
+# ucpd reads every UCPD_* variable as configuration: keep this one out of its environment.
+export -n UCPD_BENCH
 # `bare` is ucpd-bench bare-server: the same ping bytes from a bare axum server (the transport's
 # ceiling), measured in the same rounds as ucpd's ping.
 OPS=(bare ping search lookup get_product)

@@ -27,6 +27,8 @@ READY_TIMEOUT="${READY_TIMEOUT:-300}"
 SKIP_BUILD="${SKIP_BUILD:-0}"
 UCPD="${UCPD:-$ROOT/target/release/ucpd}"
 UCPD_BENCH="${UCPD_BENCH:-$ROOT/target/release/ucpd-bench}"
+# ucpd reads every UCPD_* variable as configuration: keep this one out of its environment.
+export -n UCPD_BENCH
 OUT_DIR="${OUT_DIR:-$ROOT/bench-out/scale}"
 mkdir -p "$OUT_DIR"
 OUT_DIR="$(cd "$OUT_DIR" && pwd)"

@@ -350,51 +350,125 @@ async fn import_feed(args: ImportArgs) -> anyhow::Result<std::process::ExitCode>
     }
     let file = std::fs::File::open(&args.file).with_context(|| format!("opening {}", args.file.display()))?;
     let length = file.metadata().map(|metadata| metadata.len()).unwrap_or(0);
-    let mut reader = BufReader::with_capacity(1 << 20, file);
     let format = match &args.format {
         Some(name) => import::FeedFormat::from_name(name)
             .with_context(|| format!("unknown --format {name:?}; use gmc-text, gmc-xml or jsonl"))?,
-        None => import::detect_format(&args.file, reader.fill_buf()?),
+        None => import::detect_format(&args.file, BufReader::new(file).fill_buf()?),
     };
     let options =
         import::ImportOptions { default_currency: args.currency.unwrap_or_else(|| settings.catalog.currency.clone()) };
-    let bar = progress_bar(length, "bytes");
+    let feed = args.file.display().to_string();
+    // The feed is staged next to the database: a big one needs about its own size on disk,
+    // which a temporary directory (often in memory) may not have.
+    let data_dir = settings.data_dir.clone();
+    let new_data_dir = !data_dir.exists();
+    std::fs::create_dir_all(&data_dir).with_context(|| format!("creating {}", data_dir.display()))?;
+    let forget_data_dir = || {
+        if new_data_dir {
+            let _ = std::fs::remove_dir(&data_dir);
+        }
+    };
     let started = std::time::Instant::now();
-    let parsed = import::read_feed(reader, format, &options, &mut |done| bar.set_position(done))
-        .map_err(|error| anyhow::anyhow!("{}: {error}", args.file.display()))?;
+
+    // The feed is read on a thread of its own, which hands products to the store as it goes:
+    // each attempt one transaction, and only the last one can commit (an earlier attempt is
+    // abandoned when a later row changes a product it wrote). The store is opened only once
+    // there is a product to write.
+    let bar = progress_bar(length, "bytes");
+    let progress: Box<dyn FnMut(import::ImportProgress) + Send> = {
+        let bar = bar.clone();
+        Box::new(move |progress| match progress {
+            import::ImportProgress::Read { bytes } => bar.set_position(bytes),
+            import::ImportProgress::Rebuilt { products, of } => {
+                bar.set_length(of);
+                bar.set_position(products);
+            }
+        })
+    };
+    // Opened by the import itself: once, or twice if its first reading guessed wrong.
+    let path = args.file.clone();
+    let open = move || Ok(BufReader::with_capacity(1 << 20, std::fs::File::open(&path)?));
+    let mut feed_import = import::FeedImport::start(open, format, options, data_dir.clone(), args.strict, progress)
+        .map_err(|error| anyhow::anyhow!("{feed}: {error}"))?;
+    let mut store = None;
+    let mut imported = None;
+    loop {
+        let (returned, attempt) = tokio::task::spawn_blocking(move || {
+            let attempt = feed_import.next_attempt();
+            (feed_import, attempt)
+        })
+        .await?;
+        feed_import = returned;
+        let Some(products) = attempt else { break };
+        let store = match &mut store {
+            Some(store) => store,
+            empty => empty
+                .insert(ucp_store::SqliteStore::open_for_import(&data_dir.join(ucp_server::startup::DATABASE_FILE))?),
+        };
+        imported = Some(store.import_products(products).await);
+    }
+    let built = tokio::task::spawn_blocking(move || feed_import.finish()).await?;
     bar.finish_and_clear();
-    for skipped in &parsed.skipped {
-        eprintln!("{}: skipped {skipped}", args.file.display());
+    let built = match built {
+        Ok(built) => built,
+        Err(error) => {
+            if store.is_none() {
+                forget_data_dir();
+            }
+            anyhow::bail!("{feed}: {error}");
+        }
+    };
+    report_skipped(&feed, &built)?;
+    if let Some(code) = refusal(&feed, args.strict, &built) {
+        // The staging directory goes with `built`, which leaves the data directory empty if
+        // this import made it.
+        drop(built);
+        if store.is_none() {
+            forget_data_dir();
+        }
+        return Ok(code);
     }
-    if args.strict && !parsed.skipped.is_empty() {
-        eprintln!(
-            "import failed: {} rows skipped and --strict is set; the catalog was not changed",
-            parsed.skipped.len()
-        );
-        return Ok(std::process::ExitCode::FAILURE);
-    }
-    if parsed.products.is_empty() {
-        eprintln!("import failed: {} holds no valid product; the catalog was not changed", args.file.display());
-        return Ok(std::process::ExitCode::FAILURE);
-    }
-    std::fs::create_dir_all(&settings.data_dir).with_context(|| format!("creating {}", settings.data_dir.display()))?;
-    let store = ucp_store::SqliteStore::open(&settings.data_dir.join(ucp_server::startup::DATABASE_FILE), 1)?;
-    let summary = store
-        .upsert_products(parsed.products)
-        .await
+    let summary = imported
+        .context("no import attempt was made")?
         .map_err(|error| anyhow::anyhow!("import failed, the catalog was not changed: {error}"))?;
     println!(
-        "imported {} in {:.1}s: {} rows, {} products ({} new, {} updated), {} variants, {} rows skipped",
-        args.file.display(),
+        "imported {feed} in {:.1}s: {} rows, {} products ({} new, {} updated), {} variants, {} rows skipped",
         started.elapsed().as_secs_f64(),
-        parsed.rows,
+        built.rows(),
         summary.products_inserted + summary.products_updated,
         summary.products_inserted,
         summary.products_updated,
         summary.variants,
-        parsed.skipped.len()
+        built.skipped()
     );
     Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// Prints each skipped row of the feed, in line order.
+fn report_skipped(feed: &str, built: &import::BuiltFeed) -> anyhow::Result<()> {
+    let mut stderr = std::io::BufWriter::new(std::io::stderr().lock());
+    let mut written = Ok(());
+    built.for_each_skipped(&mut |skipped| {
+        if written.is_ok() {
+            written = writeln!(stderr, "{feed}: skipped {skipped}");
+        }
+    })?;
+    written?;
+    stderr.flush()?;
+    Ok(())
+}
+
+/// Why an import that wrote nothing was refused (`--strict` with skipped rows, or no valid
+/// product), printed; `None` if neither applies.
+fn refusal(feed: &str, strict: bool, built: &import::BuiltFeed) -> Option<std::process::ExitCode> {
+    if strict && built.skipped() > 0 {
+        eprintln!("import failed: {} rows skipped and --strict is set; the catalog was not changed", built.skipped());
+    } else if built.products() == 0 {
+        eprintln!("import failed: {feed} holds no valid product; the catalog was not changed");
+    } else {
+        return None;
+    }
+    Some(std::process::ExitCode::FAILURE)
 }
 
 fn routes(args: RoutesArgs) -> anyhow::Result<std::process::ExitCode> {

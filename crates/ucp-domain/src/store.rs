@@ -78,6 +78,10 @@ pub struct ImportSummary {
     pub variants: u64,
 }
 
+/// Products for [`CatalogStore::import_products`], pulled one at a time. An `Err` stops the
+/// import: nothing of it is written.
+pub type ProductStream = Box<dyn Iterator<Item = Result<Product, StoreError>> + Send>;
+
 #[async_trait]
 pub trait CatalogStore: Send + Sync + std::fmt::Debug {
     async fn search(&self, query: &SearchQuery) -> Result<SearchPage, StoreError>;
@@ -89,7 +93,14 @@ pub trait CatalogStore: Send + Sync + std::fmt::Debug {
     async fn products(&self, product_ids: &[String]) -> Result<Vec<Product>, StoreError>;
 
     /// Inserts or replaces (by product id) every product in one transaction: all or nothing.
-    async fn upsert_products(&self, products: Vec<Product>) -> Result<ImportSummary, StoreError>;
+    async fn upsert_products(&self, products: Vec<Product>) -> Result<ImportSummary, StoreError> {
+        self.import_products(Box::new(products.into_iter().map(Ok))).await
+    }
+
+    /// Inserts or replaces (by product id) every product of the stream in one transaction, all
+    /// or nothing, without holding them all: the stream is drained as it is written. The first
+    /// `Err` it yields stops the import, which then writes nothing and returns that error.
+    async fn import_products(&self, products: ProductStream) -> Result<ImportSummary, StoreError>;
 
     async fn product_count(&self) -> Result<u64, StoreError>;
 

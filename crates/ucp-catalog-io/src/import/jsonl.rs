@@ -1,8 +1,9 @@
-//! Our own import form: one UCP Product JSON document per line (`to_import_document`).
+//! Our own import form: one UCP Product JSON document per line (`to_import_document`), staged
+//! line by line (the same product id may come again) and read back as products.
 
-use std::collections::HashMap;
 use std::io::BufRead;
 
+use rusqlite::{Connection, OptionalExtension, params};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -12,15 +13,39 @@ use ucp_domain::catalog::{
 };
 use ucp_domain::money::Price;
 
-use super::{FeedError, PROGRESS_EVERY, ParsedFeed, SkippedRow, UTF8_BOM};
+use super::staging::{Phase, Staging, staging_error};
+use super::{EarlyProducts, FeedError, PROGRESS_EVERY, SkippedRow, UTF8_BOM};
 
-pub(super) fn read_jsonl(mut reader: impl BufRead, progress: &mut dyn FnMut(u64)) -> Result<ParsedFeed, FeedError> {
-    let mut feed = ParsedFeed::default();
-    // Product id to index in `feed.products`; variant id to the product id that holds it.
-    let mut product_index: HashMap<String, usize> = HashMap::new();
-    let mut variant_owner: HashMap<String, String> = HashMap::new();
+/// The staging tables of a JSON-lines feed: the lines of the products present (a product id
+/// seen again replaces the earlier line, in its place), in order of first appearance, and which
+/// product each variant id belongs to.
+pub(super) const SCHEMA: &str = "
+    CREATE TABLE products (
+        ord  INTEGER PRIMARY KEY,
+        id   TEXT    NOT NULL UNIQUE,
+        raw  BLOB    NOT NULL
+    );
+    CREATE TABLE owners (
+        variant TEXT    PRIMARY KEY,
+        ord     INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX owners_ord ON owners (ord);";
+
+/// Pass one: checks every line and stages the valid ones. With an `early` sink, each product
+/// is handed on as soon as its line is read, on the guess that no later line replaces it; a
+/// line that does retracts them all (the products are then built from the staging, or, if the
+/// lines are not kept (`payloads` false), the reading stops there, abandoned).
+pub(super) fn stage_jsonl(
+    mut reader: impl BufRead,
+    staging: Staging,
+    mut early: Option<&mut dyn EarlyProducts>,
+    payloads: bool,
+    progress: &mut dyn FnMut(u64),
+) -> Result<StagedLines, FeedError> {
+    let connection = staging.connection();
+    let mut handed = 0u64;
     let mut line = Vec::new();
-    let (mut number, mut bytes) = (0u64, 0u64);
+    let (mut number, mut bytes, mut rows, mut products) = (0u64, 0u64, 0u64, 0u64);
     loop {
         line.clear();
         let read = reader.read_until(b'\n', &mut line)?;
@@ -36,58 +61,146 @@ pub(super) fn read_jsonl(mut reader: impl BufRead, progress: &mut dyn FnMut(u64)
         if content.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        feed.rows += 1;
-        if feed.rows.is_multiple_of(PROGRESS_EVERY) {
+        rows += 1;
+        if rows.is_multiple_of(PROGRESS_EVERY) {
             progress(bytes);
         }
         let product = match parse_product(content) {
             Ok(product) => product,
             Err((field, reason)) => {
-                feed.skipped.push(SkippedRow::new(number, field, reason));
+                staging.skip(&SkippedRow::new(number, field, reason), Phase::Read)?;
+                if let Some(early) = &mut early {
+                    early.skipped();
+                }
                 continue;
             }
         };
         // A product id seen again replaces the earlier product; a variant id must not belong
         // to another product.
-        let clash = product.variants.iter().enumerate().find_map(|(index, variant)| {
-            variant_owner
-                .get(&variant.id)
-                .filter(|owner| **owner != product.id)
-                .map(|owner| (index, &variant.id, owner))
-        });
-        if let Some((index, variant_id, owner)) = clash {
-            feed.skipped.push(SkippedRow::new(
-                number,
-                format!("variants[{index}].id"),
-                format!("variant id {variant_id:?} already belongs to product {owner:?}"),
-            ));
+        let ord: Option<i64> = connection
+            .prepare_cached("SELECT ord FROM products WHERE id = ?1")
+            .and_then(|mut statement| statement.query_row([&product.id], |row| row.get(0)).optional())
+            .map_err(staging_error)?;
+        if let Some(skipped) = clash(connection, &product, ord, number)? {
+            staging.skip(&skipped, Phase::Read)?;
+            if let Some(early) = &mut early {
+                early.skipped();
+            }
             continue;
         }
-        for variant in &product.variants {
-            variant_owner.insert(variant.id.clone(), product.id.clone());
-        }
-        match product_index.get(&product.id) {
-            Some(&index) => {
-                let replaced = std::mem::replace(&mut feed.products[index], product);
-                let current = &feed.products[index];
-                for variant in &replaced.variants {
-                    if current.variant_by_id(&variant.id).is_none() {
-                        variant_owner.remove(&variant.id);
+        let ord = match ord {
+            Some(ord) => {
+                if let Some(early) = early.take() {
+                    early.retract();
+                    if !payloads {
+                        return Ok(StagedLines { staging, rows, products, handed: None, abandoned: true });
                     }
                 }
+                connection
+                    .prepare_cached("UPDATE products SET raw = ?2 WHERE ord = ?1")
+                    .and_then(|mut statement| statement.execute(params![ord, kept(payloads, content)]))
+                    .and_then(|_| connection.prepare_cached("DELETE FROM owners WHERE ord = ?1"))
+                    .and_then(|mut statement| statement.execute([ord]))
+                    .map_err(staging_error)?;
+                ord
             }
             None => {
-                product_index.insert(product.id.clone(), feed.products.len());
-                feed.products.push(product);
+                products += 1;
+                connection
+                    .prepare_cached("INSERT INTO products (ord, id, raw) VALUES (?1, ?2, ?3)")
+                    .and_then(|mut statement| {
+                        statement.execute(params![products as i64, product.id, kept(payloads, content)])
+                    })
+                    .map_err(staging_error)?;
+                products as i64
             }
+        };
+        let mut own = connection
+            .prepare_cached("INSERT OR REPLACE INTO owners (variant, ord) VALUES (?1, ?2)")
+            .map_err(staging_error)?;
+        for variant in &product.variants {
+            own.execute(params![variant.id, ord]).map_err(staging_error)?;
+        }
+        if let Some(early) = &mut early {
+            early.product(product);
+            handed += 1;
         }
     }
     progress(bytes);
-    Ok(feed)
+    let handed = early.is_some().then_some(handed);
+    Ok(StagedLines { staging, rows, products, handed, abandoned: false })
+}
+
+/// What is staged of a line: all of it if `payloads`, else nothing.
+fn kept(payloads: bool, content: &[u8]) -> &[u8] {
+    if payloads { content } else { &[] }
+}
+
+/// The first variant of `product` (staged at `ord` if seen before) that another product
+/// holds, as the skipped row of line `number`.
+fn clash(
+    connection: &Connection,
+    product: &Product,
+    ord: Option<i64>,
+    number: u64,
+) -> Result<Option<SkippedRow>, FeedError> {
+    let mut owner_of = connection.prepare_cached("SELECT ord FROM owners WHERE variant = ?1").map_err(staging_error)?;
+    for (index, variant) in product.variants.iter().enumerate() {
+        let owner: Option<i64> =
+            owner_of.query_row([&variant.id], |row| row.get(0)).optional().map_err(staging_error)?;
+        let Some(owner) = owner.filter(|owner| Some(*owner) != ord) else { continue };
+        let owner: String = connection
+            .prepare_cached("SELECT id FROM products WHERE ord = ?1")
+            .and_then(|mut statement| statement.query_row([owner], |row| row.get(0)))
+            .map_err(staging_error)?;
+        return Ok(Some(SkippedRow::new(
+            number,
+            format!("variants[{index}].id"),
+            format!("variant id {:?} already belongs to product {owner:?}", variant.id),
+        )));
+    }
+    Ok(None)
+}
+
+/// The valid lines of a JSON-lines feed, staged, ready to become products.
+pub(super) struct StagedLines {
+    pub(super) staging: Staging,
+    pub(super) rows: u64,
+    /// Products staged (each product id once).
+    pub(super) products: u64,
+    /// Every product was handed on while reading (how many): nothing is left to build.
+    pub(super) handed: Option<u64>,
+    /// The reading stopped at a wrong guess, without the lines: nothing can be built.
+    pub(super) abandoned: bool,
+}
+
+impl StagedLines {
+    /// Pass two: the products in order of first appearance, each from its last line.
+    pub(super) fn build(&self, emit: &mut dyn FnMut(Product), progress: &mut dyn FnMut(u64)) -> Result<u64, FeedError> {
+        if self.abandoned {
+            return Err(FeedError::Staging("the reading was abandoned: read the feed again".to_owned()));
+        }
+        let mut statement =
+            self.staging.connection().prepare("SELECT raw FROM products ORDER BY ord").map_err(staging_error)?;
+        let mut cursor = statement.query([]).map_err(staging_error)?;
+        let mut built = 0u64;
+        while let Some(found) = cursor.next().map_err(staging_error)? {
+            let raw = found.get_ref(0).and_then(|value| Ok(value.as_blob()?)).map_err(staging_error)?;
+            let product = parse_product(raw)
+                .map_err(|_| FeedError::Staging("a staged product no longer reads back".to_owned()))?;
+            emit(product);
+            built += 1;
+            if built.is_multiple_of(PROGRESS_EVERY) {
+                progress(built);
+            }
+        }
+        progress(built);
+        Ok(built)
+    }
 }
 
 /// One line into a normalized product, or the field at fault and why.
-fn parse_product(line: &[u8]) -> Result<Product, (String, String)> {
+pub(super) fn parse_product(line: &[u8]) -> Result<Product, (String, String)> {
     let mut product = match serde_json::from_slice::<Product>(line) {
         Ok(product) => product,
         Err(_) => parse_product_slowly(line)?,
@@ -206,8 +319,13 @@ fn variant_fields() -> [(&'static str, Probe); 19] {
 mod tests {
     use crate::to_import_document;
 
-    use super::super::{FeedFormat, ImportOptions, read_feed};
-    use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    use super::super::reference::reference_jsonl;
+    use std::env::temp_dir;
+
+    use super::super::{FeedFormat, ImportOptions, ParsedFeed, collect, read_feed, stage_feed};
 
     fn parse(feed: &str) -> ParsedFeed {
         read_feed(feed.as_bytes(), FeedFormat::JsonLines, &ImportOptions::default(), &mut |_| {}).unwrap()
@@ -291,5 +409,38 @@ mod tests {
         assert!(parsed.skipped.is_empty(), "{:?}", parsed.skipped);
         assert_eq!(parsed.rows, 2);
         assert_eq!(parsed.products, [original]);
+    }
+
+    // Random feeds of repeated product ids, variants moving between products (refused) and
+    // away from them (freed), bad lines and blank lines: staged, they give exactly what the
+    // in-memory reading gives.
+    #[test]
+    fn staged_lines_match_the_in_memory_reading() {
+        for seed in 0..40 {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let mut feed = String::new();
+            for _ in 0..rng.random_range(1..200) {
+                let text = match rng.random_range(0..12) {
+                    0 => "{broken".to_owned(),
+                    1 => "  ".to_owned(),
+                    _ => {
+                        let id = format!("p{}", rng.random_range(0..15));
+                        let variant = format!("v{}", rng.random_range(0..25));
+                        line(&id, &variant, rng.random_range(1..5000))
+                    }
+                };
+                feed.push_str(&text);
+                feed.push('\n');
+            }
+            let reference = reference_jsonl(feed.as_bytes(), &mut |_| {}).unwrap();
+            let options = ImportOptions::default();
+            let after_reading = stage_feed(feed.as_bytes(), FeedFormat::JsonLines, &options, &temp_dir(), &mut |_| {});
+            let after_reading = collect(after_reading.unwrap(), Vec::new()).unwrap();
+            for (how, staged) in [("while reading", parse(&feed)), ("after reading", after_reading)] {
+                assert_eq!(staged.rows, reference.rows, "seed {seed}, built {how}");
+                assert_eq!(staged.skipped, reference.skipped, "seed {seed}, built {how}");
+                assert_eq!(staged.products, reference.products, "seed {seed}, built {how}");
+            }
+        }
     }
 }

@@ -1,13 +1,24 @@
 //! Catalog import: Google Merchant Center feeds (tab- or comma-separated text, RSS 2.0 / Atom
 //! XML) and our own JSON-lines form, read as a stream into validated [`Product`]s.
 //!
-//! Parsing is pure: no database, no network. Every returned product has passed
-//! [`Product::normalize`]. A row that cannot become a valid variant is skipped and reported in
-//! [`ParsedFeed::skipped`] without dropping the rest of its product; a file-level problem
+//! Parsing is pure: no database, no network (a scratch file aside). Every returned product has
+//! passed [`Product::normalize`]. A row that cannot become a valid variant is skipped and
+//! reported ([`SkippedRow`]) without dropping the rest of its product; a file-level problem
 //! (unreadable input, malformed XML, a text header without `id`) is a [`FeedError`].
 //!
 //! Merchant Center rows are grouped into products by `item_group_id` (a row without one is a
-//! single-variant product whose id is the row id). A row id seen twice replaces the earlier row.
+//! single-variant product whose id is the row id). A row id seen twice replaces the earlier row;
+//! in JSON lines a product id seen twice replaces the earlier product.
+//!
+//! Since the rows of one product may be anywhere in a feed, an import never holds the feed in
+//! memory: [`stage_feed`] reads the feed into a staging database on disk ([`StagedFeed`]), then
+//! [`StagedFeed::build_products`] hands the products on one by one, in order of first
+//! appearance. Most feeds keep a product's rows together, so [`FeedImport`] streams products to
+//! a store while it reads, on the guess that a product is complete once a row of a product
+//! first seen later comes (staging only what the grouping rules need); a row that proves the
+//! guess wrong makes it read the feed again, staged whole, and build every product from the
+//! staging, in a second attempt that replaces the first. [`read_feed`] guesses the same way
+//! into memory, for small feeds, building from its staging when a guess was wrong.
 
 use std::fmt;
 use std::io::{self, BufRead};
@@ -17,9 +28,15 @@ use ucp_domain::catalog::Product;
 
 mod group;
 mod jsonl;
+#[cfg(test)]
+mod reference;
 mod row;
+mod staging;
+mod stream;
 mod text;
 mod xml;
+
+pub use stream::{FeedImport, ImportProgress};
 
 /// The kinds of file [`read_feed`] understands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -116,21 +133,242 @@ pub enum FeedError {
     Io(#[from] io::Error),
     #[error("line {line}: {reason}")]
     Malformed { line: u64, reason: String },
+    /// The scratch database failed (a full disk, say).
+    #[error("cannot stage the feed: {0}")]
+    Staging(String),
 }
 
-/// Reads a whole feed. `progress` is called now and then with the number of bytes consumed so
-/// far, and once at the end with the total.
+/// Reads a whole feed into memory: both passes of an import (staged in the system's temporary
+/// directory), collected. `progress` is called now and then with the number of bytes consumed
+/// so far, and once at the end with the total.
 pub fn read_feed(
     reader: impl BufRead,
     format: FeedFormat,
     options: &ImportOptions,
     progress: &mut dyn FnMut(u64),
 ) -> Result<ParsedFeed, FeedError> {
-    match format {
-        FeedFormat::MerchantCenterText => text::read_text(reader, options, progress),
-        FeedFormat::MerchantCenterXml => xml::read_xml(reader, options, progress),
-        FeedFormat::JsonLines => jsonl::read_jsonl(reader, progress),
+    let mut early = Collected::default();
+    let staged = stage(reader, format, options, &std::env::temp_dir(), progress, Some(&mut early), true)?;
+    collect(staged, early.products)
+}
+
+/// Pass one of an import: reads the feed into a staging database in a new directory under
+/// `staging_dir` (removed when the result is dropped), checking every row on the way. Memory
+/// stays bounded whatever the feed's size; the disk holds about the feed's size again.
+/// `progress` is called now and then with the number of bytes consumed so far, and once at the
+/// end with the total.
+pub fn stage_feed(
+    reader: impl BufRead,
+    format: FeedFormat,
+    options: &ImportOptions,
+    staging_dir: &Path,
+    progress: &mut dyn FnMut(u64),
+) -> Result<StagedFeed, FeedError> {
+    stage(reader, format, options, staging_dir, progress, None, true)
+}
+
+/// Where pass one hands the products it can already tell (guess) are complete, in order of
+/// first appearance.
+trait EarlyProducts {
+    fn product(&mut self, product: Product);
+    /// A row proved a guess wrong: the products handed on so far are to be forgotten, and no
+    /// more come (they will be built from the staging).
+    fn retract(&mut self);
+    /// A row was skipped.
+    fn skipped(&mut self) {}
+}
+
+/// [`stage_feed`], handing products on to `early` while reading if given. Without `payloads`,
+/// the rows' values are not staged, and a wrong guess abandons the reading
+/// ([`StagedFeed::abandoned`]): for a caller that can read the feed again.
+fn stage(
+    reader: impl BufRead,
+    format: FeedFormat,
+    options: &ImportOptions,
+    staging_dir: &Path,
+    progress: &mut dyn FnMut(u64),
+    early: Option<&mut dyn EarlyProducts>,
+    payloads: bool,
+) -> Result<StagedFeed, FeedError> {
+    let staged = match format {
+        FeedFormat::MerchantCenterText | FeedFormat::MerchantCenterXml => {
+            let staging = staging::Staging::create(staging_dir, group::SCHEMA)?;
+            let mut builder = group::FeedBuilder::new(staging, early, payloads);
+            if format == FeedFormat::MerchantCenterText {
+                text::read_text(reader, options, &mut builder, progress)?;
+            } else {
+                xml::read_xml(reader, options, &mut builder, progress)?;
+            }
+            Staged::Rows(builder.finish(options)?)
+        }
+        FeedFormat::JsonLines => {
+            let staging = staging::Staging::create(staging_dir, jsonl::SCHEMA)?;
+            Staged::Lines(jsonl::stage_jsonl(reader, staging, early, payloads, progress)?)
+        }
+    };
+    Ok(StagedFeed { staged })
+}
+
+/// A feed read and staged by [`stage_feed`]: rows checked and grouped, products not built yet.
+pub struct StagedFeed {
+    staged: Staged,
+}
+
+enum Staged {
+    Rows(group::StagedRows),
+    Lines(jsonl::StagedLines),
+}
+
+impl StagedFeed {
+    /// Data rows, items or non-blank lines read, skipped ones included.
+    pub fn rows(&self) -> u64 {
+        match &self.staged {
+            Staged::Rows(staged) => staged.rows,
+            Staged::Lines(staged) => staged.rows,
+        }
     }
+
+    /// Rows skipped so far. Building can skip more: a product that does not normalize.
+    pub fn skipped(&self) -> u64 {
+        self.staging().skipped()
+    }
+
+    /// How many products the feed can give at most (some may not normalize).
+    pub fn products_staged(&self) -> u64 {
+        match &self.staged {
+            Staged::Rows(staged) => staged.groups,
+            Staged::Lines(staged) => staged.products,
+        }
+    }
+
+    /// Whether the reading stopped at a wrong guess without the rows' values: the feed must be
+    /// read again (see [`stage`]).
+    fn abandoned(&self) -> bool {
+        match &self.staged {
+            Staged::Rows(staged) => staged.abandoned,
+            Staged::Lines(staged) => staged.abandoned,
+        }
+    }
+
+    /// Whether every product was handed on while reading (so [`StagedFeed::build_products`]
+    /// has nothing left to build).
+    fn handed(&self) -> Option<u64> {
+        match &self.staged {
+            Staged::Rows(staged) => staged.handed,
+            Staged::Lines(staged) => staged.handed,
+        }
+    }
+
+    /// Pass two: builds the products in order of first appearance and hands each to `emit`
+    /// (Merchant Center rows grouped, handles made unique, each product normalized; a product
+    /// that does not normalize is skipped). `progress` is told now and then how many of
+    /// [`StagedFeed::products_staged`] are done. (If pass one handed every product on already,
+    /// there is nothing to build: `emit` is not called.)
+    pub fn build_products(
+        self,
+        emit: &mut dyn FnMut(Product),
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<BuiltFeed, FeedError> {
+        let rows = self.rows();
+        let handed = self.handed();
+        let (staging, products) = match self.staged {
+            Staged::Rows(staged) => {
+                let products = match handed {
+                    Some(products) => products,
+                    None => staged.build(emit, progress)?,
+                };
+                (staged.staging, products)
+            }
+            Staged::Lines(staged) => {
+                let products = match handed {
+                    Some(products) => products,
+                    None => staged.build(emit, progress)?,
+                };
+                (staged.staging, products)
+            }
+        };
+        Ok(BuiltFeed { staging, rows, products })
+    }
+
+    fn staging(&self) -> &staging::Staging {
+        match &self.staged {
+            Staged::Rows(staged) => &staged.staging,
+            Staged::Lines(staged) => &staged.staging,
+        }
+    }
+}
+
+impl fmt::Debug for StagedFeed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StagedFeed")
+            .field("rows", &self.rows())
+            .field("skipped", &self.skipped())
+            .field("products_staged", &self.products_staged())
+            .finish()
+    }
+}
+
+/// A feed whose products were built: the counts, and the skipped rows still on disk.
+pub struct BuiltFeed {
+    staging: staging::Staging,
+    rows: u64,
+    products: u64,
+}
+
+impl BuiltFeed {
+    /// Data rows, items or non-blank lines read, skipped ones included.
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Products built and handed on.
+    pub fn products(&self) -> u64 {
+        self.products
+    }
+
+    /// Rows skipped, in either pass.
+    pub fn skipped(&self) -> u64 {
+        self.staging.skipped()
+    }
+
+    /// The skipped rows in line order.
+    pub fn for_each_skipped(&self, visit: &mut dyn FnMut(SkippedRow)) -> Result<(), FeedError> {
+        self.staging.for_each_skipped(visit)
+    }
+}
+
+impl fmt::Debug for BuiltFeed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BuiltFeed")
+            .field("rows", &self.rows)
+            .field("products", &self.products)
+            .field("skipped", &self.skipped())
+            .finish()
+    }
+}
+
+/// Products collected in memory as pass one hands them on.
+#[derive(Default)]
+struct Collected {
+    products: Vec<Product>,
+}
+
+impl EarlyProducts for Collected {
+    fn product(&mut self, product: Product) {
+        self.products.push(product);
+    }
+
+    fn retract(&mut self) {
+        self.products.clear();
+    }
+}
+
+/// Pass two if needed, after the `products` pass one handed on; everything in memory.
+fn collect(staged: StagedFeed, mut products: Vec<Product>) -> Result<ParsedFeed, FeedError> {
+    let built = staged.build_products(&mut |product| products.push(product), &mut |_| {})?;
+    let mut skipped = Vec::new();
+    built.for_each_skipped(&mut |row| skipped.push(row))?;
+    Ok(ParsedFeed { products, rows: built.rows(), skipped })
 }
 
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";

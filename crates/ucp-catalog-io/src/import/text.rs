@@ -5,13 +5,15 @@ use std::io::{self, BufRead, Read};
 
 use super::group::FeedBuilder;
 use super::row::{Attr, RawItem};
-use super::{FeedError, ImportOptions, PROGRESS_EVERY, ParsedFeed, UTF8_BOM};
+use super::{FeedError, ImportOptions, PROGRESS_EVERY, UTF8_BOM};
 
+/// Reads every row of a text feed into `builder`.
 pub(super) fn read_text(
     mut reader: impl BufRead,
     options: &ImportOptions,
+    builder: &mut FeedBuilder,
     progress: &mut dyn FnMut(u64),
-) -> Result<ParsedFeed, FeedError> {
+) -> Result<(), FeedError> {
     // The header line decides the delimiter; blank lines before it are kept so that line
     // numbers stay those of the file.
     let mut head = Vec::new();
@@ -53,7 +55,6 @@ pub(super) fn read_text(
         });
     }
 
-    let mut builder = FeedBuilder::default();
     let mut raw = RawItem::default();
     let mut rows: u64 = 0;
     while read_record(&mut csv, &mut record)? {
@@ -73,14 +74,16 @@ pub(super) fn read_text(
                 raw.set(attr, value);
             }
         }
-        builder.add(&mut raw, options);
+        if !builder.add(&mut raw, options)? {
+            break;
+        }
         rows += 1;
         if rows.is_multiple_of(PROGRESS_EVERY) {
             progress(bom + csv.position().byte());
         }
     }
     progress(bom + csv.position().byte());
-    Ok(builder.finish())
+    Ok(())
 }
 
 /// Reads the next record; `false` at the end of the input.
@@ -157,7 +160,7 @@ impl LineCursor {
 mod tests {
     use std::fmt::Write as _;
 
-    use super::super::{FeedFormat, read_feed};
+    use super::super::{FeedFormat, ParsedFeed, read_feed};
     use super::*;
 
     fn parse(feed: &str) -> ParsedFeed {

@@ -9,19 +9,20 @@ use quick_xml::reader::NsReader;
 
 use super::group::FeedBuilder;
 use super::row::{Attr, RawItem};
-use super::{FeedError, ImportOptions, PROGRESS_EVERY, ParsedFeed};
+use super::{FeedError, ImportOptions, PROGRESS_EVERY};
 
 const GOOGLE_NS: &[u8] = b"http://base.google.com/ns/1.0";
 const ATOM_NS: &[u8] = b"http://www.w3.org/2005/Atom";
 
+/// Reads every item of an XML feed into `builder`.
 pub(super) fn read_xml(
     reader: impl BufRead,
     options: &ImportOptions,
+    builder: &mut FeedBuilder,
     progress: &mut dyn FnMut(u64),
-) -> Result<ParsedFeed, FeedError> {
+) -> Result<(), FeedError> {
     let mut xml = NsReader::from_reader(LineCounter::new(reader));
     let mut buf = Vec::new();
-    let mut builder = FeedBuilder::default();
     let mut raw = RawItem::default();
     let mut text = String::new();
     // Open elements; the item's own depth while inside one; the attribute being read.
@@ -60,7 +61,9 @@ pub(super) fn read_xml(
                 match item_depth {
                     None if is_item(&start) => {
                         raw.reset(start_line(xml.get_ref(), &start));
-                        builder.add(&mut raw, options);
+                        if !builder.add(&mut raw, options)? {
+                            return Ok(());
+                        }
                         items += 1;
                     }
                     Some(item) if depth == item && ours => {
@@ -78,7 +81,9 @@ pub(super) fn read_xml(
                     }
                     Some(item) if depth == item => {
                         item_depth = None;
-                        builder.add(&mut raw, options);
+                        if !builder.add(&mut raw, options)? {
+                            return Ok(());
+                        }
                         items += 1;
                         if items.is_multiple_of(PROGRESS_EVERY) {
                             progress(xml.get_ref().bytes);
@@ -134,7 +139,7 @@ pub(super) fn read_xml(
         });
     }
     progress(counter.bytes);
-    Ok(builder.finish())
+    Ok(())
 }
 
 /// Elements we read attributes from: the Merchant Center namespace (whatever its prefix, or an
@@ -233,7 +238,7 @@ impl<R: BufRead> BufRead for LineCounter<R> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{FeedFormat, read_feed};
+    use super::super::{FeedFormat, ParsedFeed, read_feed};
     use super::*;
 
     fn parse(feed: &str) -> Result<ParsedFeed, FeedError> {

@@ -3,11 +3,10 @@
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
-use rusqlite::{Connection, OptionalExtension, params};
-use ucp_domain::catalog::{Product, category_paths};
+use rusqlite::{Connection, OptionalExtension};
+use ucp_domain::catalog::Product;
 use ucp_domain::store::{CatalogStore, ImportSummary, Resolution, SearchPage, SearchQuery, StoreError};
 
 use super::cache::Loaded;
@@ -96,22 +95,8 @@ impl CatalogStore for SqliteStore {
         Ok(products)
     }
 
-    async fn upsert_products(&self, products: Vec<Product>) -> Result<ImportSummary, StoreError> {
-        let summary = self
-            .write(move |connection| {
-                let transaction = connection.savepoint().map_err(backend)?;
-                let summary = upsert_all(&transaction, &products)?;
-                transaction
-                    .prepare_cached("UPDATE catalog_meta SET version = version + 1")
-                    .map_err(backend)?
-                    .execute([])
-                    .map_err(backend)?;
-                transaction.commit().map_err(backend)?;
-                Ok(summary)
-            })
-            .await?;
-        self.inner.index_stale.store(true, Ordering::SeqCst);
-        Ok(summary)
+    async fn import_products(&self, products: ucp_domain::store::ProductStream) -> Result<ImportSummary, StoreError> {
+        super::import::import_products(self, products).await
     }
 
     async fn refresh(&self) -> Result<bool, StoreError> {
@@ -147,24 +132,6 @@ impl CatalogStore for SqliteStore {
 }
 
 impl SqliteStore {
-    /// Brings the search index up to the catalog and saves it beside the database now, so the
-    /// next server start loads it instead of building it (`ucpd import` calls this after an
-    /// import; a server saves its rebuilt indexes on its own).
-    pub async fn save_search_index(&self) -> Result<(), StoreError> {
-        let inner = Arc::clone(&self.inner);
-        self.read(move |connection| {
-            inner.index_stale.store(true, Ordering::SeqCst);
-            let mut guard = inner.index.write().map_err(|_| StoreError::Backend("index lock poisoned".into()))?;
-            inner.index_stale.store(false, Ordering::SeqCst);
-            let (index, built) = load_index(connection)?;
-            index_file::save(&inner.path, &index, built);
-            *guard = (Arc::new(index), built.version);
-            inner.cache.catalog_changed();
-            Ok(())
-        })
-        .await
-    }
-
     /// The search index, rebuilt first when this process changed the catalog (or the
     /// refresher saw another process do it).
     async fn index(&self) -> Result<Arc<CatalogIndex>, StoreError> {
@@ -413,114 +380,6 @@ fn resolve_each(connection: &Connection, ids: &[String]) -> Result<Vec<Resolved>
         each.push((id.clone(), Arc::from(found)));
     }
     Ok(each)
-}
-
-fn upsert_all(connection: &Connection, products: &[Product]) -> Result<ImportSummary, StoreError> {
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|elapsed| elapsed.as_secs() as i64).unwrap_or(0);
-    let mut find = connection.prepare_cached("SELECT row FROM products WHERE id = ?1").map_err(backend)?;
-    let mut insert_product = connection
-        .prepare_cached(
-            "INSERT INTO products (id, handle, doc, search_title, search_body, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        )
-        .map_err(backend)?;
-    let mut update_product = connection
-        .prepare_cached(
-            "UPDATE products SET handle = ?2, doc = ?3, search_title = ?4, search_body = ?5, updated_at = ?6 WHERE row = ?1",
-        )
-        .map_err(backend)?;
-    let mut clear_variants =
-        connection.prepare_cached("DELETE FROM variants WHERE product_row = ?1").map_err(backend)?;
-    let mut clear_categories =
-        connection.prepare_cached("DELETE FROM product_categories WHERE product_row = ?1").map_err(backend)?;
-    let mut insert_variant = connection
-        .prepare_cached(
-            "INSERT INTO variants (id, product_row, position, sku, price, stock) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        )
-        .map_err(backend)?;
-    let mut insert_barcode = connection
-        .prepare_cached("INSERT OR IGNORE INTO variant_barcodes (value, variant_id) VALUES (?1, ?2)")
-        .map_err(backend)?;
-    let mut insert_category = connection
-        .prepare_cached("INSERT OR IGNORE INTO product_categories (value, product_row) VALUES (?1, ?2)")
-        .map_err(backend)?;
-
-    let mut summary = ImportSummary::default();
-    for product in products {
-        let doc = serde_json::to_string(product).map_err(|error| StoreError::Backend(error.to_string()))?;
-        let existing: Option<i64> = find.query_row([&product.id], |row| row.get(0)).optional().map_err(backend)?;
-        let body = search_body(product);
-        let row = match existing {
-            Some(row) => {
-                update_product.execute(params![row, product.handle, doc, product.title, body, now]).map_err(backend)?;
-                clear_variants.execute([row]).map_err(backend)?;
-                clear_categories.execute([row]).map_err(backend)?;
-                summary.products_updated += 1;
-                row
-            }
-            None => {
-                insert_product
-                    .execute(params![product.id, product.handle, doc, product.title, body, now])
-                    .map_err(backend)?;
-                summary.products_inserted += 1;
-                connection.last_insert_rowid()
-            }
-        };
-        for (position, variant) in product.variants.iter().enumerate() {
-            insert_variant
-                .execute(params![
-                    variant.id,
-                    row,
-                    position as i64,
-                    variant.sku,
-                    variant.price.amount,
-                    variant.inventory_quantity
-                ])
-                .map_err(|error| match backend(error) {
-                    StoreError::Conflict { .. } => StoreError::Conflict {
-                        constraint: format!(
-                            "variant id {:?} of product {:?} belongs to another product",
-                            variant.id, product.id
-                        ),
-                    },
-                    other => other,
-                })?;
-            for barcode in &variant.barcodes {
-                insert_barcode.execute(params![barcode.value, variant.id]).map_err(backend)?;
-            }
-            summary.variants += 1;
-        }
-        for category in product.categories.iter().chain(product.variants.iter().flat_map(|variant| &variant.categories))
-        {
-            for value in category_paths(&category.value) {
-                insert_category.execute(params![value, row]).map_err(backend)?;
-            }
-        }
-    }
-    Ok(summary)
-}
-
-/// Everything besides the title a buyer might search by.
-fn search_body(product: &Product) -> String {
-    let mut body = product.description.searchable_text();
-    let mut push = |text: &str| {
-        body.push(' ');
-        body.push_str(text);
-    };
-    for tag in &product.tags {
-        push(tag);
-    }
-    for category in &product.categories {
-        push(&category.value);
-    }
-    if let Some(brand) = product.metadata.as_ref().and_then(|metadata| metadata.get("brand")).and_then(|v| v.as_str()) {
-        push(brand);
-    }
-    for option in &product.options {
-        for value in &option.values {
-            push(&value.label);
-        }
-    }
-    body
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ mod cache;
 mod catalog;
 mod commerce;
 mod idempotency;
+mod import;
 mod index_file;
 mod orders;
 mod outbox;
@@ -69,12 +70,29 @@ impl SqliteStore {
 
     /// [`SqliteStore::open`] with at most `group_commit_max_jobs` writes sharing a commit.
     pub fn open_with(path: &Path, readers: usize, group_commit_max_jobs: usize) -> Result<SqliteStore, StoreError> {
+        SqliteStore::open_inner(path, readers, group_commit_max_jobs, true)
+    }
+
+    /// Opens the store for `ucpd import`: without loading or building the search index (a
+    /// million products' index is a quarter of a gigabyte the importer has no use for). A read
+    /// through it would build the index first.
+    pub fn open_for_import(path: &Path) -> Result<SqliteStore, StoreError> {
+        SqliteStore::open_inner(path, 1, writer::MAX_BATCH, false)
+    }
+
+    fn open_inner(
+        path: &Path,
+        readers: usize,
+        group_commit_max_jobs: usize,
+        with_index: bool,
+    ) -> Result<SqliteStore, StoreError> {
         let mut writer = open_connection(path, false)?;
         migrate(&mut writer)?;
         let started = std::time::Instant::now();
         let built = catalog::built_of(&writer)?;
-        let index = match index_file::load(path, built) {
-            Some(index) => {
+        let index = match with_index.then(|| index_file::load(path, built)) {
+            None => Arc::new(CatalogIndex::build(std::iter::empty())),
+            Some(Some(index)) => {
                 tracing::info!(
                     products = index.len(),
                     elapsed_ms = started.elapsed().as_millis() as u64,
@@ -82,7 +100,7 @@ impl SqliteStore {
                 );
                 Arc::new(index)
             }
-            None => {
+            Some(None) => {
                 let (index, built) = catalog::load_index(&writer)?;
                 tracing::info!(
                     products = index.len(),
@@ -104,7 +122,7 @@ impl SqliteStore {
             inner: Arc::new(Inner {
                 path: path.to_owned(),
                 index: std::sync::RwLock::new((index, version)),
-                index_stale: std::sync::atomic::AtomicBool::new(false),
+                index_stale: std::sync::atomic::AtomicBool::new(!with_index),
                 cache: cache::ReadCache::new(),
                 readers: Mutex::new(pool),
                 reader_permits: Arc::new(Semaphore::new(readers)),

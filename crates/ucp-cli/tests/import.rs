@@ -1,0 +1,206 @@
+//! `ucpd import` on feeds bigger than one batch: products whose rows are far apart, repeated
+//! ids, imports that fail late and must leave the old catalog, and what the summary counts.
+
+#[allow(dead_code, reason = "this binary runs no server, so it needs only `ucpd` of the shared helpers")]
+mod common;
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use common::ucpd;
+
+const HEADER: &str = "id\titem_group_id\ttitle\tprice\tsize\n";
+
+/// Products (id, handle, document) in catalog order, and the catalog version.
+fn catalog(data: &Path) -> (i64, Vec<(String, String, String)>) {
+    let connection = rusqlite::Connection::open(data.join("ucpd.db")).unwrap();
+    let version = connection.query_row("SELECT version FROM catalog_meta", [], |row| row.get(0)).unwrap();
+    let products = connection
+        .prepare("SELECT id, handle, doc FROM products ORDER BY row")
+        .unwrap()
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    (version, products)
+}
+
+fn variants_of(data: &Path, product_id: &str) -> Vec<String> {
+    let connection = rusqlite::Connection::open(data.join("ucpd.db")).unwrap();
+    connection
+        .prepare(
+            "SELECT v.id FROM variants v JOIN products p ON p.row = v.product_row WHERE p.id = ?1 ORDER BY v.position",
+        )
+        .unwrap()
+        .query_map([product_id], |row| row.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+/// Nothing of the staging database is left behind in the data directory.
+fn assert_no_staging_left(data: &Path) {
+    let left: Vec<String> = std::fs::read_dir(data)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with(".ucpd-import"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+fn import(feed: &Path, data: &Path, extra: &[&str]) -> (bool, String, String) {
+    let output = ucpd().arg("import").arg(feed).arg("--data-dir").arg(data).args(extra).output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    (output.status.success(), stdout, stderr)
+}
+
+/// A tee whose three rows are at the start, the middle and the end, 600 mugs between them, and
+/// at the very end a row that replaces an early mug.
+fn scattered_feed() -> String {
+    let mut feed = String::from(HEADER);
+    feed.push_str("tee-s\ttee\tTee\t9.00 USD\tS\n");
+    for mug in 0..600 {
+        writeln!(feed, "mug-{mug}\t\tMug\t{}.50 USD\t", mug % 40 + 1).unwrap();
+        if mug == 300 {
+            feed.push_str("tee-m\ttee\tTee\t9.00 USD\tM\n");
+        }
+    }
+    feed.push_str("tee-l\ttee\tTee\t9.00 USD\tL\n");
+    feed.push_str("mug-10\t\tTen Again\t1.00 USD\t\n");
+    feed
+}
+
+#[test]
+fn a_product_whose_rows_are_far_apart_imports_whole_in_its_first_place() {
+    let directory = tempfile::tempdir().unwrap();
+    let feed = directory.path().join("feed.tsv");
+    std::fs::write(&feed, scattered_feed()).unwrap();
+    let data = directory.path().join("data");
+    let (success, stdout, stderr) = import(&feed, &data, &[]);
+    assert!(success, "{stdout}\n{stderr}");
+    assert!(stdout.contains(": 604 rows, 601 products (601 new, 0 updated), 603 variants, 0 rows skipped"), "{stdout}");
+    assert_no_staging_left(&data);
+
+    let (version, products) = catalog(&data);
+    assert_eq!(version, 1);
+    assert_eq!(products.len(), 601);
+    assert_eq!((products[0].0.as_str(), products[0].1.as_str()), ("tee", "tee-tee"));
+    assert_eq!(variants_of(&data, "tee"), ["tee-s", "tee-m", "tee-l"]);
+    assert_eq!(products[1].0, "mug-0");
+    // Replaced by the last row, in the place of its first.
+    assert_eq!((products[11].0.as_str(), products[11].1.as_str()), ("mug-10", "ten-again-mug-10"));
+    assert!(products[11].2.contains("\"Ten Again\""));
+    assert_eq!(products[600].0, "mug-599");
+
+    // The same feed again: every product updated in place, in the same order.
+    let (success, stdout, stderr) = import(&feed, &data, &[]);
+    assert!(success, "{stdout}\n{stderr}");
+    assert!(stdout.contains("601 products (0 new, 601 updated), 603 variants"), "{stdout}");
+    let (version, again) = catalog(&data);
+    assert_eq!(version, 2);
+    assert_eq!(again, products);
+}
+
+// A feed whose products' rows are together is written while it is read; the same feed with
+// one early row repeated at the end (which changes nothing, but is only known to change
+// nothing at the end) is written again from the staging. Both give the same catalog.
+#[test]
+fn a_feed_written_while_read_and_one_written_again_give_the_same_catalog() {
+    let directory = tempfile::tempdir().unwrap();
+    let mut together = String::from(HEADER);
+    for tee in 0..400 {
+        for size in ["S", "M", "L"] {
+            writeln!(together, "tee-{tee}-{size}\ttee-{tee}\tTee {}\t{}.00 USD\t{size}", tee % 7, tee % 30 + 1)
+                .unwrap();
+        }
+    }
+    let repeated = format!("{together}tee-3-M\ttee-3\tTee 3\t4.00 USD\tM\n");
+    let mut catalogs = Vec::new();
+    for (name, feed) in [("together.tsv", together), ("repeated.tsv", repeated)] {
+        let path = directory.path().join(name);
+        std::fs::write(&path, feed).unwrap();
+        let data = directory.path().join(format!("data-{name}"));
+        let (success, stdout, stderr) = import(&path, &data, &[]);
+        assert!(success, "{stdout}\n{stderr}");
+        assert!(stdout.contains("400 products (400 new, 0 updated), 1200 variants, 0 rows skipped"), "{stdout}");
+        catalogs.push(catalog(&data));
+    }
+    assert_eq!(catalogs[0], catalogs[1]);
+    assert_eq!(catalogs[0].1.len(), 400);
+    // A handle is the slug of the title, then of the id.
+    assert_eq!(catalogs[0].1[7].1, "tee-0-tee-7");
+}
+
+// A product late in the feed takes a variant id that another product of the catalog holds:
+// the store refuses it after hundreds of products were written, and the whole import goes.
+#[test]
+fn an_import_that_fails_late_leaves_the_old_catalog() {
+    let directory = tempfile::tempdir().unwrap();
+    let feed = directory.path().join("feed.tsv");
+    std::fs::write(&feed, scattered_feed()).unwrap();
+    let data = directory.path().join("data");
+    assert!(import(&feed, &data, &[]).0);
+    let before = catalog(&data);
+
+    let mut other = String::from(HEADER);
+    for cup in 0..700 {
+        writeln!(other, "cup-{cup}\t\tCup\t3.00 USD\t").unwrap();
+    }
+    other.push_str("tee-s\tthief\tThief\t1.00 USD\tS\n");
+    let other_feed = directory.path().join("other.tsv");
+    std::fs::write(&other_feed, other).unwrap();
+    let (success, stdout, stderr) = import(&other_feed, &data, &[]);
+    assert!(!success, "{stdout}\n{stderr}");
+    assert!(stderr.contains("import failed, the catalog was not changed"), "{stderr}");
+    assert!(stderr.contains("\"tee-s\""), "the error names the variant: {stderr}");
+    assert_eq!(catalog(&data), before);
+    assert_no_staging_left(&data);
+}
+
+// Rows that pass on their own but leave a product without a title once a later row moves its
+// titled row to another product: found only when products are built, after the store began.
+// With --strict nothing is written; without, the rest imports and the row is reported.
+#[test]
+fn a_product_that_fails_when_built_is_reported_and_strict_writes_nothing() {
+    let directory = tempfile::tempdir().unwrap();
+    let data = directory.path().join("data");
+    let first = directory.path().join("first.tsv");
+    std::fs::write(&first, format!("{HEADER}keep\t\tKeep\t2.00 USD\t\n")).unwrap();
+    assert!(import(&first, &data, &[]).0);
+    let before = catalog(&data);
+
+    let feed = directory.path().join("feed.tsv");
+    std::fs::write(
+        &feed,
+        format!("{HEADER}a1\tg\tTitled\t1.00 USD\tS\na2\tg\t\t1.00 USD\tM\na1\th\tMoved\t1.00 USD\tS\n"),
+    )
+    .unwrap();
+    let (success, stdout, stderr) = import(&feed, &data, &["--strict"]);
+    assert!(!success, "{stdout}\n{stderr}");
+    assert!(stderr.contains("feed.tsv: skipped line 3: title: must not be empty"), "{stderr}");
+    assert!(stderr.contains("1 rows skipped and --strict is set; the catalog was not changed"), "{stderr}");
+    assert_eq!(catalog(&data), before);
+
+    let (success, stdout, stderr) = import(&feed, &data, &[]);
+    assert!(success, "{stdout}\n{stderr}");
+    assert!(stderr.contains("feed.tsv: skipped line 3: title: must not be empty"), "{stderr}");
+    assert!(stdout.contains(": 3 rows, 1 products (1 new, 0 updated), 1 variants, 1 rows skipped"), "{stdout}");
+    let ids: Vec<String> = catalog(&data).1.into_iter().map(|(id, _, _)| id).collect();
+    assert_eq!(ids, ["keep", "h"]);
+    assert_no_staging_left(&data);
+}
+
+// A feed without one valid product changes nothing and leaves no data directory behind.
+#[test]
+fn a_feed_without_a_valid_product_creates_nothing() {
+    let directory = tempfile::tempdir().unwrap();
+    let feed = directory.path().join("feed.tsv");
+    std::fs::write(&feed, format!("{HEADER}x\t\tNo price\t\t\n")).unwrap();
+    let data = directory.path().join("data");
+    let (success, stdout, stderr) = import(&feed, &data, &[]);
+    assert!(!success, "{stdout}\n{stderr}");
+    assert!(stderr.contains("feed.tsv: skipped line 2: price: missing"), "{stderr}");
+    assert!(stderr.contains("holds no valid product; the catalog was not changed"), "{stderr}");
+    assert!(!data.exists(), "no data directory is left behind");
+}

@@ -1,0 +1,427 @@
+//! Catalog import on SQLite (`CatalogStore::import_products`): a stream of products written in
+//! one transaction without holding the catalog in memory.
+//!
+//! Two threads share the work: a preparer on the blocking pool drains the stream (whatever
+//! building the products costs the stream happens there) and renders each product's document and
+//! search text; the writer thread runs one write job, upserting the prepared products batch by
+//! batch inside one savepoint, then moves `catalog_meta.version`. The preparer hands over at
+//! most [`QUEUE`] batches ahead, so memory is bounded whatever the catalog's size. An `Err` in
+//! the stream, or a stream that ends without saying it is complete (the preparer panicked),
+//! rolls the savepoint back: the catalog stays as it was.
+
+use std::sync::atomic::Ordering;
+use std::sync::mpsc;
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, OptionalExtension, params};
+use ucp_domain::catalog::Product;
+use ucp_domain::catalog::category_paths;
+use ucp_domain::store::{ImportSummary, ProductStream, StoreError};
+
+use super::{SqliteStore, backend};
+
+/// Products per batch handed to the writer.
+const BATCH: usize = 256;
+
+/// Batches prepared ahead of the writer at most.
+const QUEUE: usize = 4;
+
+/// The writer's page cache while an import runs, in KiB. The writer normally keeps a small
+/// cache (every COMMIT walks it); an import touches the B-tree pages of every catalog index
+/// again and again, which a small cache writes out and reads back many times over. Restored
+/// when the job ends, so the server's later commits are unaffected.
+const IMPORT_CACHE_KIB: i64 = 64 * 1024;
+
+/// What the writer stores of a product, rendered and taken apart off the writer thread (which
+/// then frees a few strings rather than a whole product).
+pub(super) struct Prepared {
+    pub(super) id: String,
+    pub(super) handle: Option<String>,
+    pub(super) title: String,
+    /// The product's JSON document.
+    pub(super) doc: String,
+    /// Its searchable text besides the title.
+    pub(super) body: String,
+    pub(super) variants: Vec<PreparedVariant>,
+    /// The category values of the product and of its variants, in that order.
+    pub(super) categories: Vec<String>,
+}
+
+pub(super) struct PreparedVariant {
+    pub(super) id: String,
+    pub(super) sku: Option<String>,
+    /// In minor units.
+    pub(super) price: i64,
+    pub(super) stock: Option<i64>,
+    pub(super) barcodes: Vec<String>,
+}
+
+impl Prepared {
+    fn of(product: Product) -> Result<Prepared, StoreError> {
+        let doc = serde_json::to_string(&product)
+            .map_err(|error| StoreError::Backend(format!("product {:?}: {error}", product.id)))?;
+        let body = search_body(&product);
+        let Product { id, handle, title, categories, variants, .. } = product;
+        let mut categories: Vec<String> = categories.into_iter().map(|category| category.value).collect();
+        let variants = variants
+            .into_iter()
+            .map(|variant| {
+                categories.extend(variant.categories.into_iter().map(|category| category.value));
+                PreparedVariant {
+                    id: variant.id,
+                    sku: variant.sku,
+                    price: variant.price.amount,
+                    stock: variant.inventory_quantity,
+                    barcodes: variant.barcodes.into_iter().map(|barcode| barcode.value).collect(),
+                }
+            })
+            .collect();
+        Ok(Prepared { id, handle, title, doc, body, variants, categories })
+    }
+}
+
+/// What the preparer hands the writer.
+enum Batch {
+    Products(Vec<Prepared>),
+    /// The stream is drained: the import may commit.
+    End,
+    /// The stream failed: the import must write nothing.
+    Failed(StoreError),
+}
+
+pub(super) async fn import_products(store: &SqliteStore, products: ProductStream) -> Result<ImportSummary, StoreError> {
+    let (sender, receiver) = mpsc::sync_channel(QUEUE);
+    let preparer = tokio::task::spawn_blocking(move || prepare(products, &sender));
+    let written = store.write(move |connection| write_all(connection, &receiver)).await;
+    // The preparer ends once the stream does or the writer drops its receiver.
+    let _ = preparer.await;
+    let summary = written?;
+    store.inner.index_stale.store(true, Ordering::SeqCst);
+    Ok(summary)
+}
+
+/// Drains the stream into batches of prepared products.
+fn prepare(products: ProductStream, sender: &mpsc::SyncSender<Batch>) {
+    let mut batch = Vec::with_capacity(BATCH);
+    for item in products {
+        match item.and_then(Prepared::of) {
+            Ok(prepared) => batch.push(prepared),
+            Err(error) => {
+                let _ = sender.send(Batch::Failed(error));
+                return;
+            }
+        }
+        if batch.len() == BATCH && sender.send(Batch::Products(std::mem::take(&mut batch))).is_err() {
+            // The writer gave up; dropping the stream tells its source.
+            return;
+        }
+    }
+    if !batch.is_empty() && sender.send(Batch::Products(batch)).is_err() {
+        return;
+    }
+    let _ = sender.send(Batch::End);
+}
+
+/// The write job: every batch in one savepoint, then the version bump; with the page cache
+/// enlarged for the job's length.
+fn write_all(connection: &mut Connection, batches: &mpsc::Receiver<Batch>) -> Result<ImportSummary, StoreError> {
+    let cache_size: i64 = connection.query_row("PRAGMA cache_size", [], |row| row.get(0)).map_err(backend)?;
+    connection.execute_batch(&format!("PRAGMA cache_size = -{IMPORT_CACHE_KIB}")).map_err(backend)?;
+    let written = write_batches(connection, batches);
+    let restored = connection.execute_batch(&format!("PRAGMA cache_size = {cache_size}")).map_err(backend);
+    let summary = written?;
+    restored?;
+    Ok(summary)
+}
+
+fn write_batches(connection: &mut Connection, batches: &mpsc::Receiver<Batch>) -> Result<ImportSummary, StoreError> {
+    let savepoint = connection.savepoint().map_err(backend)?;
+    let fresh: bool =
+        savepoint.query_row("SELECT NOT EXISTS (SELECT 1 FROM products)", [], |row| row.get(0)).map_err(backend)?;
+    let mut summary = ImportSummary::default();
+    loop {
+        match batches.recv() {
+            Ok(Batch::Products(batch)) => {
+                let written = upsert_all(&savepoint, &batch, fresh)?;
+                summary.products_inserted += written.products_inserted;
+                summary.products_updated += written.products_updated;
+                summary.variants += written.variants;
+            }
+            Ok(Batch::End) => break,
+            Ok(Batch::Failed(error)) => return Err(error),
+            Err(_) => return Err(StoreError::Backend("the import stream ended before its end".to_owned())),
+        }
+    }
+    savepoint
+        .prepare_cached("UPDATE catalog_meta SET version = version + 1")
+        .map_err(backend)?
+        .execute([])
+        .map_err(backend)?;
+    savepoint.commit().map_err(backend)?;
+    Ok(summary)
+}
+
+fn upsert_all(connection: &Connection, products: &[Prepared], fresh: bool) -> Result<ImportSummary, StoreError> {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|elapsed| elapsed.as_secs() as i64).unwrap_or(0);
+    let mut find = connection.prepare_cached("SELECT row FROM products WHERE id = ?1").map_err(backend)?;
+    let mut insert_product = connection
+        .prepare_cached(
+            "INSERT INTO products (id, handle, doc, search_title, search_body, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )
+        .map_err(backend)?;
+    let mut update_product = connection
+        .prepare_cached(
+            "UPDATE products SET handle = ?2, doc = ?3, search_title = ?4, search_body = ?5, updated_at = ?6 WHERE row = ?1",
+        )
+        .map_err(backend)?;
+    let mut clear_variants =
+        connection.prepare_cached("DELETE FROM variants WHERE product_row = ?1").map_err(backend)?;
+    let mut clear_categories =
+        connection.prepare_cached("DELETE FROM product_categories WHERE product_row = ?1").map_err(backend)?;
+    let mut insert_variant = connection
+        .prepare_cached(
+            "INSERT INTO variants (id, product_row, position, sku, price, stock) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )
+        .map_err(backend)?;
+    let mut insert_barcode = connection
+        .prepare_cached("INSERT OR IGNORE INTO variant_barcodes (value, variant_id) VALUES (?1, ?2)")
+        .map_err(backend)?;
+    let mut insert_category = connection
+        .prepare_cached("INSERT OR IGNORE INTO product_categories (value, product_row) VALUES (?1, ?2)")
+        .map_err(backend)?;
+
+    let mut summary = ImportSummary::default();
+    for product in products {
+        let Prepared { id, handle, title, doc, body, .. } = product;
+        // In a fresh catalog a product is new, unless its id came earlier in this import.
+        let inserted = if fresh {
+            match insert_product.execute(params![id, handle, doc, title, body, now]).map_err(backend) {
+                Ok(_) => Some(connection.last_insert_rowid()),
+                Err(StoreError::Conflict { .. }) => None,
+                Err(other) => return Err(other),
+            }
+        } else {
+            None
+        };
+        let existing = match inserted {
+            Some(_) => None,
+            None => find.query_row([id], |row| row.get::<_, i64>(0)).optional().map_err(backend)?,
+        };
+        let row = match (inserted, existing) {
+            (Some(row), _) => {
+                summary.products_inserted += 1;
+                row
+            }
+            (None, Some(row)) => {
+                update_product.execute(params![row, handle, doc, title, body, now]).map_err(backend)?;
+                clear_variants.execute([row]).map_err(backend)?;
+                clear_categories.execute([row]).map_err(backend)?;
+                summary.products_updated += 1;
+                row
+            }
+            (None, None) => {
+                insert_product.execute(params![id, handle, doc, title, body, now]).map_err(backend)?;
+                summary.products_inserted += 1;
+                connection.last_insert_rowid()
+            }
+        };
+        for (position, variant) in product.variants.iter().enumerate() {
+            insert_variant
+                .execute(params![variant.id, row, position as i64, variant.sku, variant.price, variant.stock])
+                .map_err(|error| match backend(error) {
+                    StoreError::Conflict { .. } => StoreError::Conflict {
+                        constraint: format!("variant id {:?} of product {id:?} belongs to another product", variant.id),
+                    },
+                    other => other,
+                })?;
+            for barcode in &variant.barcodes {
+                insert_barcode.execute(params![barcode, variant.id]).map_err(backend)?;
+            }
+            summary.variants += 1;
+        }
+        for category in &product.categories {
+            for value in category_paths(category) {
+                insert_category.execute(params![value, row]).map_err(backend)?;
+            }
+        }
+    }
+    Ok(summary)
+}
+
+/// Everything besides the title a buyer might search by.
+fn search_body(product: &Product) -> String {
+    let mut body = product.description.searchable_text();
+    let mut push = |text: &str| {
+        body.push(' ');
+        body.push_str(text);
+    };
+    for tag in &product.tags {
+        push(tag);
+    }
+    for category in &product.categories {
+        push(&category.value);
+    }
+    if let Some(brand) = product.metadata.as_ref().and_then(|metadata| metadata.get("brand")).and_then(|v| v.as_str()) {
+        push(brand);
+    }
+    for option in &product.options {
+        for value in &option.values {
+            push(&value.label);
+        }
+    }
+    body
+}
+
+#[cfg(test)]
+mod tests {
+    use ucp_domain::catalog::{Description, PriceRange, Variant};
+    use ucp_domain::money::Price;
+    use ucp_domain::store::CatalogStore;
+
+    use super::*;
+
+    fn product(id: &str, variant_id: &str, amount: i64) -> Product {
+        let price = Price::new(amount, "USD".to_owned());
+        let mut product = Product {
+            id: id.to_owned(),
+            handle: Some(format!("handle-{id}")),
+            title: format!("Product {id}"),
+            description: Description::plain("A thing"),
+            url: None,
+            categories: Vec::new(),
+            price_range: PriceRange { min: price.clone(), max: price.clone() },
+            list_price_range: None,
+            media: Vec::new(),
+            options: Vec::new(),
+            variants: vec![Variant {
+                id: variant_id.to_owned(),
+                sku: Some(format!("sku-{variant_id}")),
+                barcodes: Vec::new(),
+                handle: None,
+                url: None,
+                title: String::new(),
+                description: Description::default(),
+                categories: Vec::new(),
+                price,
+                list_price: None,
+                unit_price: None,
+                availability: None,
+                options: Vec::new(),
+                media: Vec::new(),
+                rating: None,
+                tags: Vec::new(),
+                metadata: None,
+                seller: None,
+                inventory_quantity: Some(3),
+            }],
+            rating: None,
+            tags: Vec::new(),
+            metadata: None,
+        };
+        product.normalize().unwrap();
+        product
+    }
+
+    fn store(dir: &tempfile::TempDir) -> SqliteStore {
+        SqliteStore::open(&dir.path().join("catalog.db"), 1).unwrap()
+    }
+
+    fn catalog(store: &SqliteStore) -> (i64, Vec<(String, i64)>) {
+        let connection = Connection::open(store.path()).unwrap();
+        let version = connection.query_row("SELECT version FROM catalog_meta", [], |row| row.get(0)).unwrap();
+        let rows = connection
+            .prepare("SELECT p.id, v.price FROM products p JOIN variants v ON v.product_row = p.row ORDER BY p.row")
+            .unwrap()
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        (version, rows)
+    }
+
+    // Many batches in one transaction: all of them land, counted, and the version moves once.
+    #[tokio::test]
+    async fn a_stream_of_many_batches_imports_in_one_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store(&dir);
+        let count = BATCH * 3 + 7;
+        let products: Vec<Product> =
+            (0..count).map(|n| product(&format!("p{n}"), &format!("v{n}"), n as i64 + 1)).collect();
+        let summary = store.import_products(Box::new(products.into_iter().map(Ok))).await.unwrap();
+        assert_eq!(
+            summary,
+            ImportSummary { products_inserted: count as u64, products_updated: 0, variants: count as u64 }
+        );
+        let (version, rows) = catalog(&store);
+        assert_eq!(version, 1);
+        assert_eq!(rows.len(), count);
+        assert_eq!(rows[count - 1], (format!("p{}", count - 1), count as i64));
+
+        // Again, with some products changed: updated in place.
+        let again = (0..10).map(|n| Ok(product(&format!("p{n}"), &format!("v{n}"), 999)));
+        let summary = store.import_products(Box::new(again)).await.unwrap();
+        assert_eq!((summary.products_inserted, summary.products_updated), (0, 10));
+        let (version, rows) = catalog(&store);
+        assert_eq!(version, 2);
+        assert_eq!(rows[0], ("p0".to_owned(), 999));
+        assert_eq!(store.product_count().await.unwrap(), count as u64);
+    }
+
+    // In an empty catalog products are written as new without a lookup; an id that comes
+    // again in the same import still replaces the earlier product, as in a full catalog.
+    #[tokio::test]
+    async fn a_repeated_id_replaces_the_earlier_product_in_an_empty_catalog_too() {
+        for preloaded in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let store = store(&dir);
+            if preloaded {
+                store.upsert_products(vec![product("other", "v-other", 1)]).await.unwrap();
+            }
+            let products = vec![product("p1", "v1", 100), product("p2", "v2", 200), product("p1", "v1", 300)];
+            let summary = store.upsert_products(products).await.unwrap();
+            assert_eq!((summary.products_inserted, summary.products_updated, summary.variants), (2, 1, 3));
+            let rows = catalog(&store).1;
+            let ours: Vec<&(String, i64)> = rows.iter().filter(|(id, _)| id != "other").collect();
+            assert_eq!(ours, [&("p1".to_owned(), 300), &("p2".to_owned(), 200)], "preloaded: {preloaded}");
+        }
+    }
+
+    // A stream that fails after several batches, or a product the store refuses late in the
+    // stream, leaves the previous catalog exactly as it was.
+    #[tokio::test]
+    async fn a_failed_import_leaves_the_old_catalog() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store(&dir);
+        store.upsert_products(vec![product("old", "v-old", 5)]).await.unwrap();
+        let before = catalog(&store);
+        let writer_cache = || {
+            store.write(|connection| {
+                connection.query_row("PRAGMA cache_size", [], |row| row.get::<_, i64>(0)).map_err(backend)
+            })
+        };
+        let cache_before = writer_cache().await.unwrap();
+
+        let failing = (0..BATCH * 2)
+            .map(|n| Ok(product(&format!("p{n}"), &format!("v{n}"), 1)))
+            .chain(std::iter::once(Err(StoreError::Backend("the feed broke".to_owned()))))
+            .chain(std::iter::once(Ok(product("late", "v-late", 1))));
+        let error = store.import_products(Box::new(failing)).await.unwrap_err();
+        assert!(error.to_string().contains("the feed broke"), "{error}");
+        assert_eq!(catalog(&store), before);
+
+        // The variant of "old" claimed by another product: a conflict, nothing written.
+        let conflicting = (0..BATCH + 1)
+            .map(|n| product(&format!("p{n}"), &format!("v{n}"), 1))
+            .chain(std::iter::once(product("thief", "v-old", 1)))
+            .map(Ok);
+        let error = store.import_products(Box::new(conflicting)).await.unwrap_err();
+        assert!(matches!(error, StoreError::Conflict { .. }), "{error}");
+        assert_eq!(catalog(&store), before);
+
+        // The store still writes, and its page cache is back to the writer's own size.
+        store.upsert_products(vec![product("new", "v-new", 2)]).await.unwrap();
+        assert_eq!(catalog(&store).1.len(), 2);
+        assert_eq!(writer_cache().await.unwrap(), cache_before);
+    }
+}
