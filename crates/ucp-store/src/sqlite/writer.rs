@@ -93,19 +93,34 @@ fn failed(error: rusqlite::Error) -> CommitFailed {
     CommitFailed { busy: matches!(backend(error), StoreError::Unavailable(_)), message }
 }
 
-/// The queue in front of the writer thread; dropping it ends the thread.
+/// The queue in front of the writer thread. Dropping it ends the thread and waits for it: the
+/// jobs already queued run, and the writer's connection is closed, which checkpoints the WAL
+/// and removes it (a process that exited first left a `-wal` file as large as its last
+/// import, which the next open had to scan).
 pub(super) struct Writer {
-    queue: mpsc::Sender<Queued>,
+    queue: Option<mpsc::Sender<Queued>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        drop(self.queue.take());
+        if let Some(thread) = self.thread.take()
+            && thread.thread().id() != std::thread::current().id()
+        {
+            let _ = thread.join();
+        }
+    }
 }
 
 impl Writer {
     pub(super) fn start(connection: Connection, max_batch: usize) -> Result<Writer, StoreError> {
         let (queue, jobs) = mpsc::channel();
-        std::thread::Builder::new()
+        let thread = std::thread::Builder::new()
             .name("ucpd-sqlite-writer".into())
             .spawn(move || run(connection, &jobs, max_batch.max(1)))
             .map_err(|error| StoreError::Backend(format!("starting the SQLite writer thread: {error}")))?;
-        Ok(Writer { queue })
+        Ok(Writer { queue: Some(queue), thread: Some(thread) })
     }
 
     /// Queues `work` and waits for its batch to commit.
@@ -117,6 +132,8 @@ impl Writer {
         let (answer, answered) = tokio::sync::oneshot::channel();
         let job = Box::new(Work { work, answer });
         self.queue
+            .as_ref()
+            .ok_or_else(|| StoreError::Unavailable("the SQLite writer has stopped".into()))?
             .send(Queued { job, durability })
             .map_err(|_| StoreError::Unavailable("the SQLite writer has stopped".into()))?;
         answered.await.map_err(|_| StoreError::Backend("a write job panicked".into()))?
