@@ -31,6 +31,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("schema_6.sql"),
     include_str!("schema_7.sql"),
     include_str!("schema_8.sql"),
+    include_str!("schema_9.sql"),
 ];
 
 /// A SQLite database shared by every store trait.
