@@ -14,6 +14,8 @@ BIN_DIR="${BIN_DIR:-$ROOT/target/release}"
 OUT_DIR="${OUT_DIR:-$ROOT/bench-out/$BENCH_NAME}"
 UCPD="$BIN_DIR/ucpd"
 UCPD_BENCH="$BIN_DIR/ucpd-bench"
+# ucpd reads every UCPD_* variable as configuration: keep this one out of its environment.
+export -n UCPD_BENCH
 
 log() { printf '[%s %s] %s\n' "$BENCH_NAME" "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf '[%s] ERROR: %s\n' "$BENCH_NAME" "$*" >&2; exit 1; }
