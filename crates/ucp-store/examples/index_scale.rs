@@ -402,29 +402,11 @@ fn query(terms: &[&String], match_all_terms: bool) -> SearchQuery {
     }
 }
 
-/// The document the SQLite store indexes for `product` (`sqlite/catalog.rs`: the title,
-/// `search_body`, the category paths of the product's and its variants' categories, and the
+/// The document the SQLite store indexes for `product` (`sqlite/import.rs`: the title,
+/// `Product::search_body`, the category paths of the product's and its variants' categories, and the
 /// variant prices).
 fn index_doc(row: i64, product: &Product) -> IndexDoc {
-    let mut body = product.description.searchable_text();
-    let mut push = |text: &str| {
-        body.push(' ');
-        body.push_str(text);
-    };
-    for tag in &product.tags {
-        push(tag);
-    }
-    for category in &product.categories {
-        push(&category.value);
-    }
-    if let Some(brand) = product.metadata.as_ref().and_then(|metadata| metadata.get("brand")).and_then(|v| v.as_str()) {
-        push(brand);
-    }
-    for option in &product.options {
-        for value in &option.values {
-            push(&value.label);
-        }
-    }
+    let body = product.search_body();
     let mut categories: Vec<String> = Vec::new();
     for category in product.categories.iter().chain(product.variants.iter().flat_map(|variant| &variant.categories)) {
         for path in category_paths(&category.value) {

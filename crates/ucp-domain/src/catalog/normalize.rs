@@ -56,6 +56,32 @@ impl Variant {
 }
 
 impl Product {
+    /// Everything besides the title a buyer might search by: the description, tags,
+    /// categories, brand and option values (what the search index reads as a product's body).
+    pub fn search_body(&self) -> String {
+        let mut body = self.description.searchable_text();
+        let mut push = |text: &str| {
+            body.push(' ');
+            body.push_str(text);
+        };
+        for tag in &self.tags {
+            push(tag);
+        }
+        for category in &self.categories {
+            push(&category.value);
+        }
+        if let Some(brand) = self.metadata.as_ref().and_then(|metadata| metadata.get("brand")).and_then(|v| v.as_str())
+        {
+            push(brand);
+        }
+        for option in &self.options {
+            for value in &option.values {
+                push(&value.label);
+            }
+        }
+        body
+    }
+
     /// Checks what the UCP schema and our store require, and derives what is derived:
     /// `price_range`, `list_price_range`, variant availability from stock, option axes from
     /// variant options when the document has none. Call before storing.

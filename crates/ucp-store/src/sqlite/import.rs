@@ -61,7 +61,7 @@ impl Prepared {
     fn of(product: Product) -> Result<Prepared, StoreError> {
         let doc = serde_json::to_string(&product)
             .map_err(|error| StoreError::Backend(format!("product {:?}: {error}", product.id)))?;
-        let body = search_body(&product);
+        let body = product.search_body();
         let Product { id, handle, title, categories, variants, .. } = product;
         let mut categories: Vec<String> = categories.into_iter().map(|category| category.value).collect();
         let variants = variants
@@ -248,30 +248,6 @@ fn upsert_all(connection: &Connection, products: &[Prepared], fresh: bool) -> Re
         }
     }
     Ok(summary)
-}
-
-/// Everything besides the title a buyer might search by.
-fn search_body(product: &Product) -> String {
-    let mut body = product.description.searchable_text();
-    let mut push = |text: &str| {
-        body.push(' ');
-        body.push_str(text);
-    };
-    for tag in &product.tags {
-        push(tag);
-    }
-    for category in &product.categories {
-        push(&category.value);
-    }
-    if let Some(brand) = product.metadata.as_ref().and_then(|metadata| metadata.get("brand")).and_then(|v| v.as_str()) {
-        push(brand);
-    }
-    for option in &product.options {
-        for value in &option.values {
-            push(&value.label);
-        }
-    }
-    body
 }
 
 #[cfg(test)]
