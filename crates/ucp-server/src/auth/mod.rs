@@ -126,19 +126,22 @@ impl Authenticator {
             found.push(platform.principal(Credential::ApiKey));
         }
         if let Some(token) = bearer_token(headers)? {
-            let platform = self.tokens.validate(&self.platforms, token).await.map_err(|refusal| match refusal {
-                jwks::Refusal::Invalid(reason) => self.unauthenticated(reason, Some("invalid_token")),
-                jwks::Refusal::Scope(scope) => ApiError::new(
-                    ErrorKind::InsufficientScope {
-                        challenge: format!(
-                            "Bearer realm=\"{}\", error=\"insufficient_scope\", scope=\"{scope}\"",
-                            self.realm
-                        ),
-                    },
-                    format!("the token lacks a required scope; required: {scope}"),
-                ),
-                jwks::Refusal::Unavailable(reason) => ApiError::new(ErrorKind::Unavailable, reason),
-            })?;
+            // Boxed: validation may fetch a JWKS, and that future would otherwise make every
+            // request's future (one without a token too) as large.
+            let platform =
+                Box::pin(self.tokens.validate(&self.platforms, token)).await.map_err(|refusal| match refusal {
+                    jwks::Refusal::Invalid(reason) => self.unauthenticated(reason, Some("invalid_token")),
+                    jwks::Refusal::Scope(scope) => ApiError::new(
+                        ErrorKind::InsufficientScope {
+                            challenge: format!(
+                                "Bearer realm=\"{}\", error=\"insufficient_scope\", scope=\"{scope}\"",
+                                self.realm
+                            ),
+                        },
+                        format!("the token lacks a required scope; required: {scope}"),
+                    ),
+                    jwks::Refusal::Unavailable(reason) => ApiError::new(ErrorKind::Unavailable, reason),
+                })?;
             found.push(platform.principal(Credential::Bearer));
         }
         if let Some(certificate) = extensions.get::<ClientCertificate>() {

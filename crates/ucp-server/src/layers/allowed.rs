@@ -22,9 +22,8 @@ pub fn check(allowed: &Allowed, headers: &HeaderMap, authority: Option<&str>) ->
         None => authority,
     };
     if let Some(host) = host {
-        let host = host.to_ascii_lowercase();
-        let name = strip_port(&host);
-        if !allowed.hosts.iter().any(|allowed| allowed == "*" || allowed == name) {
+        let name = strip_port(host);
+        if !allowed.hosts.iter().any(|allowed| allowed == "*" || allowed.eq_ignore_ascii_case(name)) {
             return Err(ApiError::new(
                 ErrorKind::Forbidden,
                 format!("Host {host:?} is not served here; add it to http.allowed_hosts"),
@@ -32,8 +31,8 @@ pub fn check(allowed: &Allowed, headers: &HeaderMap, authority: Option<&str>) ->
         }
     }
     if let Some(origin) = headers.get(header::ORIGIN) {
-        let origin = origin.to_str().unwrap_or_default().trim_end_matches('/').to_ascii_lowercase();
-        if !allowed.origins.iter().any(|allowed| allowed == "*" || *allowed == origin) {
+        let origin = origin.to_str().unwrap_or_default().trim_end_matches('/');
+        if !allowed.origins.iter().any(|allowed| allowed == "*" || allowed.eq_ignore_ascii_case(origin)) {
             return Err(ApiError::new(
                 ErrorKind::Forbidden,
                 format!("Origin {origin:?} is not allowed; add it to http.allowed_origins"),

@@ -3,12 +3,14 @@
 //! authenticated one), the operation, the resource id and the outcome. Never secrets, tokens,
 //! credentials, payloads or buyer data.
 //!
-//! The layer here makes the request's [`Principal`] (a request extension the transports do not
+//! The step here makes the request's [`Principal`] (a request extension the transports do not
 //! pass down) visible to dispatch for the duration of the request.
 
+use std::convert::Infallible;
+
 use axum::extract::Request;
-use axum::middleware::Next;
 use axum::response::Response;
+use tower::{Service, ServiceExt};
 
 use crate::error::ApiError;
 use crate::operations::Operation;
@@ -18,10 +20,16 @@ tokio::task_local! {
     static PRINCIPAL: Option<Principal>;
 }
 
-/// The layer: runs the rest of the stack with the request's principal in scope.
-pub(super) async fn scope(request: Request, next: Next) -> Response {
+/// The step: runs `inner` with the request's principal in scope.
+pub(super) async fn scope<S>(request: Request, inner: S) -> Response
+where
+    S: Service<Request, Response = Response, Error = Infallible>,
+{
     let principal = request.extensions().get::<Principal>().cloned();
-    PRINCIPAL.scope(principal, next.run(request)).await
+    match PRINCIPAL.scope(principal, inner.oneshot(request)).await {
+        Ok(response) => response,
+        Err(never) => match never {},
+    }
 }
 
 /// Writes the audit line of one call.

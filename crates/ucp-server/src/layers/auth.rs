@@ -1,29 +1,29 @@
-//! The authentication layer: turns the request's credentials into a [`Principal`] (or
+//! The authentication step: turns the request's credentials into a [`Principal`] (or
 //! refuses them) before the handler runs; the per-operation decision is
 //! [`crate::auth::Authenticator::authorize`], made in `dispatch::run`.
+//!
+//! [`Principal`]: crate::trust::Principal
 
-use axum::extract::{Request, State};
-use axum::middleware::Next;
-use axum::response::Response;
+use axum::extract::Request;
 
 use super::{Binding, Scope};
 
-/// The layer: the request's [`Principal`], or its refusal. The handoff pages (a buyer's
-/// browser) carry no platform credentials and are not looked at.
-pub(super) async fn establish(State(scope): State<Scope>, mut request: Request, next: Next) -> Response {
+/// The step: the request with its principal (when its credentials name one), or its refusal.
+/// The handoff pages (a buyer's browser) carry no platform credentials and are not looked at.
+pub(super) async fn establish(scope: &Scope, mut request: Request) -> super::stack::Step {
     if scope.binding == Binding::Page {
-        return next.run(request).await;
+        return Ok(request);
     }
     let established = scope.state.auth.establish(request.headers(), request.extensions()).await;
     match established {
         Ok(Some(principal)) => {
             request.extensions_mut().insert(principal);
-            next.run(request).await
+            Ok(request)
         }
-        Ok(None) => next.run(request).await,
+        Ok(None) => Ok(request),
         Err(error) => {
             tracing::info!(code = ?error.kind.mapping().rest_code, reason = %error.message, "credentials refused");
-            crate::layers::reject(scope.binding, request, &error).await
+            Err(crate::layers::reject(scope.binding, request, &error).await)
         }
     }
 }

@@ -7,8 +7,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
-use axum::extract::{Request, State};
-use axum::middleware::Next;
+use axum::extract::Request;
 use axum::response::Response;
 use futures_util::StreamExt;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
@@ -49,8 +48,8 @@ impl RpcId {
     }
 }
 
-/// The layer.
-pub(super) async fn read(State(scope): State<Scope>, request: Request, next: Next) -> Response {
+/// The step: the request with its [`RawBody`], or the refusal.
+pub(super) async fn read(scope: &Scope, request: Request) -> super::stack::Step {
     let limit = scope.state.settings.http.max_body_bytes;
     let (mut parts, body) = request.into_parts();
     let slot = parts.extensions.get_or_insert_default::<RpcId>().clone();
@@ -64,7 +63,7 @@ pub(super) async fn read(State(scope): State<Scope>, request: Request, next: Nex
                 ErrorKind::InvalidRequest,
                 format!("the request body did not arrive within {} ms", deadline.as_millis()),
             );
-            return super::render(scope.binding, &slot.get(), &error);
+            return Err(super::render(scope.binding, &slot.get(), &error));
         }
     };
     if scope.binding == Binding::Mcp {
@@ -76,14 +75,14 @@ pub(super) async fn read(State(scope): State<Scope>, request: Request, next: Nex
     let error = match read {
         Ok(bytes) => {
             parts.extensions.insert(RawBody(bytes.clone()));
-            return next.run(Request::from_parts(parts, Body::from(bytes))).await;
+            return Ok(Request::from_parts(parts, Body::from(bytes)));
         }
         Err(Unread::TooLarge(_)) => {
             ApiError::new(ErrorKind::PayloadTooLarge, format!("request body is larger than {limit} bytes"))
         }
         Err(Unread::Failed) => read_error(),
     };
-    super::render::render(scope.binding, &slot.get(), &error)
+    Err(super::render::render(scope.binding, &slot.get(), &error))
 }
 
 /// How much of a refused MCP request's body is read to find its id, and for how long.

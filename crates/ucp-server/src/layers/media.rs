@@ -10,6 +10,10 @@ pub fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
     let Some(value) = headers.get(header::CONTENT_TYPE) else {
         return Err(ApiError::new(ErrorKind::UnsupportedMediaType, "Content-Type is missing; send application/json"));
     };
+    // The common spellings need no parse.
+    if matches!(value.as_bytes(), b"application/json" | b"application/json; charset=utf-8") {
+        return Ok(());
+    }
     let text = value.to_str().unwrap_or_default();
     match text.parse::<mime::Mime>() {
         Ok(media_type) if media_type.essence_str().eq_ignore_ascii_case("application/json") => Ok(()),

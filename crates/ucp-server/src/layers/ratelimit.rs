@@ -11,49 +11,53 @@
 
 use std::net::SocketAddr;
 
-use axum::extract::{ConnectInfo, Request, State};
-use axum::middleware::Next;
-use axum::response::Response;
+use axum::extract::{ConnectInfo, Request};
 use serde::Deserialize;
 
+use super::stack::Step;
 use super::{RawBody, Scope};
 use crate::trust::Principal;
 
-/// The per-IP layer, before the body is read.
-pub(super) async fn by_ip(State(scope): State<Scope>, request: Request, next: Next) -> Response {
+/// The per-IP step, before the body is read.
+pub(super) async fn by_ip(scope: &Scope, request: Request) -> Step {
     let limiters = &scope.state.rate_limits;
     if !limiters.enabled() {
-        return next.run(request).await;
+        return Ok(request);
     }
     let Some(ConnectInfo(peer)) = request.extensions().get::<ConnectInfo<SocketAddr>>().copied() else {
-        return next.run(request).await;
+        return Ok(request);
     };
     let ip = limiters.client_ip(peer.ip(), request.headers());
     match limiters.check_ip(ip) {
-        Ok(()) => next.run(request).await,
+        Ok(()) => Ok(request),
         Err(error) => {
             tracing::warn!(client = %ip, "rate limited by address");
-            super::reject(scope.binding, request, &error).await
+            Err(super::reject(scope.binding, request, &error).await)
         }
     }
 }
 
-/// The per-platform layer, after the body is read and the trust layers ran.
-pub(super) async fn by_platform(State(scope): State<Scope>, request: Request, next: Next) -> Response {
+/// The per-platform step, after the body is read and the trust steps ran. The body has been
+/// read, so a refusal needs no peek at it.
+#[allow(
+    clippy::result_large_err,
+    reason = "a step hands on a Request or answers a Response, both about as large, each moved once"
+)]
+pub(super) fn by_platform(scope: &Scope, request: Request) -> Step {
     let limiters = &scope.state.rate_limits;
     if !limiters.enabled() {
-        return next.run(request).await;
+        return Ok(request);
     }
     let platform = match request.extensions().get::<Principal>() {
         Some(principal) => Some(principal.platform.clone()),
-        None => claimed_profile(&scope, &request),
+        None => claimed_profile(scope, &request),
     };
-    let Some(platform) = platform else { return next.run(request).await };
+    let Some(platform) = platform else { return Ok(request) };
     match limiters.check_platform(&platform) {
-        Ok(()) => next.run(request).await,
+        Ok(()) => Ok(request),
         Err(error) => {
             tracing::warn!(%platform, "rate limited by platform");
-            super::reject(scope.binding, request, &error).await
+            Err(super::render(scope.binding, &super::RpcId::of(&request), &error))
         }
     }
 }

@@ -21,7 +21,7 @@ pub fn render(binding: Binding, id: &Value, error: &ApiError) -> Response {
 pub const PAGE_CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'";
 
 /// The security headers of every answer to a buyer's browser.
-pub async fn page_headers(mut response: Response) -> Response {
+pub fn page_headers(mut response: Response) -> Response {
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(PAGE_CONTENT_SECURITY_POLICY));
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));

@@ -9,10 +9,9 @@
 //! Discovery, `openapi.json` and the handoff pages are never checked.
 
 use axum::body::{Body, Bytes};
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::request::Parts;
 use axum::http::{Method, header};
-use axum::middleware::Next;
 use axum::response::Response;
 use serde::Deserialize;
 
@@ -24,19 +23,22 @@ use crate::signatures::{digest, verify};
 use crate::state::AppState;
 use crate::trust::{Credential, Principal};
 
-/// The layer.
-pub(super) async fn check(State(scope): State<Scope>, mut request: Request, next: Next) -> Response {
+/// The step: the request (with a [`Principal`] when a signature verified) and whether its
+/// response is to be signed ([`sign_response`], once the handler answered), or the refusal.
+pub(super) async fn check(scope: &Scope, mut request: Request) -> Result<(Request, bool), Response> {
     let state = &scope.state;
     let settings = &state.signatures.settings;
     if !is_operation_route(scope.binding, request.uri().path(), state) {
-        return next.run(request).await;
+        return Ok((request, false));
     }
     let body = request.extensions().get::<RawBody>().map(|raw| raw.0.clone()).unwrap_or_default();
     let verifying = settings.any_verification();
-    let peek = if scope.binding == Binding::Mcp
-        && ((verifying && !request.headers().contains_key("ucp-agent"))
-            || settings.sign_responses == ResponseSigning::CompleteCheckout)
-    {
+    let needs_profile = verifying && !request.headers().contains_key("ucp-agent");
+    // Only a body that names `complete_checkout` somewhere can be that call: the others are not
+    // parsed a second time just to learn they are not.
+    let may_complete = settings.sign_responses == ResponseSigning::CompleteCheckout
+        && memchr::memmem::find(&body, b"complete_checkout").is_some();
+    let peek = if scope.binding == Binding::Mcp && (needs_profile || may_complete) {
         serde_json::from_slice::<Peek>(&body).unwrap_or_default()
     } else {
         Peek::default()
@@ -54,17 +56,17 @@ pub(super) async fn check(State(scope): State<Scope>, mut request: Request, next
     if verifying {
         // `Body` is not `Sync`: the checks borrow the head only.
         let (mut parts, request_body) = request.into_parts();
-        let checked = check_request(state, &parts, &body, peek.profile()).await;
+        // Boxed: verification may fetch the signer's profile (a large future).
+        let checked = Box::pin(check_request(state, &parts, &body, peek.profile())).await;
         if let Ok(Some(principal)) = &checked {
             parts.extensions.insert(principal.clone());
         }
         request = Request::from_parts(parts, request_body);
         if let Err(error) = checked {
-            return super::reject(scope.binding, request, &error).await;
+            return Err(super::reject(scope.binding, request, &error).await);
         }
     }
-    let response = next.run(request).await;
-    if sign { sign_response(state, response).await } else { response }
+    Ok((request, sign))
 }
 
 /// MCP, and the REST operations below `http.rest_path` (not its `openapi.json`).
@@ -176,7 +178,7 @@ async fn verify_signed(
 }
 
 /// Adds `Content-Digest`, `Signature-Input` and `Signature` to one of our responses.
-async fn sign_response(state: &AppState, response: Response) -> Response {
+pub(super) async fn sign_response(state: &AppState, response: Response) -> Response {
     let (mut parts, body) = response.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
         return Response::from_parts(parts, Body::empty());

@@ -125,9 +125,11 @@ async fn handle(state: &AppState, headers: &HeaderMap, principal: Option<Princip
         "initialize" => Ok(rpc_result(&id, &initialize(state, &params).to_string())),
         "ping" => Ok(rpc_result(&id, "{}")),
         "tools/list" => Ok(rpc_result(&id, &state.tools_list_result)),
-        "tools/call" => {
-            call_tool(state, headers, principal, &params).await.and_then(|reply| tool_result(&id, &reply.body))
-        }
+        // Boxed: the operations' futures are large, and unboxed they would make every
+        // request's future (a `ping` too) as large, to be moved on each poll path.
+        "tools/call" => Box::pin(call_tool(state, headers, principal, &params))
+            .await
+            .and_then(|reply| tool_result(&id, &reply.body)),
         _ => Err(ApiError::new(ErrorKind::MethodNotFound, format!("method {method:?} is not supported"))),
     };
     result.unwrap_or_else(|error| rpc_error(&id, &error))
@@ -278,16 +280,22 @@ fn rpc_result(id: &Value, result: &str) -> Response {
 
 /// A JSON-RPC success response whose `result` `write` appends, in one buffer.
 fn rpc_answer(id: &Value, result_len: usize, write: impl FnOnce(&mut String)) -> Response {
-    let id = id.to_string();
-    let mut body = String::with_capacity(result_len + id.len() + 40);
+    let mut body = String::with_capacity(result_len + 64);
     body.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
-    body.push_str(&id);
+    push_id(&mut body, id);
     body.push_str(",\"result\":");
     write(&mut body);
     body.push('}');
-    Response::builder()
-        .status(StatusCode::OK)
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(Body::from(body))
-        .unwrap_or_default()
+    let mut response = Response::new(Body::from(body));
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+/// Appends a JSON-RPC id (a string, a number or null) as JSON.
+fn push_id(body: &mut String, id: &Value) {
+    match id {
+        Value::String(id) => escape::json_string(body, id),
+        Value::Number(id) => body.push_str(&id.to_string()),
+        other => body.push_str(&other.to_string()),
+    }
 }

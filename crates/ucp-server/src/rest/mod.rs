@@ -150,7 +150,8 @@ async fn run(
         arguments: idempotency::Arguments::Rest(payload.as_ref()),
         principal,
     };
-    dispatch::run(state, invocation).await
+    // Boxed: the operations' futures are large (see `mcp::handle`).
+    Box::pin(dispatch::run(state, invocation)).await
 }
 
 /// The headers the REST binding requires (transport-rest.md §2; checklist 57, 58).
