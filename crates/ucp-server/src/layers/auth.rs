@@ -10,7 +10,7 @@ use super::{Binding, Scope};
 
 /// The step: the request with its principal (when its credentials name one), or its refusal.
 /// The handoff pages (a buyer's browser) carry no platform credentials and are not looked at.
-pub(super) async fn establish(scope: &Scope, mut request: Request) -> super::stack::Step {
+pub(super) async fn establish(scope: &Scope, mut request: Request) -> super::scope::Step {
     if scope.binding == Binding::Page {
         return Ok(request);
     }

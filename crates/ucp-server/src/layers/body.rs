@@ -49,7 +49,7 @@ impl RpcId {
 }
 
 /// The step: the request with its [`RawBody`], or the refusal.
-pub(super) async fn read(scope: &Scope, request: Request) -> super::stack::Step {
+pub(super) async fn read(scope: &Scope, request: Request) -> super::scope::Step {
     let limit = scope.state.settings.http.max_body_bytes;
     let (mut parts, body) = request.into_parts();
     let slot = parts.extensions.get_or_insert_default::<RpcId>().clone();

@@ -14,7 +14,7 @@ use std::net::SocketAddr;
 use axum::extract::{ConnectInfo, Request};
 use serde::Deserialize;
 
-use super::stack::Step;
+use super::scope::Step;
 use super::{RawBody, Scope};
 use crate::trust::Principal;
 

@@ -1,6 +1,9 @@
 //! What a route group's layers share: its binding (the shape of its errors) and the
 //! application.
 
+use axum::extract::Request;
+use axum::response::Response;
+
 use crate::state::AppState;
 
 /// How a route group answers errors raised before (or instead of) its handler.
@@ -21,3 +24,6 @@ pub struct Scope {
     pub state: AppState,
     pub binding: Binding,
 }
+
+/// What a step of the stack (`stack.rs`) does with a request: hands it on, or answers it.
+pub(super) type Step = Result<Request, Response>;

@@ -8,7 +8,7 @@
 //! the clones, the boxes and the moves of ever larger nested futures were a third of what a
 //! `ping` cost (BENCHMARKS.md, "The transport path"). Here a request costs one box and one
 //! clone of the route, whatever the number of steps. A step either hands the request on or
-//! answers in the binding's shape ([`Step`]).
+//! answers in the binding's shape (`scope::Step`).
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -21,9 +21,6 @@ use tower::{Layer, Service, ServiceExt};
 use super::allowed::check;
 use super::{Binding, RpcId, Scope, audit, auth, body, panic, ratelimit, render, signature};
 use crate::error::{ApiError, ErrorKind};
-
-/// What a step does with the request: hands it on, or answers it.
-pub(super) type Step = Result<Request, Response>;
 
 /// Which of the optional steps a stack has (panic catching, admission, Host/Origin and the
 /// body always run). Decided once, from the settings, when the router is built.
