@@ -14,7 +14,7 @@ use ucp_domain::catalog::{
 use ucp_domain::money::Price;
 
 use super::staging::{Phase, Staging, staging_error};
-use super::{EarlyProducts, FeedError, PROGRESS_EVERY, SkippedRow, UTF8_BOM};
+use super::{EarlyProducts, FeedError, FeedLine, FeedLines, PROGRESS_EVERY, SkippedRow};
 
 /// The staging tables of a JSON-lines feed: the lines of the products present (a product id
 /// seen again replaces the earlier line, in its place), in order of first appearance, and which
@@ -36,7 +36,7 @@ pub(super) const SCHEMA: &str = "
 /// line that does retracts them all (the products are then built from the staging, or, if the
 /// lines are not kept (`payloads` false), the reading stops there, abandoned).
 pub(super) fn stage_jsonl(
-    mut reader: impl BufRead,
+    reader: impl BufRead,
     staging: Staging,
     mut early: Option<&mut dyn EarlyProducts>,
     payloads: bool,
@@ -44,20 +44,11 @@ pub(super) fn stage_jsonl(
 ) -> Result<StagedLines, FeedError> {
     let connection = staging.connection();
     let mut handed = 0u64;
-    let mut line = Vec::new();
-    let (mut number, mut bytes, mut rows, mut products) = (0u64, 0u64, 0u64, 0u64);
-    loop {
-        line.clear();
-        let read = reader.read_until(b'\n', &mut line)?;
-        if read == 0 {
-            break;
-        }
-        number += 1;
-        bytes += read as u64;
-        let content = match line.strip_prefix(UTF8_BOM) {
-            Some(rest) if number == 1 => rest,
-            _ => &line[..],
-        };
+    let (mut rows, mut products) = (0u64, 0u64);
+    let mut lines = FeedLines::new(reader);
+    let mut bytes = 0u64;
+    while let Some(FeedLine { number, bytes: read, content }) = lines.next_line()? {
+        bytes = read;
         if content.iter().all(u8::is_ascii_whitespace) {
             continue;
         }

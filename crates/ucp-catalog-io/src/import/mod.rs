@@ -373,6 +373,44 @@ fn collect(staged: StagedFeed, mut products: Vec<Product>) -> Result<ParsedFeed,
 
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
+/// A JSON-lines feed read one line at a time, counting lines (from 1) and bytes read.
+struct FeedLines<R> {
+    reader: R,
+    line: Vec<u8>,
+    number: u64,
+    bytes: u64,
+}
+
+impl<R: std::io::BufRead> FeedLines<R> {
+    fn new(reader: R) -> FeedLines<R> {
+        FeedLines { reader, line: Vec::new(), number: 0, bytes: 0 }
+    }
+
+    /// The next line (its content without a UTF-8 BOM on line 1; blank lines too), `None` at
+    /// the end of the feed.
+    fn next_line(&mut self) -> std::io::Result<Option<FeedLine<'_>>> {
+        self.line.clear();
+        let read = self.reader.read_until(b'\n', &mut self.line)?;
+        if read == 0 {
+            return Ok(None);
+        }
+        self.number += 1;
+        self.bytes += read as u64;
+        let content = match self.line.strip_prefix(UTF8_BOM) {
+            Some(rest) if self.number == 1 => rest,
+            _ => &self.line[..],
+        };
+        Ok(Some(FeedLine { number: self.number, bytes: self.bytes, content }))
+    }
+}
+
+/// One line of a [`FeedLines`]: its number, the bytes read up to its end, and its content.
+struct FeedLine<'a> {
+    number: u64,
+    bytes: u64,
+    content: &'a [u8],
+}
+
 /// How often, in rows, the readers report progress.
 const PROGRESS_EVERY: u64 = 1024;
 

@@ -10,7 +10,7 @@ use ucp_domain::catalog::{InvalidProduct, Product};
 use super::group::{build_product, variant_index_of};
 use super::jsonl::parse_product;
 use super::row::{Attr, RawItem, Row, parse_row};
-use super::{FeedError, ImportOptions, PROGRESS_EVERY, ParsedFeed, SkippedRow, UTF8_BOM};
+use super::{FeedError, FeedLine, FeedLines, ImportOptions, PROGRESS_EVERY, ParsedFeed, SkippedRow};
 
 /// The rows of one product so far. Replaced rows leave a `None` so indexes stay valid.
 struct Group {
@@ -153,28 +153,15 @@ impl ReferenceBuilder {
 }
 
 /// JSON lines read whole into memory.
-pub(super) fn reference_jsonl(
-    mut reader: impl BufRead,
-    progress: &mut dyn FnMut(u64),
-) -> Result<ParsedFeed, FeedError> {
+pub(super) fn reference_jsonl(reader: impl BufRead, progress: &mut dyn FnMut(u64)) -> Result<ParsedFeed, FeedError> {
     let mut feed = ParsedFeed::default();
     // Product id to index in `feed.products`; variant id to the product id that holds it.
     let mut product_index: HashMap<String, usize> = HashMap::new();
     let mut variant_owner: HashMap<String, String> = HashMap::new();
-    let mut line = Vec::new();
-    let (mut number, mut bytes) = (0u64, 0u64);
-    loop {
-        line.clear();
-        let read = reader.read_until(b'\n', &mut line)?;
-        if read == 0 {
-            break;
-        }
-        number += 1;
-        bytes += read as u64;
-        let content = match line.strip_prefix(UTF8_BOM) {
-            Some(rest) if number == 1 => rest,
-            _ => &line[..],
-        };
+    let mut lines = FeedLines::new(reader);
+    let mut bytes = 0u64;
+    while let Some(FeedLine { number, bytes: read, content }) = lines.next_line()? {
+        bytes = read;
         if content.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
