@@ -3,8 +3,9 @@
 use async_trait::async_trait;
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
-use crate::catalog::Product;
+use crate::catalog::{Product, Served};
 use crate::checkout::Session;
 
 /// What can go wrong below the domain. Backends map their own errors into these.
@@ -47,7 +48,7 @@ pub struct SearchPosition {
 
 #[derive(Debug, Clone)]
 pub struct SearchPage {
-    pub products: Vec<Product>,
+    pub products: Vec<Arc<Served>>,
     /// Set when more results follow; the position of the last product of this page.
     pub next: Option<SearchPosition>,
     pub total_count: Option<u64>,
@@ -89,8 +90,9 @@ pub trait CatalogStore: Send + Sync + std::fmt::Debug {
     /// Resolves each id as a product id, variant id, SKU, barcode or handle (all that apply).
     async fn resolve(&self, ids: &[String]) -> Result<Vec<Resolution>, StoreError>;
 
-    /// Products by their ids, in no particular order; unknown ids are skipped.
-    async fn products(&self, product_ids: &[String]) -> Result<Vec<Product>, StoreError>;
+    /// Products by their ids, in no particular order; unknown ids are skipped. Shared, as
+    /// served: a read copies nothing.
+    async fn products(&self, product_ids: &[String]) -> Result<Vec<Arc<Served>>, StoreError>;
 
     /// Inserts or replaces (by product id) every product in one transaction: all or nothing.
     async fn upsert_products(&self, products: Vec<Product>) -> Result<ImportSummary, StoreError> {

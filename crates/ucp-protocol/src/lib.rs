@@ -12,12 +12,14 @@
 //! - [`requests`]: the payload of every operation, with the checks a business applies after
 //!   parsing; [`tool_schema`] derives the `tools/list` input schemas from them (output schemas
 //!   are still written by hand there, until the response bodies are typed here too).
-//! - [`envelope`], [`message`], [`error_response`]: what every response body shares.
+//! - [`envelope`], [`message`], [`error_response`]: what every response body shares;
+//!   [`escape`], the JSON string escape of a body mirrored as text (MCP's `content[0].text`).
 //! - [`profile`] and [`negotiation`]: who speaks what, and what both sides share (overview §5).
 
 pub mod capability;
 pub mod envelope;
 pub mod error_response;
+pub mod escape;
 pub mod message;
 pub mod negotiation;
 pub mod operation;

@@ -88,7 +88,7 @@ pub fn output_schema(operation: Operation) -> Value {
     let mut generator = SchemaSettings::draft2020_12().for_serialize().into_generator();
     let success = match operation {
         Operation::SearchCatalog => generator.subschema_for::<SearchBody<'static, Ucp>>().to_value(),
-        Operation::LookupCatalog => generator.subschema_for::<LookupBody<Ucp>>().to_value(),
+        Operation::LookupCatalog => generator.subschema_for::<LookupBody<'static, Ucp>>().to_value(),
         Operation::GetProduct => generator.subschema_for::<ProductBody<'static, Ucp>>().to_value(),
         Operation::CreateCart | Operation::GetCart | Operation::UpdateCart | Operation::CancelCart => {
             generator.subschema_for::<SessionBody<'static, Ucp>>().to_value()

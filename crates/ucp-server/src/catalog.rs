@@ -3,10 +3,10 @@
 //! rendering of its answers (the cursors the core pages with are in [`crate::cursor`]).
 
 use ucp_domain::commerce::{self as core, Answer};
-use ucp_protocol::resources::{ErrorResponse, LookupBody, ProductBody, SearchBody};
+use ucp_protocol::resources::{ErrorResponse, LookupBody, ProductBody, SearchBody, Sink};
 
 use crate::error::ApiError;
-use crate::response::Envelope;
+use crate::response::{Envelope, Reply};
 use crate::state::AppState;
 
 use ucp_protocol::requests::{Filters, RequestContext};
@@ -30,15 +30,30 @@ fn currency_of(context: Option<RequestContext>) -> Option<String> {
 /// product, so a 50 KB answer is written without being copied through a series of regrowths.
 const PRODUCT_BYTES_HINT: usize = 6 * 1024;
 
-fn to_json<T: serde::Serialize>(body: &T, products: usize) -> Result<String, ApiError> {
-    let mut buffer = Vec::with_capacity(1024 + products * PRODUCT_BYTES_HINT);
-    serde_json::to_writer(&mut buffer, body).map_err(ApiError::internal)?;
-    // serde_json writes UTF-8 only.
-    String::from_utf8(buffer).map_err(ApiError::internal)
+/// The reply a catalog body's writer makes (`write_json`, which splices each served product's
+/// rendering), sized for `products`; with the body's escape beside it when `mirror`.
+fn to_reply(
+    products: usize,
+    mirror: bool,
+    write: impl FnOnce(&mut Sink) -> Result<(), serde_json::Error>,
+) -> Result<Reply, ApiError> {
+    let mut sink = Sink::new(1024 + products * PRODUCT_BYTES_HINT, mirror);
+    write(&mut sink).map_err(ApiError::internal)?;
+    let (json, escaped) = sink.into_parts();
+    // serde_json writes UTF-8 only, and so do the writers (whole pieces of its output, and
+    // escapes that replace ASCII bytes by ASCII).
+    let body = String::from_utf8(json).map_err(ApiError::internal)?;
+    let text = escaped.map(String::from_utf8).transpose().map_err(ApiError::internal)?;
+    Ok(Reply { body, created: false, text })
 }
 
 /// `search_catalog`.
-pub async fn search_catalog(state: &AppState, envelope: &Envelope, request: SearchRequest) -> Result<String, ApiError> {
+pub async fn search_catalog(
+    state: &AppState,
+    envelope: &Envelope,
+    request: SearchRequest,
+    mirror: bool,
+) -> Result<Reply, ApiError> {
     let pagination = request.pagination.unwrap_or_default();
     let request = core::SearchRequest {
         query: request.query,
@@ -48,19 +63,23 @@ pub async fn search_catalog(state: &AppState, envelope: &Envelope, request: Sear
         limit: pagination.limit,
     };
     let results = state.core.search_catalog(request).await?;
-    to_json(&SearchBody::new(envelope.ucp(), &results), results.products.len())
+    to_reply(results.products.len(), mirror, |sink| SearchBody::new(envelope.ucp(), &results).write_json(sink))
 }
 
 /// `lookup_catalog`.
-pub async fn lookup_catalog(state: &AppState, envelope: &Envelope, request: LookupRequest) -> Result<String, ApiError> {
+pub async fn lookup_catalog(
+    state: &AppState,
+    envelope: &Envelope,
+    request: LookupRequest,
+    mirror: bool,
+) -> Result<Reply, ApiError> {
     let request = core::LookupRequest {
         ids: request.ids,
         currency: currency_of(request.context),
         filters: filters_of(request.filters),
     };
     let results = state.core.lookup_catalog(request).await?;
-    let products = results.products.len();
-    to_json(&LookupBody::new(envelope.ucp(), results), products)
+    to_reply(results.products.len(), mirror, |sink| LookupBody::new(envelope.ucp(), &results).write_json(sink))
 }
 
 /// `get_product`.
@@ -68,7 +87,8 @@ pub async fn get_product(
     state: &AppState,
     envelope: &Envelope,
     request: GetProductRequest,
-) -> Result<String, ApiError> {
+    mirror: bool,
+) -> Result<Reply, ApiError> {
     let request = core::ProductRequest {
         id: request.id,
         selected: request.selected,
@@ -77,9 +97,10 @@ pub async fn get_product(
         filters: filters_of(request.filters),
     };
     match state.core.get_product(request).await? {
-        Answer::Resource(view) => to_json(&ProductBody::new(envelope.ucp(), &view), 1),
+        Answer::Resource(view) => to_reply(1, mirror, |sink| ProductBody::new(envelope.ucp(), &view).write_json(sink)),
         Answer::Refused(refusal) => {
-            to_json(&ErrorResponse::refusal(&envelope.version, &refusal, Some(&state.profile.base_url)), 0)
+            let body = ErrorResponse::refusal(&envelope.version, &refusal, Some(&state.profile.base_url));
+            serde_json::to_string(&body).map(Reply::from).map_err(ApiError::internal)
         }
     }
 }

@@ -33,6 +33,9 @@ pub struct Invocation<'a> {
     /// Who the trust layers authenticated (`crate::auth`), if anyone: the scope of
     /// idempotency records and the audit line.
     pub principal: Option<Principal>,
+    /// Whether the transport mirrors the body as text (MCP's `content[0].text`): a catalog
+    /// answer then writes the body's escape alongside it ([`Reply::text`]).
+    pub mirror: bool,
 }
 
 /// The payload member of an operation's arguments, if it has one.
@@ -68,6 +71,7 @@ async fn detached(state: &AppState, invocation: Invocation<'_>) -> Result<Reply,
             idempotency::Arguments::Rest(body) => OwnedArguments::Rest(body.cloned()),
         },
         principal: invocation.principal,
+        mirror: invocation.mirror,
     };
     let state = state.clone();
     let task = tokio::spawn(
@@ -85,6 +89,7 @@ async fn detached(state: &AppState, invocation: Invocation<'_>) -> Result<Reply,
                     OwnedArguments::Rest(body) => idempotency::Arguments::Rest(body.as_ref()),
                 },
                 principal: owned.principal,
+                mirror: owned.mirror,
             };
             attached(&state, invocation).await
         }
@@ -104,6 +109,7 @@ struct OwnedInvocation {
     payload_label: String,
     arguments: OwnedArguments,
     principal: Option<Principal>,
+    mirror: bool,
 }
 
 enum OwnedArguments {
@@ -202,12 +208,13 @@ async fn execute(
         },
     };
     let id = invocation.id.as_deref().unwrap_or_default();
-    let created = |(body, created): (String, bool)| Reply { body, created };
+    let mirror = invocation.mirror;
+    let created = |(body, created): (String, bool)| Reply { body, created, text: None };
     // One arm per operation and no wildcard: an operation without a handler does not compile.
     let reply = match request {
-        ParsedRequest::SearchCatalog(request) => catalog::search_catalog(state, envelope, request).await?.into(),
-        ParsedRequest::LookupCatalog(request) => catalog::lookup_catalog(state, envelope, request).await?.into(),
-        ParsedRequest::GetProduct(request) => catalog::get_product(state, envelope, request).await?.into(),
+        ParsedRequest::SearchCatalog(request) => catalog::search_catalog(state, envelope, request, mirror).await?,
+        ParsedRequest::LookupCatalog(request) => catalog::lookup_catalog(state, envelope, request, mirror).await?,
+        ParsedRequest::GetProduct(request) => catalog::get_product(state, envelope, request, mirror).await?,
         ParsedRequest::CreateCart(request) => created(purchase::create_cart(&call, request).await?),
         ParsedRequest::GetCart => purchase::get_cart(&call, id).await?.into(),
         ParsedRequest::UpdateCart(request) => purchase::update_cart(&call, id, request).await?.into(),

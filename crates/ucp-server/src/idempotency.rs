@@ -157,7 +157,7 @@ impl Idempotency {
                         return Err(conflict(&keyed));
                     }
                     tracing::info!(operation = %keyed.scope.operation, target = %keyed.scope.target, "idempotent replay");
-                    return Ok(Reply { body: reply.body, created: reply.created });
+                    return Ok(Reply { body: reply.body, created: reply.created, text: None });
                 }
                 IdempotencyClaim::InProgress { fingerprint } => {
                     if fingerprint != keyed.fingerprint {

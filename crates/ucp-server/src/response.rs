@@ -43,10 +43,14 @@ fn to_value(body: &impl serde::Serialize) -> Value {
 pub struct Reply {
     pub body: String,
     pub created: bool,
+    /// The body as the inside of a JSON string (MCP's `content[0].text`), when the operation
+    /// wrote it alongside (a catalog answer to a transport that mirrors: see
+    /// [`crate::dispatch::Invocation::mirror`]); the transport escapes the body otherwise.
+    pub text: Option<String>,
 }
 
 impl From<String> for Reply {
     fn from(body: String) -> Reply {
-        Reply { body, created: false }
+        Reply { body, created: false, text: None }
     }
 }

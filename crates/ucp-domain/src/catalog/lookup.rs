@@ -1,13 +1,15 @@
 //! lookup_catalog: from resolved ids to products whose variants say which inputs found them.
 
-use super::{Product, Variant};
+use std::sync::Arc;
+
+use super::{Served, Shown, Variant};
 use crate::store::{MatchKind, Resolution};
 
-/// A product in a lookup answer; `inputs[i]` lists the request ids that resolved to
-/// `product.variants[i]` and how (never empty).
+/// A product in a lookup answer; `inputs[i]` lists the request ids that resolved to the
+/// `i`th variant it shows and how (never empty).
 #[derive(Debug, Clone)]
 pub struct LookupMatch {
-    pub product: Product,
+    pub product: Shown,
     pub inputs: Vec<Vec<(String, MatchKind)>>,
 }
 
@@ -16,7 +18,7 @@ pub struct LookupMatch {
 /// `keep_variant` applies the request filters; products left without variants are dropped.
 pub fn assemble_lookup(
     resolutions: &[Resolution],
-    products: Vec<Product>,
+    products: Vec<Arc<Served>>,
     keep_variant: &dyn Fn(&Variant) -> bool,
 ) -> Vec<LookupMatch> {
     let mut order: Vec<&str> = Vec::new();
@@ -26,12 +28,8 @@ pub fn assemble_lookup(
         }
     }
     let mut matches = Vec::with_capacity(order.len());
-    // Each product is wanted once (`order` has no repeats), so it is moved out, not copied.
-    let mut products: Vec<Option<Product>> = products.into_iter().map(Some).collect();
     for product_id in order {
-        let found =
-            products.iter_mut().find(|product| product.as_ref().is_some_and(|product| product.id == product_id));
-        let Some(mut product) = found.and_then(Option::take) else { continue };
+        let Some(product) = products.iter().find(|product| product.id == product_id) else { continue };
         let mut picked: Vec<(usize, Vec<(String, MatchKind)>)> = Vec::new();
         let mut add = |index: usize, input: &str, kind: MatchKind| {
             let entry = match picked.iter_mut().find(|(picked_index, _)| *picked_index == index) {
@@ -69,17 +67,11 @@ pub fn assemble_lookup(
             continue;
         }
         picked.sort_by_key(|(index, _)| *index);
-        let mut variants = std::mem::take(&mut product.variants);
-        let mut inputs = Vec::with_capacity(picked.len());
-        let mut kept = Vec::with_capacity(picked.len());
-        for (index, found_by) in picked.into_iter().rev() {
-            kept.push(variants.swap_remove(index));
-            inputs.push(found_by);
-        }
-        kept.reverse();
-        inputs.reverse();
-        product.variants = kept;
-        matches.push(LookupMatch { product, inputs });
+        let (variants, inputs) = picked.into_iter().unzip();
+        matches.push(LookupMatch {
+            product: Shown::Served { served: Arc::clone(product), variants: Some(variants) },
+            inputs,
+        });
     }
     matches
 }

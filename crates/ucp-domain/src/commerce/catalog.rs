@@ -1,9 +1,11 @@
 //! The catalog capability: `search_catalog`, `lookup_catalog` and `get_product`.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use crate::catalog::{
-    DetailRequest, LookupMatch, Product, SelectedOption, Variant, assemble_lookup, category_matches, detail,
+    DefaultDetail, DetailRequest, LookupMatch, Product, SelectedOption, Served, Shown, Variant, assemble_lookup,
+    category_matches, detail,
 };
 use crate::checkout::Message;
 use crate::store::{SearchPosition, SearchQuery};
@@ -54,7 +56,7 @@ pub struct ProductRequest {
 
 #[derive(Debug, Clone)]
 pub struct SearchResults {
-    pub products: Vec<Product>,
+    pub products: Vec<Shown>,
     pub has_next_page: bool,
     /// Set when more results follow.
     pub cursor: Option<String>,
@@ -70,7 +72,7 @@ pub struct LookupResults {
 
 #[derive(Debug, Clone)]
 pub struct ProductView {
-    pub product: Product,
+    pub product: Shown,
     /// The effective option selection, when the product has option axes.
     pub selected: Option<Vec<SelectedOption>>,
     pub messages: Vec<Message>,
@@ -221,11 +223,16 @@ impl Commerce {
             query.match_all_terms = false;
             page = self.ports.catalog.search(&query).await?;
         }
-        let mut products = page.products;
-        for product in &mut products {
-            trim_variants_for_search(product, &variant_filter);
-            presentment.apply(product);
-        }
+        let products: Vec<Shown> = page
+            .products
+            .into_iter()
+            .map(|served| {
+                let variants = variants_for_search(&served, &variant_filter);
+                let mut shown = Shown::Served { served, variants };
+                presentment.apply_shown(&mut shown);
+                shown
+            })
+            .collect();
         let cursor = page.next.map(|position| {
             self.ports.cursors.encode(&key, Cursor { match_all_terms: query.match_all_terms, position })
         });
@@ -268,7 +275,7 @@ impl Commerce {
             .filter(|resolution| seen_products.insert(&resolution.product_id))
             .map(|resolution| resolution.product_id.clone())
             .collect();
-        let products: Vec<Product> = self
+        let products: Vec<Arc<Served>> = self
             .ports
             .catalog
             .products(&product_ids)
@@ -278,7 +285,7 @@ impl Commerce {
             .collect();
         let mut matches = assemble_lookup(&resolutions, products, &|variant| variant_filter.keeps(variant));
         for found in &mut matches {
-            presentment.apply(&mut found.product);
+            presentment.apply_shown(&mut found.product);
         }
         let resolved: HashSet<&str> = resolutions.iter().map(|resolution| resolution.input.as_str()).collect();
         let mut messages: Vec<Message> = ids
@@ -322,35 +329,62 @@ impl Commerce {
         if !in_categories(&product, &categories) {
             return not_found(format!("Product {} does not match the filters", request.id));
         }
+        let messages: Vec<Message> = currency_message.into_iter().collect();
+        // The request names the product and nothing else: its default view, derived once per
+        // served product and shared (with its rendering) by every such request.
+        if request.selected.is_empty()
+            && resolution.variant_id.is_none()
+            && !variant_filter.is_set()
+            && presentment.is_base()
+        {
+            let Some(default) = product.default_detail(|product| {
+                let detailed = detail(product.clone(), &DetailRequest::default(), &|_| true)?;
+                Some(DefaultDetail { product: Arc::new(Served::new(detailed.product)), selected: detailed.selected })
+            }) else {
+                return not_found(format!("Product {} has no variant that matches the filters", request.id));
+            };
+            let has_axes = !default.product.options.is_empty() || !default.selected.is_empty();
+            return Ok(Answer::Resource(ProductView {
+                product: Shown::whole(Arc::clone(&default.product)),
+                selected: has_axes.then(|| default.selected.clone()),
+                messages,
+            }));
+        }
         let detail_request = DetailRequest {
             variant_id: resolution.variant_id.clone(),
             selected: request.selected,
             preferences: request.preferences,
         };
-        let Some(mut detailed) = detail(product, &detail_request, &|variant| variant_filter.keeps(variant)) else {
+        let Some(mut detailed) =
+            detail(product.product().clone(), &detail_request, &|variant| variant_filter.keeps(variant))
+        else {
             return not_found(format!("Product {} has no variant that matches the filters", request.id));
         };
         presentment.apply(&mut detailed.product);
         let has_axes = !detailed.product.options.is_empty() || !detailed.selected.is_empty();
         Ok(Answer::Resource(ProductView {
-            product: detailed.product,
+            product: Shown::Changed(Box::new(detailed.product)),
             selected: has_axes.then_some(detailed.selected),
-            messages: currency_message.into_iter().collect(),
+            messages,
         }))
     }
 }
 
-/// Keeps the variants a shopper most likely wants to see in a result list: those inside the
-/// price filter and available first (catalog order otherwise), at most
-/// [`SEARCH_RESULT_VARIANTS`]. The product's `price_range` still spans every variant.
-fn trim_variants_for_search(product: &mut Product, filter: &VariantFilter) {
+/// The variants a shopper most likely wants to see in a result list, as indices into the
+/// product's: those inside the price filter and available first (catalog order otherwise), at
+/// most [`SEARCH_RESULT_VARIANTS`]; `None` (all of them) when that is every variant in order.
+/// The product's `price_range` still spans every variant.
+fn variants_for_search(product: &Product, filter: &VariantFilter) -> Option<Vec<usize>> {
     if product.variants.len() <= SEARCH_RESULT_VARIANTS && !filter.is_set() {
-        return;
+        return None;
     }
-    let mut variants = std::mem::take(&mut product.variants);
-    variants.sort_by_key(|variant| (!filter.keeps(variant), !variant.is_available()));
-    variants.truncate(SEARCH_RESULT_VARIANTS);
-    product.variants = variants;
+    let mut picked: Vec<usize> = (0..product.variants.len()).collect();
+    picked.sort_by_key(|&index| {
+        let variant = &product.variants[index];
+        (!filter.keeps(variant), !variant.is_available())
+    });
+    picked.truncate(SEARCH_RESULT_VARIANTS);
+    Some(picked)
 }
 
 /// Lower-cased words of a query, at most [`MAX_TERMS`], each at most 64 characters.

@@ -1,8 +1,9 @@
 //! From the catalog to the items pricing needs.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
-use crate::catalog::{Product, Variant};
+use crate::catalog::{Product, Served, Variant};
 use crate::checkout::CatalogItem;
 
 use super::{Commerce, Error};
@@ -31,7 +32,7 @@ impl Commerce {
                 product_ids.push(resolution.product_id.clone());
             }
         }
-        let products: HashMap<String, Product> = self
+        let products: HashMap<String, Arc<Served>> = self
             .ports
             .catalog
             .products(&product_ids)

@@ -31,7 +31,7 @@ pub use inputs::{CartInput, CheckoutInput, Instrument, LineInput, MAX_CODES, Pay
 pub use orders::{MAX_ORDER_PAGE, MerchantOrder, OrderFilter, OrderOutcome};
 pub use recovery::Recovered;
 
-use crate::catalog::Product;
+use crate::catalog::Served;
 use crate::checkout::{Message, Priced, PricingRules, Session};
 use crate::money::Rate;
 use crate::order::Order;
@@ -313,7 +313,7 @@ impl Commerce {
     }
 
     /// Products by id, for internal callers (the handoff pages show images and titles).
-    pub async fn products(&self, ids: &[String]) -> Result<Vec<Product>, Error> {
+    pub async fn products(&self, ids: &[String]) -> Result<Vec<Arc<Served>>, Error> {
         Ok(self.ports.catalog.products(ids).await?)
     }
 }

@@ -1,6 +1,6 @@
 //! The currency a catalog answer is presented in, and exact conversion into it.
 
-use crate::catalog::Product;
+use crate::catalog::{Product, Shown};
 use crate::checkout::Message;
 use crate::money::{MAX_AMOUNT, Price, Rate, currency_exponent};
 
@@ -54,6 +54,18 @@ impl Presentment {
         let quotient = numerator / denominator;
         let rounded = if round_up && numerator % denominator != 0 { quotient + 1 } else { quotient };
         rounded.min(i128::from(i64::MAX)) as i64
+    }
+
+    /// Whether prices show in the catalog's own currency (nothing to convert).
+    pub(super) fn is_base(&self) -> bool {
+        self.rate.is_none()
+    }
+
+    /// [`Presentment::apply`] to a shown product, which becomes a copy only when its prices change.
+    pub(super) fn apply_shown(&self, shown: &mut Shown) {
+        if self.rate.is_some() {
+            self.apply(shown.make_changed());
+        }
     }
 
     pub(super) fn apply(&self, product: &mut Product) {

@@ -1,13 +1,16 @@
 //! Catalog answers (`shopping/catalog_search.json`, `catalog_lookup.json`): products are
-//! serialized straight from the domain documents, with no intermediate JSON tree.
+//! written from each served product's rendering ([`super::rendered`]), or serialized straight
+//! from the domain documents, with no intermediate JSON tree. Each body's `write_json` writes
+//! exactly what its `Serialize` writes, without serializing a served product again.
 
 use schemars::JsonSchema;
 use serde::Serialize;
-use ucp_domain::catalog::{Product, SelectedOption, Variant};
+use ucp_domain::catalog::{LookupMatch, Product, SelectedOption, Shown, Variant};
 use ucp_domain::commerce::{LookupResults, ProductView, SearchResults};
 use ucp_domain::store::MatchKind;
 
 use super::Message;
+use super::rendered::{Sink, write_lookup_product, write_product};
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct Pagination<'a> {
@@ -20,7 +23,7 @@ pub struct Pagination<'a> {
 pub struct SearchBody<'a, U: Serialize> {
     pub ucp: U,
     #[schemars(schema_with = "super::shapes::products")]
-    pub products: &'a [Product],
+    pub products: &'a [Shown],
     pub pagination: Pagination<'a>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub messages: Vec<Message>,
@@ -35,75 +38,120 @@ impl<'a, U: Serialize> SearchBody<'a, U> {
             messages: results.messages.iter().map(Message::from).collect(),
         }
     }
+
+    /// Writes what `Serialize` writes.
+    pub fn write_json(&self, sink: &mut Sink) -> serde_json::Result<()> {
+        sink.text(b"{\"ucp\":");
+        sink.serialize(&self.ucp)?;
+        sink.text(b",\"products\":[");
+        for (position, product) in self.products.iter().enumerate() {
+            if position > 0 {
+                sink.text(b",");
+            }
+            write_product(sink, product)?;
+        }
+        sink.text(b"]");
+        sink.member("pagination", &self.pagination)?;
+        if !self.messages.is_empty() {
+            sink.member("messages", &self.messages)?;
+        }
+        sink.text(b"}");
+        Ok(())
+    }
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct LookupBody<U: Serialize> {
+pub struct LookupBody<'a, U: Serialize> {
     pub ucp: U,
     #[schemars(schema_with = "super::shapes::looked_up_products")]
-    pub products: Vec<LookupProduct>,
+    #[serde(serialize_with = "lookup_products")]
+    pub products: &'a [LookupMatch],
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub messages: Vec<Message>,
+}
+
+impl<'a, U: Serialize> LookupBody<'a, U> {
+    pub fn new(ucp: U, results: &'a LookupResults) -> LookupBody<'a, U> {
+        LookupBody { ucp, products: &results.products, messages: results.messages.iter().map(Message::from).collect() }
+    }
+
+    /// Writes what `Serialize` writes.
+    pub fn write_json(&self, sink: &mut Sink) -> serde_json::Result<()> {
+        sink.text(b"{\"ucp\":");
+        sink.serialize(&self.ucp)?;
+        sink.text(b",\"products\":[");
+        for (position, found) in self.products.iter().enumerate() {
+            if position > 0 {
+                sink.text(b",");
+            }
+            let written = write_lookup_product(sink, &found.product, |variant, sink| {
+                let inputs = found.inputs.get(variant).map(Vec::as_slice).unwrap_or_default();
+                sink.member("inputs", &inputs_of(inputs))
+            })?;
+            if !written {
+                sink.serialize(&LookupProduct::of(found))?;
+            }
+        }
+        sink.text(b"]");
+        if !self.messages.is_empty() {
+            sink.member("messages", &self.messages)?;
+        }
+        sink.text(b"}");
+        Ok(())
+    }
+}
+
+fn lookup_products<S: serde::Serializer>(products: &&[LookupMatch], serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_seq(products.iter().map(LookupProduct::of))
 }
 
 /// A product whose variants each carry the request ids that found them (`inputs`): the
 /// product's own members (its variants moved out) and then the variants, each flattened
 /// beside its `inputs`. Serialized directly, without a JSON tree.
 #[derive(Debug, Serialize)]
-pub struct LookupProduct {
+struct LookupProduct<'a> {
     #[serde(flatten)]
     product: Product,
-    variants: Vec<LookupVariant>,
+    variants: Vec<LookupVariant<'a>>,
 }
 
 #[derive(Debug, Serialize)]
-struct LookupVariant {
+struct LookupVariant<'a> {
     #[serde(flatten)]
     variant: Variant,
-    inputs: Vec<LookupInput>,
+    inputs: Vec<LookupInput<'a>>,
 }
 
 #[derive(Debug, Serialize)]
-struct LookupInput {
-    id: String,
+struct LookupInput<'a> {
+    id: &'a str,
     #[serde(rename = "match")]
     kind: &'static str,
 }
 
-impl LookupProduct {
-    fn new(mut product: Product, inputs: Vec<Vec<(String, MatchKind)>>) -> LookupProduct {
-        let variants = std::mem::take(&mut product.variants)
-            .into_iter()
-            .zip(inputs)
-            .map(|(variant, inputs)| LookupVariant {
-                variant,
-                inputs: inputs
-                    .into_iter()
-                    .map(|(id, kind)| LookupInput {
-                        id,
-                        kind: match kind {
-                            MatchKind::Exact => "exact",
-                            MatchKind::Featured => "featured",
-                        },
-                    })
-                    .collect(),
-            })
-            .collect();
-        LookupProduct { product, variants }
-    }
+fn inputs_of(inputs: &[(String, MatchKind)]) -> Vec<LookupInput<'_>> {
+    inputs
+        .iter()
+        .map(|(id, kind)| LookupInput {
+            id,
+            kind: match kind {
+                MatchKind::Exact => "exact",
+                MatchKind::Featured => "featured",
+            },
+        })
+        .collect()
 }
 
-impl<U: Serialize> LookupBody<U> {
-    pub fn new(ucp: U, results: LookupResults) -> LookupBody<U> {
-        LookupBody {
-            ucp,
-            messages: results.messages.iter().map(Message::from).collect(),
-            products: results
-                .products
-                .into_iter()
-                .map(|found| LookupProduct::new(found.product, found.inputs))
-                .collect(),
-        }
+impl<'a> LookupProduct<'a> {
+    /// A copy of the match's product, its variants zipped with their inputs.
+    fn of(found: &'a LookupMatch) -> LookupProduct<'a> {
+        let mut product = found.product.to_product();
+        let variants = std::mem::take(&mut product.variants)
+            .into_iter()
+            .zip(&found.inputs)
+            .map(|(variant, inputs)| LookupVariant { variant, inputs: inputs_of(inputs) })
+            .collect();
+        LookupProduct { product, variants }
     }
 }
 
@@ -111,7 +159,7 @@ impl<U: Serialize> LookupBody<U> {
 pub struct DetailProduct<'a> {
     #[serde(flatten)]
     #[schemars(schema_with = "super::shapes::product")]
-    pub product: &'a Product,
+    pub product: &'a Shown,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<Vec<crate::requests::shapes::SelectedOption>>")]
     pub selected: Option<&'a [SelectedOption]>,
@@ -132,5 +180,24 @@ impl<'a, U: Serialize> ProductBody<'a, U> {
             product: DetailProduct { product: &view.product, selected: view.selected.as_deref() },
             messages: view.messages.iter().map(Message::from).collect(),
         }
+    }
+
+    /// Writes what `Serialize` writes.
+    pub fn write_json(&self, sink: &mut Sink) -> serde_json::Result<()> {
+        sink.text(b"{\"ucp\":");
+        sink.serialize(&self.ucp)?;
+        sink.text(b",\"product\":");
+        write_product(sink, self.product.product)?;
+        // The product's closing brace goes after `selected`, which `flatten` writes inside it.
+        sink.reopen();
+        if let Some(selected) = self.product.selected {
+            sink.member("selected", &selected)?;
+        }
+        sink.text(b"}");
+        if !self.messages.is_empty() {
+            sink.member("messages", &self.messages)?;
+        }
+        sink.text(b"}");
+        Ok(())
     }
 }

@@ -7,12 +7,14 @@
 
 mod catalog;
 mod order;
+mod rendered;
 mod session;
 pub mod shapes;
 mod time;
 
 pub use catalog::{LookupBody, ProductBody, SearchBody};
 pub use order::OrderBody;
+pub use rendered::Sink;
 pub use session::{Links, SessionBody};
 pub use time::rfc3339;
 

@@ -2,7 +2,6 @@
 //! (no session, no `initialize` needed, any `Accept` header), as Google and generic MCP
 //! clients call it. See `spec/transport-mcp.md`.
 
-mod escape;
 pub(crate) mod schemas;
 
 use axum::body::{Body, Bytes};
@@ -10,6 +9,7 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
 use serde_json::{Value, json};
+use ucp_protocol::escape;
 
 use crate::error::{ApiError, ErrorKind};
 use crate::layers::{self, RawBody, RpcId, rpc_error};
@@ -127,9 +127,9 @@ async fn handle(state: &AppState, headers: &HeaderMap, principal: Option<Princip
         "tools/list" => Ok(rpc_result(&id, &state.tools_list_result)),
         // Boxed: the operations' futures are large, and unboxed they would make every
         // request's future (a `ping` too) as large, to be moved on each poll path.
-        "tools/call" => Box::pin(call_tool(state, headers, principal, &params))
-            .await
-            .and_then(|reply| tool_result(&id, &reply.body)),
+        "tools/call" => {
+            Box::pin(call_tool(state, headers, principal, &params)).await.and_then(|reply| tool_result(&id, &reply))
+        }
         _ => Err(ApiError::new(ErrorKind::MethodNotFound, format!("method {method:?} is not supported"))),
     };
     result.unwrap_or_else(|error| rpc_error(&id, &error))
@@ -137,13 +137,23 @@ async fn handle(state: &AppState, headers: &HeaderMap, principal: Option<Princip
 
 /// The JSON-RPC answer `{structuredContent, content: [{type: "text", text}]}` around a
 /// serialized UCP body, written into one buffer: the body once as it is and once escaped as
-/// the text mirror, never parsed or copied in between.
-fn tool_result(id: &Value, body: &str) -> Result<Response, ApiError> {
-    Ok(rpc_answer(id, body.len() * 2 + 64, |answer| {
+/// the text mirror (written by the operation beside the body when it could, [`dispatch::Reply::text`]),
+/// never parsed or copied in between.
+fn tool_result(id: &Value, reply: &dispatch::Reply) -> Result<Response, ApiError> {
+    let body = &reply.body;
+    let text_len = reply.text.as_ref().map_or(body.len() + body.len() / 4, String::len);
+    Ok(rpc_answer(id, body.len() + text_len + 64, |answer| {
         answer.push_str("{\"structuredContent\":");
         answer.push_str(body);
         answer.push_str(",\"content\":[{\"type\":\"text\",\"text\":");
-        escape::json_string(answer, body);
+        match &reply.text {
+            Some(text) => {
+                answer.push('"');
+                answer.push_str(text);
+                answer.push('"');
+            }
+            None => escape::json_string(answer, body),
+        }
         answer.push_str("}]}");
     }))
 }
@@ -257,6 +267,7 @@ async fn call_tool(
         payload_label: member.map(|member| format!("arguments.{member}")).unwrap_or_default(),
         arguments: idempotency::Arguments::Mcp(arguments),
         principal,
+        mirror: true,
     };
     dispatch::run(state, invocation).await
 }

@@ -149,6 +149,7 @@ async fn run(
         payload_label: "body".into(),
         arguments: idempotency::Arguments::Rest(payload.as_ref()),
         principal,
+        mirror: false,
     };
     // Boxed: the operations' futures are large (see `mcp::handle`).
     Box::pin(dispatch::run(state, invocation)).await

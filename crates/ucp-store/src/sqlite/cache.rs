@@ -14,11 +14,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use ucp_domain::catalog::Product;
+use ucp_domain::catalog::{Product, Served};
 use ucp_domain::store::Resolution;
 
-/// Memory for products as served.
-const PRODUCT_BYTES: u64 = 48 * 1024 * 1024;
+/// Memory for products as served, with what hangs off each (its rendering, its default view).
+const PRODUCT_BYTES: u64 = 64 * 1024 * 1024;
 /// Memory for id resolutions and product rows (ids a stranger sends are cached too, misses
 /// included, so this is bounded like the rest).
 const ID_BYTES: u64 = 8 * 1024 * 1024;
@@ -28,7 +28,7 @@ const PRODUCT_TTL: Duration = Duration::from_secs(30);
 
 pub(super) struct ReadCache {
     /// Products as served, by row.
-    products: moka::sync::Cache<i64, Arc<Product>>,
+    products: moka::sync::Cache<i64, Arc<Served>>,
     /// The row of each product id.
     rows: moka::sync::Cache<Arc<str>, i64>,
     /// What each id a caller sent resolved to (empty: nothing).
@@ -41,7 +41,7 @@ impl ReadCache {
     pub(super) fn new() -> ReadCache {
         ReadCache {
             products: moka::sync::Cache::builder()
-                .weigher(|_, product: &Arc<Product>| weight_of(product))
+                .weigher(|_, product: &Arc<Served>| weight_of(product))
                 .max_capacity(PRODUCT_BYTES)
                 .time_to_live(PRODUCT_TTL)
                 .build(),
@@ -70,7 +70,7 @@ impl ReadCache {
         self.epoch.load(Ordering::SeqCst)
     }
 
-    pub(super) fn product(&self, row: i64) -> Option<Arc<Product>> {
+    pub(super) fn product(&self, row: i64) -> Option<Arc<Served>> {
         self.products.get(&row)
     }
 
@@ -128,16 +128,20 @@ impl ReadCache {
 
 /// One thing a reader loaded, for [`ReadCache::keep`].
 pub(super) enum Loaded {
-    Product(i64, Arc<Product>),
+    Product(i64, Arc<Served>),
     Row(Arc<str>, i64),
     Resolution(Arc<str>, Arc<[Resolution]>),
 }
 
-/// Rough memory weight of a parsed document, for the cache's budget.
+/// Rough memory weight of a served product, for the cache's budget: the parsed document, and
+/// as much again for what hangs off it once it is read (the transport's rendering, about half
+/// the document's size; get_product's default view, the document with one variant, and its
+/// rendering). The weight is fixed when the entry goes in, so it counts them whether or not
+/// they are ever made.
 fn weight_of(product: &Product) -> u32 {
     let variants = product.variants.len() as u32;
     let text = product.description.plain.as_ref().map_or(0, String::len) as u32 + product.title.len() as u32;
-    2048 + variants * 1024 + text * 2
+    2 * (2048 + variants * 1024 + text * 2)
 }
 
 #[cfg(test)]

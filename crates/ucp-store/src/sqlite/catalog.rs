@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension};
-use ucp_domain::catalog::Product;
+use ucp_domain::catalog::{Product, Served};
 use ucp_domain::store::{CatalogStore, ImportSummary, Resolution, SearchPage, SearchQuery, StoreError};
 
 use super::cache::Loaded;
@@ -47,7 +47,7 @@ impl CatalogStore for SqliteStore {
         Ok(found.into_iter().flatten().flat_map(|resolutions| resolutions.to_vec()).collect())
     }
 
-    async fn products(&self, product_ids: &[String]) -> Result<Vec<Product>, StoreError> {
+    async fn products(&self, product_ids: &[String]) -> Result<Vec<Arc<Served>>, StoreError> {
         self.catalog_current().await?;
         let cache = &self.inner.cache;
         let epoch = cache.epoch();
@@ -55,7 +55,7 @@ impl CatalogStore for SqliteStore {
         let mut missing = Vec::new();
         for product_id in product_ids {
             match cache.row(product_id).and_then(|row| cache.product(row)) {
-                Some(product) => products.push(Product::clone(&product)),
+                Some(product) => products.push(product),
                 None => missing.push(product_id.clone()),
             }
         }
@@ -86,7 +86,7 @@ impl CatalogStore for SqliteStore {
             })
             .await?;
         for (product_id, row, product, fresh) in loaded {
-            products.push(Product::clone(&product));
+            products.push(Arc::clone(&product));
             cache.keep(epoch, Loaded::Row(Arc::from(product_id), row));
             if fresh {
                 cache.keep(epoch, Loaded::Product(row, product));
@@ -154,10 +154,10 @@ impl SqliteStore {
 
     /// The products at `rows`, in that order (a row that is gone is left out): from the read
     /// cache, the others loaded in one read.
-    async fn products_at(&self, rows: &[i64]) -> Result<Vec<Product>, StoreError> {
+    async fn products_at(&self, rows: &[i64]) -> Result<Vec<Arc<Served>>, StoreError> {
         let cache = &self.inner.cache;
         let epoch = cache.epoch();
-        let mut found: Vec<Option<Arc<Product>>> = rows.iter().map(|row| cache.product(*row)).collect();
+        let mut found: Vec<Option<Arc<Served>>> = rows.iter().map(|row| cache.product(*row)).collect();
         let missing: Vec<i64> = rows.iter().zip(&found).filter(|(_, hit)| hit.is_none()).map(|(row, _)| *row).collect();
         if !missing.is_empty() {
             let loaded = self
@@ -180,7 +180,7 @@ impl SqliteStore {
                 cache.keep(epoch, Loaded::Product(row, product));
             }
         }
-        Ok(found.into_iter().flatten().map(|product| Product::clone(&product)).collect())
+        Ok(found.into_iter().flatten().collect())
     }
 }
 
@@ -298,7 +298,7 @@ pub(super) fn load_index(connection: &Connection) -> Result<(CatalogIndex, Built
 }
 
 /// The product stored at `row` as served: its document with live stock laid over it.
-fn load_row(connection: &Connection, row: i64) -> Result<Option<Arc<Product>>, StoreError> {
+fn load_row(connection: &Connection, row: i64) -> Result<Option<Arc<Served>>, StoreError> {
     let mut statement = connection.prepare_cached("SELECT doc FROM products WHERE row = ?1").map_err(backend)?;
     let Some(doc) = statement.query_row([row], |found| found.get::<_, String>(0)).optional().map_err(backend)? else {
         return Ok(None);
@@ -317,7 +317,7 @@ fn load_row(connection: &Connection, row: i64) -> Result<Option<Arc<Product>>, S
         }
     }
     product.refresh_availability();
-    Ok(Some(Arc::new(product)))
+    Ok(Some(Arc::new(Served::new(product))))
 }
 
 // One indexed statement per kind of id, merged here. No UNION and no join around a bound

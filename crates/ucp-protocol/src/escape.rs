@@ -1,5 +1,5 @@
 //! The JSON string escape of a serialized UCP body, for the `content[0].text` mirror of every
-//! tool result: byte for byte what `serde_json` writes, eight bytes at a time where nothing
+//! MCP tool result (and of the rendered catalog pieces kept for it): byte for byte what `serde_json` writes, eight bytes at a time where nothing
 //! needs escaping (most of a JSON document), which is several times faster than the
 //! byte-at-a-time escaper on the 50 KB answers of a search or a lookup.
 
@@ -33,11 +33,21 @@ fn push_escaped(out: &mut Vec<u8>, byte: u8) {
 }
 
 /// Appends `text` to `out` as a JSON string literal, quotes included.
-pub(super) fn json_string(out: &mut String, text: &str) {
+pub fn json_string(out: &mut String, text: &str) {
     let mut bytes = std::mem::take(out).into_bytes();
     bytes.reserve(text.len() + text.len() / 16 + 2);
     bytes.push(b'"');
-    let input = text.as_bytes();
+    escape_into(&mut bytes, text.as_bytes());
+    bytes.push(b'"');
+    // Only ASCII bytes were replaced, by ASCII: still the UTF-8 it was.
+    *out = String::from_utf8(bytes).unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned());
+}
+
+/// Appends the inside of the JSON string literal of `input` (UTF-8 text) to `out`, without
+/// quotes. Escaping text in parts and joining them gives the escape of the joined text: each
+/// byte is escaped alone.
+pub fn escape_into(out: &mut Vec<u8>, input: &[u8]) {
+    out.reserve(input.len() + input.len() / 8);
     // Runs without escapes are copied whole; the lowest flagged byte of each 8-byte window is
     // where the next escape is, and scanning resumes right after it.
     let (mut at, mut copied) = (0, 0);
@@ -49,18 +59,15 @@ pub(super) fn json_string(out: &mut String, text: &str) {
             continue;
         }
         let found = at + (mask.trailing_zeros() / 8) as usize;
-        bytes.extend_from_slice(&input[copied..found]);
-        push_escaped(&mut bytes, input[found]);
+        out.extend_from_slice(&input[copied..found]);
+        push_escaped(out, input[found]);
         at = found + 1;
         copied = at;
     }
-    bytes.extend_from_slice(&input[copied..at]);
+    out.extend_from_slice(&input[copied..at]);
     for byte in &input[at..] {
-        push_escaped(&mut bytes, *byte);
+        push_escaped(out, *byte);
     }
-    bytes.push(b'"');
-    // Only ASCII bytes were replaced, by ASCII: still the UTF-8 it was.
-    *out = String::from_utf8(bytes).unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned());
 }
 
 #[cfg(test)]

@@ -1,0 +1,405 @@
+//! Catalog answers written from each served product's rendering.
+//!
+//! A served product ([`Served`]) is rendered once, by serde_json, into pieces: the fields
+//! before its variants, each variant, and the fields after them. Every answer that shows the
+//! product splices those pieces (whichever variants it shows, in its order, a lookup's
+//! `inputs` appended to each) instead of serializing the document again, so a hot search,
+//! lookup or get_product copies bytes. The rendering lives in the served product's slot, so
+//! it goes when the product leaves the store's read cache (a stock change, an import).
+//!
+//! What these writers produce is byte for byte what serde_json writes for the same bodies
+//! (the tests compare the two): a product the answer changed (another currency) is
+//! serialized as before, and so is any product whose pieces could not be found.
+
+use std::sync::OnceLock;
+
+use serde::Serialize;
+use ucp_domain::catalog::{Product, Served, Shown};
+
+use crate::escape::escape_into;
+
+/// Between the members before the variants and the first variant.
+const VARIANTS_KEY: &[u8] = b",\"variants\":[";
+/// [`VARIANTS_KEY`] inside a JSON string.
+const VARIANTS_KEY_ESCAPED: &[u8] = b",\\\"variants\\\":[";
+
+/// Where a catalog body is written: its JSON, and (when the transport mirrors the body as
+/// text, as MCP's `content[0].text` does) the same JSON escaped as the inside of a JSON string,
+/// written alongside from escaped pieces rather than escaped again at the end.
+pub struct Sink {
+    json: Vec<u8>,
+    escaped: Option<Vec<u8>>,
+}
+
+impl Sink {
+    /// A sink sized for about `capacity` bytes of JSON; `mirror` also writes the escape.
+    pub fn new(capacity: usize, mirror: bool) -> Sink {
+        let escaped = mirror.then(|| Vec::with_capacity(capacity + capacity / 4));
+        Sink { json: Vec::with_capacity(capacity), escaped }
+    }
+
+    /// The JSON, and its escape when mirrored.
+    pub fn into_parts(self) -> (Vec<u8>, Option<Vec<u8>>) {
+        (self.json, self.escaped)
+    }
+
+    fn mirrored(&self) -> bool {
+        self.escaped.is_some()
+    }
+
+    /// Appends JSON text that has no rendering of its own (punctuation, the envelope).
+    pub(crate) fn text(&mut self, json: &[u8]) {
+        self.json.extend_from_slice(json);
+        if let Some(escaped) = &mut self.escaped {
+            escape_into(escaped, json);
+        }
+    }
+
+    /// Appends a piece and, when mirrored, its escape.
+    fn piece(&mut self, json: &[u8], escaped: Option<&[u8]>) {
+        self.json.extend_from_slice(json);
+        if let (Some(out), Some(escaped)) = (&mut self.escaped, escaped) {
+            out.extend_from_slice(escaped);
+        }
+    }
+
+    /// Appends `value` as serde_json writes it.
+    pub(crate) fn serialize(&mut self, value: &impl Serialize) -> serde_json::Result<()> {
+        let start = self.json.len();
+        serde_json::to_writer(&mut self.json, value)?;
+        if let Some(escaped) = &mut self.escaped {
+            escape_into(escaped, &self.json[start..]);
+        }
+        Ok(())
+    }
+
+    /// Appends `,"name":` and `value`.
+    pub(crate) fn member(&mut self, name: &str, value: &impl Serialize) -> serde_json::Result<()> {
+        self.text(b",");
+        self.serialize(&name)?;
+        self.text(b":");
+        self.serialize(value)
+    }
+
+    /// Takes back the last byte written (a closing brace), so members can follow it.
+    pub(crate) fn reopen(&mut self) {
+        if self.json.last() == Some(&b'}') {
+            self.json.pop();
+            if let Some(escaped) = &mut self.escaped {
+                escaped.pop();
+            }
+        }
+    }
+}
+
+/// A served product's JSON in pieces. Its whole JSON is `before`, then (when it shows any
+/// variant) `,"variants":[`, the variants joined by commas and `]`, then `after`.
+struct Pieces {
+    /// From the opening brace up to the variants, without the comma before them.
+    before: Box<[u8]>,
+    variants: Box<[Box<[u8]>]>,
+    /// The members after the variants, each with its leading comma, and the closing brace.
+    after: Box<[u8]>,
+}
+
+impl Pieces {
+    fn escaped(&self) -> Pieces {
+        let escape = |piece: &[u8]| {
+            let mut out = Vec::with_capacity(piece.len() + piece.len() / 4);
+            escape_into(&mut out, piece);
+            out.into_boxed_slice()
+        };
+        Pieces {
+            before: escape(&self.before),
+            variants: self.variants.iter().map(|variant| escape(variant)).collect(),
+            after: escape(&self.after),
+        }
+    }
+}
+
+/// A served product's rendering: its pieces, and their escapes, made on the first mirrored
+/// answer that shows it.
+pub(crate) struct Rendered {
+    pieces: Pieces,
+    escaped: OnceLock<Pieces>,
+}
+
+impl Rendered {
+    /// The pieces, or `None` when the product's JSON does not split as expected (then it is
+    /// serialized every time, as it always was).
+    fn of(product: &Product) -> Option<Rendered> {
+        let mut bare = product.clone_without_variants();
+        let head = serde_json::to_vec(&bare).ok()?;
+        let variants: Vec<Box<[u8]>> = product
+            .variants
+            .iter()
+            .map(|variant| serde_json::to_vec(variant).map(Vec::into_boxed_slice))
+            .collect::<Result<_, _>>()
+            .ok()?;
+        let Some(first) = product.variants.first() else {
+            let (close, before) = head.split_last()?;
+            return (*close == b'}').then(|| Rendered::new(before.into(), Box::new([]), Box::new([b'}'])));
+        };
+        // The same product with its first variant only: the head with `,"variants":[…]`
+        // inserted where the variants go, which is where the two first differ (or up to the
+        // key's length before, where the key and the next member's name begin alike).
+        bare.variants = vec![first.clone()];
+        let one = serde_json::to_vec(&bare).ok()?;
+        let inserted = [VARIANTS_KEY, &variants[0], b"]"].concat();
+        if one.len() != head.len() + inserted.len() {
+            return None;
+        }
+        let common = head.iter().zip(&one).take_while(|(left, right)| left == right).count();
+        let split = (common.saturating_sub(VARIANTS_KEY.len())..=common).rev().find(|&split| {
+            one.get(..split) == head.get(..split)
+                && one.get(split..split + inserted.len()) == Some(&inserted[..])
+                && one.get(split + inserted.len()..) == head.get(split..)
+        })?;
+        // Every piece is a run of whole UTF-8 characters: the split is at an ASCII comma or
+        // brace, the pieces were written by serde_json.
+        if !matches!(head.get(split), Some(b',' | b'}')) {
+            return None;
+        }
+        Some(Rendered::new(head[..split].into(), variants.into_boxed_slice(), head[split..].into()))
+    }
+
+    fn new(before: Box<[u8]>, variants: Box<[Box<[u8]>]>, after: Box<[u8]>) -> Rendered {
+        Rendered { pieces: Pieces { before, variants, after }, escaped: OnceLock::new() }
+    }
+
+    /// The escaped pieces, when `sink` mirrors.
+    fn escaped_for(&self, sink: &Sink) -> Option<&Pieces> {
+        sink.mirrored().then(|| self.escaped.get_or_init(|| self.pieces.escaped()))
+    }
+}
+
+/// The served product's rendering, made on first use.
+fn rendered(served: &Served) -> Option<&Rendered> {
+    served.rendering(Rendered::of)?.as_ref()
+}
+
+/// Indices of the variants a shown product shows: `picked`, or all `count` of them.
+fn shown_indices(picked: Option<&[usize]>, count: usize) -> impl Iterator<Item = usize> + '_ {
+    let all = picked.is_none().then_some(0..count);
+    all.into_iter().flatten().chain(picked.unwrap_or_default().iter().copied().filter(move |index| *index < count))
+}
+
+/// Appends a shown product's JSON.
+pub(crate) fn write_product(sink: &mut Sink, shown: &Shown) -> serde_json::Result<()> {
+    if let Shown::Served { served, variants } = shown
+        && let Some(rendered) = rendered(served)
+    {
+        let (pieces, escaped) = (&rendered.pieces, rendered.escaped_for(sink));
+        sink.piece(&pieces.before, escaped.map(|escaped| &escaped.before[..]));
+        let mut any = false;
+        for index in shown_indices(variants.as_deref(), pieces.variants.len()) {
+            if any {
+                sink.piece(b",", Some(b","));
+            } else {
+                sink.piece(VARIANTS_KEY, Some(VARIANTS_KEY_ESCAPED));
+            }
+            sink.piece(&pieces.variants[index], escaped.map(|escaped| &escaped.variants[index][..]));
+            any = true;
+        }
+        if any {
+            sink.piece(b"]", Some(b"]"));
+        }
+        sink.piece(&pieces.after, escaped.map(|escaped| &escaped.after[..]));
+        return Ok(());
+    }
+    sink.serialize(shown)
+}
+
+/// Appends a lookup product's JSON: the product's own members, then `variants`, each variant
+/// with `tail` (its `inputs` member) written before its closing brace. `false` when the
+/// product has no rendering (the caller serializes it).
+pub(crate) fn write_lookup_product(
+    sink: &mut Sink,
+    shown: &Shown,
+    mut tail: impl FnMut(usize, &mut Sink) -> serde_json::Result<()>,
+) -> serde_json::Result<bool> {
+    let Shown::Served { served, variants } = shown else { return Ok(false) };
+    let Some(rendered) = rendered(served) else { return Ok(false) };
+    let (pieces, escaped) = (&rendered.pieces, rendered.escaped_for(sink));
+    // Every piece but `before` ends with a closing brace, unescaped in either form.
+    let open = |piece: &[u8]| piece.len() - 1;
+    sink.piece(&pieces.before, escaped.map(|escaped| &escaped.before[..]));
+    sink.piece(&pieces.after[..open(&pieces.after)], escaped.map(|escaped| &escaped.after[..open(&escaped.after)]));
+    sink.piece(VARIANTS_KEY, Some(VARIANTS_KEY_ESCAPED));
+    for (position, index) in shown_indices(variants.as_deref(), pieces.variants.len()).enumerate() {
+        if position > 0 {
+            sink.piece(b",", Some(b","));
+        }
+        let variant = &pieces.variants[index];
+        sink.piece(
+            &variant[..open(variant)],
+            escaped.map(|escaped| &escaped.variants[index][..open(&escaped.variants[index])]),
+        );
+        tail(position, sink)?;
+        sink.piece(b"}", Some(b"}"));
+    }
+    sink.piece(b"]}", Some(b"]}"));
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+    use ucp_domain::catalog::{LookupMatch, Product, SelectedOption, Served, Shown};
+    use ucp_domain::checkout::Message;
+    use ucp_domain::commerce::{LookupResults, ProductView, SearchResults};
+    use ucp_domain::store::MatchKind;
+
+    use super::{Rendered, Sink};
+    use crate::resources::{LookupBody, ProductBody, SearchBody};
+
+    fn variant(product: &str, index: usize) -> serde_json::Value {
+        json!({
+            "id": format!("{product}-{index}"),
+            "sku": format!("SKU \"{index}\" \\ é"),
+            "title": format!("Variant {index} \u{1F600}\n"),
+            "description": {"plain": "line\tone"},
+            "price": {"amount": 1000 + index as i64, "currency": "USD"},
+            "availability": {"available": index.is_multiple_of(2)},
+            "options": [{"name": "Size", "label": format!("S{index}")}],
+            "metadata": {"variants": [], "note": ",\"variants\":["},
+            "inventory_quantity": 3,
+        })
+    }
+
+    /// A product with members after its variants (rating, tags, metadata), one of them holding
+    /// what the variants' key looks like; or one with nothing after them.
+    fn product(id: &str, variants: usize, members_after: bool) -> Product {
+        let mut product = json!({
+            "id": id,
+            "title": "A \"quoted\" title",
+            "description": {"plain": "Plain", "html": "<p>x</p>"},
+            "price_range": {"min": {"amount": 1000, "currency": "USD"}, "max": {"amount": 1006, "currency": "USD"}},
+            "options": [{"name": "Size", "values": [{"label": "S0"}, {"label": "S1", "id": "s1"}]}],
+            "variants": (0..variants).map(|index| variant(id, index)).collect::<Vec<_>>(),
+        });
+        if members_after {
+            product["rating"] = json!({"value": 4.25, "scale_max": 5.0, "count": 12});
+            product["tags"] = json!(["a", "b"]);
+            product["metadata"] = json!({"variants": [{"id": format!("{id}-0")}], "x": ",\"variants\":[]"});
+        }
+        serde_json::from_value(product).expect("a valid product")
+    }
+
+    fn served(product: Product) -> Arc<Served> {
+        Arc::new(Served::new(product))
+    }
+
+    fn ucp() -> serde_json::Value {
+        json!({"version": "2026-04-08", "capabilities": {}})
+    }
+
+    /// `write` as a plain body and as a mirrored one: the JSON is what serde_json writes for
+    /// `body`, the mirror its escape.
+    fn assert_written_as_serialized(body: &impl serde::Serialize, write: impl Fn(&mut Sink)) {
+        let serialized = String::from_utf8(serde_json::to_vec(body).unwrap()).unwrap();
+        let mut expected_mirror = serde_json::to_string(&serialized).unwrap();
+        expected_mirror.pop();
+        expected_mirror.remove(0);
+        for mirror in [false, true] {
+            // Twice: the first write renders each served product, the second reuses it.
+            for _ in 0..2 {
+                let mut sink = Sink::new(0, mirror);
+                write(&mut sink);
+                let (json, escaped) = sink.into_parts();
+                assert_eq!(String::from_utf8(json).unwrap(), serialized);
+                assert_eq!(
+                    escaped.map(|escaped| String::from_utf8(escaped).unwrap()),
+                    mirror.then(|| expected_mirror.clone())
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn products_split_around_their_variants() {
+        for (variants, after) in [(7, true), (1, true), (3, false), (0, true), (0, false)] {
+            let product = product("p", variants, after);
+            let rendered = Rendered::of(&product).expect("the product splits");
+            assert_eq!(rendered.pieces.variants.len(), variants);
+            // With no variants the whole head is `before`: nothing goes between it and `after`.
+            let only_brace = !after || variants == 0;
+            assert_eq!(
+                rendered.pieces.after.as_ref() == b"}",
+                only_brace,
+                "{variants} variants, members after: {after}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_search_body_is_written_as_serde_serializes_it() {
+        let long = served(product("long", 7, true));
+        let short = served(product("short", 3, false));
+        let results = SearchResults {
+            products: vec![
+                Shown::whole(Arc::clone(&long)),
+                Shown::Served { served: Arc::clone(&long), variants: Some(vec![6, 0, 3]) },
+                Shown::Served { served: Arc::clone(&short), variants: Some(vec![]) },
+                Shown::whole(Arc::clone(&short)),
+                Shown::Changed(Box::new(product("changed", 2, true))),
+            ],
+            has_next_page: true,
+            cursor: Some("c\"ursor".to_owned()),
+            messages: vec![Message::info("currency_unavailable", "Prices are shown in USD".to_owned(), None)],
+        };
+        for messages in [true, false] {
+            let mut results = results.clone();
+            if !messages {
+                results.messages.clear();
+            }
+            let body = SearchBody::new(ucp(), &results);
+            assert_written_as_serialized(&body, |sink| body.write_json(sink).unwrap());
+        }
+    }
+
+    #[test]
+    fn a_lookup_body_is_written_as_serde_serializes_it() {
+        let long = served(product("long", 7, true));
+        let short = served(product("short", 3, false));
+        let inputs = |ids: &[&str]| -> Vec<(String, MatchKind)> {
+            ids.iter().map(|id| ((*id).to_owned(), MatchKind::Exact)).collect()
+        };
+        let results = LookupResults {
+            products: vec![
+                LookupMatch {
+                    product: Shown::Served { served: Arc::clone(&long), variants: Some(vec![1, 4]) },
+                    inputs: vec![inputs(&["long-1", "SKU \"1\""]), vec![("long".to_owned(), MatchKind::Featured)]],
+                },
+                LookupMatch {
+                    product: Shown::whole(Arc::clone(&short)),
+                    inputs: vec![inputs(&["a"]), inputs(&["b"]), inputs(&["c"])],
+                },
+                LookupMatch {
+                    product: Shown::Changed(Box::new(product("changed", 1, true))),
+                    inputs: vec![inputs(&["changed-0"])],
+                },
+            ],
+            messages: vec![Message::info("not_found", "nope".to_owned(), None)],
+        };
+        let body = LookupBody::new(ucp(), &results);
+        assert_written_as_serialized(&body, |sink| body.write_json(sink).unwrap());
+    }
+
+    #[test]
+    fn a_product_body_is_written_as_serde_serializes_it() {
+        let selected =
+            vec![SelectedOption { name: "Size".to_owned(), label: "S1".to_owned(), id: Some("s1".to_owned()) }];
+        for (shown, selected, messages) in [
+            (Shown::whole(served(product("p", 4, true))), Some(selected.clone()), vec![]),
+            (Shown::whole(served(product("q", 2, false))), None, vec![Message::info("x", "y".to_owned(), None)]),
+            (Shown::Changed(Box::new(product("r", 2, true))), Some(selected), vec![]),
+        ] {
+            let view = ProductView { product: shown, selected, messages };
+            let body = ProductBody::new(ucp(), &view);
+            assert_written_as_serialized(&body, |sink| body.write_json(sink).unwrap());
+        }
+    }
+}
