@@ -177,6 +177,12 @@ struct ImportArgs {
     strict: bool,
 }
 
+/// mimalloc rather than glibc's malloc: allocation was about a sixth of the server's CPU on a
+/// catalog read, and glibc's consolidation of freed large buffers showed on every answer
+/// (BENCHMARKS.md, "The allocator").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     // Held to the end of main: dropping it flushes the log lines still queued.
