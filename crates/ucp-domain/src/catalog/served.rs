@@ -99,10 +99,9 @@ impl Shown {
     pub fn to_product(&self) -> Product {
         match self {
             Shown::Served { served, variants: None } => served.product.clone(),
-            Shown::Served { served, variants: Some(picked) } => {
+            Shown::Served { served, variants: Some(_) } => {
                 let mut product = served.product.clone_without_variants();
-                product.variants =
-                    picked.iter().filter_map(|index| served.product.variants.get(*index).cloned()).collect();
+                product.variants = self.variants().into_iter().cloned().collect();
                 product
             }
             Shown::Changed(product) => Product::clone(product),

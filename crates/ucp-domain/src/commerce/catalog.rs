@@ -329,43 +329,42 @@ impl Commerce {
         if !in_categories(&product, &categories) {
             return not_found(format!("Product {} does not match the filters", request.id));
         }
-        let messages: Vec<Message> = currency_message.into_iter().collect();
-        // The request names the product and nothing else: its default view, derived once per
-        // served product and shared (with its rendering) by every such request.
-        if request.selected.is_empty()
+        let no_variant = || not_found(format!("Product {} has no variant that matches the filters", request.id));
+        // A request that names the product and nothing else gets its default view, derived once
+        // per served product and shared (with its rendering) by every such request.
+        let default = request.selected.is_empty()
             && resolution.variant_id.is_none()
             && !variant_filter.is_set()
-            && presentment.is_base()
-        {
+            && presentment.is_base();
+        let (shown, selected, has_options) = if default {
             let Some(default) = product.default_detail(|product| {
                 let detailed = detail(product.clone(), &DetailRequest::default(), &|_| true)?;
                 Some(DefaultDetail { product: Arc::new(Served::new(detailed.product)), selected: detailed.selected })
             }) else {
-                return not_found(format!("Product {} has no variant that matches the filters", request.id));
+                return no_variant();
             };
-            let has_axes = !default.product.options.is_empty() || !default.selected.is_empty();
-            return Ok(Answer::Resource(ProductView {
-                product: Shown::whole(Arc::clone(&default.product)),
-                selected: has_axes.then(|| default.selected.clone()),
-                messages,
-            }));
-        }
-        let detail_request = DetailRequest {
-            variant_id: resolution.variant_id.clone(),
-            selected: request.selected,
-            preferences: request.preferences,
+            let has_options = !default.product.options.is_empty();
+            (Shown::whole(Arc::clone(&default.product)), default.selected.clone(), has_options)
+        } else {
+            let detail_request = DetailRequest {
+                variant_id: resolution.variant_id.clone(),
+                selected: request.selected,
+                preferences: request.preferences,
+            };
+            let Some(mut detailed) =
+                detail(product.product().clone(), &detail_request, &|variant| variant_filter.keeps(variant))
+            else {
+                return no_variant();
+            };
+            presentment.apply(&mut detailed.product);
+            let has_options = !detailed.product.options.is_empty();
+            (Shown::Changed(Box::new(detailed.product)), detailed.selected, has_options)
         };
-        let Some(mut detailed) =
-            detail(product.product().clone(), &detail_request, &|variant| variant_filter.keeps(variant))
-        else {
-            return not_found(format!("Product {} has no variant that matches the filters", request.id));
-        };
-        presentment.apply(&mut detailed.product);
-        let has_axes = !detailed.product.options.is_empty() || !detailed.selected.is_empty();
+        let has_axes = has_options || !selected.is_empty();
         Ok(Answer::Resource(ProductView {
-            product: Shown::Changed(Box::new(detailed.product)),
-            selected: has_axes.then_some(detailed.selected),
-            messages,
+            product: shown,
+            selected: has_axes.then_some(selected),
+            messages: currency_message.into_iter().collect(),
         }))
     }
 }

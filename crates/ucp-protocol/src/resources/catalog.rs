@@ -41,22 +41,10 @@ impl<'a, U: Serialize> SearchBody<'a, U> {
 
     /// Writes what `Serialize` writes.
     pub fn write_json(&self, sink: &mut Sink) -> serde_json::Result<()> {
-        sink.text(b"{\"ucp\":");
-        sink.serialize(&self.ucp)?;
-        sink.text(b",\"products\":[");
-        for (position, product) in self.products.iter().enumerate() {
-            if position > 0 {
-                sink.text(b",");
-            }
-            write_product(sink, product)?;
-        }
-        sink.text(b"]");
+        sink.open_body(&self.ucp)?;
+        sink.products(self.products, write_product)?;
         sink.member("pagination", &self.pagination)?;
-        if !self.messages.is_empty() {
-            sink.member("messages", &self.messages)?;
-        }
-        sink.text(b"}");
-        Ok(())
+        sink.close_body(&self.messages)
     }
 }
 
@@ -77,13 +65,8 @@ impl<'a, U: Serialize> LookupBody<'a, U> {
 
     /// Writes what `Serialize` writes.
     pub fn write_json(&self, sink: &mut Sink) -> serde_json::Result<()> {
-        sink.text(b"{\"ucp\":");
-        sink.serialize(&self.ucp)?;
-        sink.text(b",\"products\":[");
-        for (position, found) in self.products.iter().enumerate() {
-            if position > 0 {
-                sink.text(b",");
-            }
+        sink.open_body(&self.ucp)?;
+        sink.products(self.products, |sink, found| {
             let written = write_lookup_product(sink, &found.product, |variant, sink| {
                 let inputs = found.inputs.get(variant).map(Vec::as_slice).unwrap_or_default();
                 sink.member("inputs", &inputs_of(inputs))
@@ -91,13 +74,9 @@ impl<'a, U: Serialize> LookupBody<'a, U> {
             if !written {
                 sink.serialize(&LookupProduct::of(found))?;
             }
-        }
-        sink.text(b"]");
-        if !self.messages.is_empty() {
-            sink.member("messages", &self.messages)?;
-        }
-        sink.text(b"}");
-        Ok(())
+            Ok(())
+        })?;
+        sink.close_body(&self.messages)
     }
 }
 
@@ -184,8 +163,7 @@ impl<'a, U: Serialize> ProductBody<'a, U> {
 
     /// Writes what `Serialize` writes.
     pub fn write_json(&self, sink: &mut Sink) -> serde_json::Result<()> {
-        sink.text(b"{\"ucp\":");
-        sink.serialize(&self.ucp)?;
+        sink.open_body(&self.ucp)?;
         sink.text(b",\"product\":");
         write_product(sink, self.product.product)?;
         // The product's closing brace goes after `selected`, which `flatten` writes inside it.
@@ -194,10 +172,6 @@ impl<'a, U: Serialize> ProductBody<'a, U> {
             sink.member("selected", &selected)?;
         }
         sink.text(b"}");
-        if !self.messages.is_empty() {
-            sink.member("messages", &self.messages)?;
-        }
-        sink.text(b"}");
-        Ok(())
+        sink.close_body(&self.messages)
     }
 }

@@ -16,6 +16,7 @@ use std::sync::OnceLock;
 use serde::Serialize;
 use ucp_domain::catalog::{Product, Served, Shown};
 
+use super::Message;
 use crate::escape::escape_into;
 
 /// Between the members before the variants and the first variant.
@@ -79,6 +80,39 @@ impl Sink {
         self.serialize(&name)?;
         self.text(b":");
         self.serialize(value)
+    }
+
+    /// Appends `{"ucp":` and the envelope: how every catalog body begins.
+    pub(crate) fn open_body(&mut self, ucp: &impl Serialize) -> serde_json::Result<()> {
+        self.text(b"{\"ucp\":");
+        self.serialize(ucp)
+    }
+
+    /// Appends `,"products":[`, each item as `write` writes it, joined by commas, and `]`.
+    pub(crate) fn products<T>(
+        &mut self,
+        items: &[T],
+        mut write: impl FnMut(&mut Sink, &T) -> serde_json::Result<()>,
+    ) -> serde_json::Result<()> {
+        self.text(b",\"products\":[");
+        for (position, item) in items.iter().enumerate() {
+            if position > 0 {
+                self.text(b",");
+            }
+            write(self, item)?;
+        }
+        self.text(b"]");
+        Ok(())
+    }
+
+    /// Appends the body's `messages` (when it has any) and its closing brace: how every catalog
+    /// body ends.
+    pub(crate) fn close_body(&mut self, messages: &[Message]) -> serde_json::Result<()> {
+        if !messages.is_empty() {
+            self.member("messages", &messages)?;
+        }
+        self.text(b"}");
+        Ok(())
     }
 
     /// Takes back the last byte written (a closing brace), so members can follow it.
