@@ -220,7 +220,9 @@ fn main() -> std::process::ExitCode {
 /// Logs go to stderr through a writer thread (`tracing_appender::non_blocking`), so a request
 /// that logs (every operation call writes its audit line) never waits on a `write` to the
 /// terminal or a pipe. Not lossy: when the queue is full, callers wait rather than drop audit
-/// lines. Colours only on a terminal.
+/// lines. The thread writes through a buffer that it flushes whenever its queue is empty, so
+/// a busy server writes many lines per system call (one `write` per audit line was 4.5 % of a
+/// `get_product`) and a quiet one still shows each line at once. Colours only on a terminal.
 fn init_tracing() -> tracing_appender::non_blocking::WorkerGuard {
     use std::io::IsTerminal;
     let filter = tracing_subscriber::EnvFilter::try_from_env("UCPD_LOG")
@@ -228,7 +230,7 @@ fn init_tracing() -> tracing_appender::non_blocking::WorkerGuard {
     let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
         .lossy(false)
         .thread_name("ucpd-log")
-        .finish(std::io::stderr());
+        .finish(std::io::BufWriter::with_capacity(64 * 1024, std::io::stderr()));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(std::io::stderr().is_terminal())
