@@ -9,7 +9,7 @@ use rusqlite::{Connection, OptionalExtension};
 use ucp_domain::catalog::{Product, Served};
 use ucp_domain::store::{CatalogStore, ImportSummary, Resolution, SearchPage, SearchQuery, StoreError};
 
-use super::cache::Loaded;
+use super::cache::{self, Loaded};
 use super::index_file::{self, Built};
 use super::{Inner, SqliteStore, backend};
 use crate::index::{CatalogIndex, IndexDoc};
@@ -17,10 +17,19 @@ use crate::index::{CatalogIndex, IndexDoc};
 #[async_trait]
 impl CatalogStore for SqliteStore {
     async fn search(&self, query: &SearchQuery) -> Result<SearchPage, StoreError> {
+        let epoch = self.inner.cache.epoch();
         let index = self.index().await?;
-        // In memory, on this task: a page costs well under a millisecond, less than a hop
-        // to the blocking pool.
-        let page = index.search(query);
+        // A repeated search reuses its page; the index answers the others in memory, on this
+        // task: a page costs well under a millisecond, less than a hop to the blocking pool.
+        let key = cache::page_key(query);
+        let page = match self.inner.cache.page(&key) {
+            Some(page) => page,
+            None => {
+                let page = Arc::new(index.search(query));
+                self.inner.cache.keep(epoch, Loaded::Page(key, Arc::clone(&page)));
+                page
+            }
+        };
         let rows: Vec<i64> = page.rows.iter().map(|position| position.row).collect();
         let products = self.products_at(&rows).await?;
         let next = if page.has_more { page.rows.last().copied() } else { None };
