@@ -3,6 +3,7 @@
 
 #![allow(clippy::print_stdout)]
 
+mod logging;
 mod orders;
 
 use std::io::{BufRead, BufReader, Write};
@@ -185,8 +186,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
-    // Held to the end of main: dropping it flushes the log lines still queued.
-    let _log_writer = init_tracing();
+    // Held to the end of main: dropping it writes out the log lines still buffered.
+    let _log_writer = logging::init();
     // Store calls run on the blocking pool; a bounded pool keeps a burst from spawning
     // hundreds of threads (each with its own stack and allocator state).
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().max_blocking_threads(32).build() {
@@ -215,32 +216,6 @@ fn main() -> std::process::ExitCode {
             std::process::ExitCode::FAILURE
         }
     }
-}
-
-/// Logs go to stderr through a writer thread (`tracing_appender::non_blocking`), so a request
-/// that logs (every operation call writes its audit line) never waits on a `write` to the
-/// terminal or a pipe. Not lossy: when the queue is full, callers wait rather than drop audit
-/// lines. The thread writes through a buffer that it flushes whenever its queue is empty, so
-/// a busy server writes many lines per system call (one `write` per audit line was 4.5 % of a
-/// `get_product`) and a quiet one still shows each line at once. Colours only on a terminal.
-fn init_tracing() -> tracing_appender::non_blocking::WorkerGuard {
-    use std::io::IsTerminal;
-    let filter = tracing_subscriber::EnvFilter::try_from_env("UCPD_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,tower_http=warn"));
-    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
-        .lossy(false)
-        .thread_name("ucpd-log")
-        .finish(std::io::BufWriter::with_capacity(64 * 1024, std::io::stderr()));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_writer(writer);
-    if std::env::var("UCPD_LOG_FORMAT").is_ok_and(|format| format == "json") {
-        builder.json().init();
-    } else {
-        builder.init();
-    }
-    guard
 }
 
 fn load_settings(config: Option<&PathBuf>) -> anyhow::Result<Settings> {
