@@ -188,9 +188,12 @@ fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     // Held to the end of main: dropping it writes out the log lines still buffered.
     let _log_writer = logging::init();
-    // Store calls run on the blocking pool; a bounded pool keeps a burst from spawning
-    // hundreds of threads (each with its own stack and allocator state).
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().max_blocking_threads(32).build() {
+    // Store reads run on the blocking pool, at most one per reader connection (four on two
+    // cores) at a time, and an import's preparer beside them. Each thread that ever ran one
+    // keeps its own allocator heap: at 32 threads the pool churned to 17 under a catalog load,
+    // and 8 saved 10-20 MB of RSS at 100,000 products (BENCHMARKS.md, "What a cached product
+    // costs").
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().max_blocking_threads(8).build() {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("ucpd: cannot start the async runtime: {error}");

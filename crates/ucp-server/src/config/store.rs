@@ -11,11 +11,15 @@ pub struct StoreSettings {
     /// the group commit; each is still acknowledged only after its commit is on disk. 1 turns
     /// sharing off: one fsync per write.
     pub group_commit_max_jobs: usize,
+    /// Memory for catalog products as served (parsed, rendered, with get_product's default
+    /// view), in MiB, weighed by what they measurably cost (about 23 KB for a product of three
+    /// or four variants). More keeps more of a large catalog hot; each MiB is RSS.
+    pub catalog_cache_mb: u64,
 }
 
 impl Default for StoreSettings {
     fn default() -> StoreSettings {
-        StoreSettings { group_commit_max_jobs: 256 }
+        StoreSettings { group_commit_max_jobs: 256, catalog_cache_mb: 64 }
     }
 }
 
@@ -23,6 +27,9 @@ impl StoreSettings {
     pub(super) fn validate(&self) -> Result<(), ConfigError> {
         if !(1..=4096).contains(&self.group_commit_max_jobs) {
             return Err(ConfigError("store.group_commit_max_jobs must be between 1 and 4096".into()));
+        }
+        if !(1..=1 << 20).contains(&self.catalog_cache_mb) {
+            return Err(ConfigError("store.catalog_cache_mb must be between 1 and 1048576".into()));
         }
         Ok(())
     }

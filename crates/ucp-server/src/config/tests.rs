@@ -59,6 +59,10 @@ fn bad_values_are_named() {
     assert!(error.to_string().contains("UCPD_DEMO"), "{error}");
     let error = Settings::load(None, environment(&[("UCPD_NO_SUCH_SETTING", "1")])).unwrap_err();
     assert!(error.to_string().contains("no_such_setting"), "{error}");
+    let error = Settings::load(None, environment(&[("UCPD_STORE__CATALOG_CACHE_MB", "0")])).unwrap_err();
+    assert!(error.to_string().contains("catalog_cache_mb"), "{error}");
+    let settings = Settings::load(None, environment(&[("UCPD_STORE__CATALOG_CACHE_MB", "128")])).unwrap();
+    assert_eq!(settings.store.catalog_cache_mb, 128);
 }
 
 #[test]

@@ -23,7 +23,8 @@ use ucp_domain::store::{Resolution, SearchQuery};
 
 use crate::index::IndexPage;
 
-/// Memory for products as served, with what hangs off each (its rendering, its default view).
+/// Memory for products as served, with what hangs off each (its rendering, its default view),
+/// unless the configuration sets another ([`ReadCache::set_product_bytes`]).
 const PRODUCT_BYTES: u64 = 64 * 1024 * 1024;
 /// Memory for id resolutions and product rows (ids a stranger sends are cached too, misses
 /// included, so this is bounded like the rest).
@@ -145,6 +146,11 @@ impl ReadCache {
         }
     }
 
+    /// Sets the memory for products as served (default 64 MiB); a smaller budget evicts at once.
+    pub(super) fn set_product_bytes(&self, bytes: u64) {
+        self.products.set_capacity(bytes.max(1));
+    }
+
     /// Read before loading anything that [`ReadCache::keep`] will store.
     pub(super) fn epoch(&self) -> u64 {
         self.epoch.load(Ordering::SeqCst)
@@ -233,15 +239,16 @@ pub(super) enum Loaded {
     Page(Vec<u8>, Arc<IndexPage>),
 }
 
-/// Rough memory weight of a served product, for the cache's budget: the parsed document, and
-/// as much again for what hangs off it once it is read (the transport's rendering, about half
-/// the document's size; get_product's default view, the document with one variant, and its
-/// rendering). The weight is fixed when the entry goes in, so it counts them whether or not
-/// they are ever made.
+/// Memory weight of a served product, for the cache's budget: the parsed document and what
+/// hangs off it once it is read (the transport's rendering and its escape, get_product's default
+/// view and its rendering), as measured: a demo product of three or four variants (about 2.5 KB
+/// of JSON) grew the server's RSS by about 23 KB once cached, read and rendered (BENCHMARKS.md,
+/// "What a cached product costs"). The weight is fixed when the entry goes in, so it counts them
+/// whether or not they are ever made.
 fn weight_of(product: &Product) -> u64 {
     let variants = product.variants.len() as u64;
     let text = product.description.plain.as_ref().map_or(0, String::len) as u64 + product.title.len() as u64;
-    2 * (2048 + variants * 1024 + text * 2)
+    (2048 + variants * 1024 + text * 2) * 7 / 2
 }
 
 #[cfg(test)]

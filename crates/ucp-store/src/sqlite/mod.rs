@@ -133,6 +133,12 @@ impl SqliteStore {
         })
     }
 
+    /// Sets the memory the catalog read cache may spend on products as served, in bytes of
+    /// their measured weight (`[store] catalog_cache_mb`).
+    pub fn set_catalog_cache_bytes(&self, bytes: u64) {
+        self.inner.cache.set_product_bytes(bytes);
+    }
+
     pub fn path(&self) -> &Path {
         &self.inner.path
     }
@@ -210,12 +216,13 @@ fn open_connection(path: &Path, read_only: bool) -> Result<Connection, StoreErro
              PRAGMA temp_store = MEMORY;",
         )
         .map_err(backend)?;
-    // Page cache per connection: readers mostly fetch documents the process already caches
-    // parsed, so they keep a small one. The writer's is smaller still: every COMMIT in WAL mode
+    // Page cache per connection: readers fetch only what the read cache misses (a product's
+    // document and variants by row, an id's resolution), so they keep a small one: 2 MB holds
+    // the B-tree interiors those lookups walk. The writer's is as small: every COMMIT in WAL mode
     // walks its page cache's hash table (pcache1Truncate), which at 16 MB was 3-4 % of the
     // server's CPU under the purchase benchmark; its hot pages (the B-tree interiors of
     // sessions, orders, the outbox) fit in 2 MB.
-    let cache_kib = if read_only { 4_000 } else { 2_000 };
+    let cache_kib = 2_000;
     connection.execute_batch(&format!("PRAGMA cache_size = -{cache_kib};")).map_err(backend)?;
     if !read_only {
         connection.pragma_update(None, "journal_mode", "WAL").map_err(backend)?;
