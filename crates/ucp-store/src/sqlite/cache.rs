@@ -8,9 +8,8 @@
 //! [`ReadCache::stock_changed`] drops the products it touched after their commit. An import
 //! (here, or another process's seen by the refresher) drops everything. A search page depends
 //! on the index alone (titles, bodies, categories, prices), never on stock, so only a catalog
-//! change drops the pages. The `epoch` closes
-//! the race between a reader that read the old stock and the invalidation: see
-//! [`ReadCache::keep`].
+//! change drops the pages. The `epoch` closes the race between a reader that read the old
+//! stock and the invalidation: see [`ReadCache::keep`].
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -42,8 +41,8 @@ const TYPICAL_PAGE: u64 = 320;
 
 /// The caches are `quick_cache`'s (sharded, a read lock and a reference bit per hit, CLOCK-Pro
 /// eviction by weight), not moka's: a lookup of ten ids reads about thirty entries, and
-/// moka's bookkeeping per read (its access log, its timer wheel) was a third of a lookup's
-/// server time (BENCHMARKS.md, "The read cache without moka").
+/// moka's bookkeeping per read (its access log, its pending-task drains) was about 30 % of a
+/// lookup's server CPU (BENCHMARKS.md, "Where the time went at 100,000 products").
 pub(super) struct ReadCache {
     /// Products as served, by row, with when each was loaded (for the TTL).
     products: Cache<i64, (Arc<Served>, Instant), ProductWeight>,
@@ -184,31 +183,23 @@ impl ReadCache {
     /// (which follows its epoch move) comes after this insert and removes it.
     pub(super) fn keep(&self, epoch: u64, loaded: Loaded) {
         match loaded {
-            Loaded::Product(row, product) => {
-                self.products.insert(row, (product, Instant::now()));
-                if self.epoch() != epoch {
-                    self.products.remove(&row);
-                }
-            }
-            Loaded::Row(id, row) => {
-                self.rows.insert(Arc::clone(&id), row);
-                if self.epoch() != epoch {
-                    self.rows.remove(&id);
-                }
-            }
-            Loaded::Resolution(id, found) => {
-                self.resolutions.insert(Arc::clone(&id), found);
-                if self.epoch() != epoch {
-                    self.resolutions.remove(&id);
-                }
-            }
-            Loaded::Page(key, page) => {
-                let key: Box<[u8]> = key.into_boxed_slice();
-                self.pages.insert(key.clone(), page);
-                if self.epoch() != epoch {
-                    self.pages.remove(&key);
-                }
-            }
+            Loaded::Product(row, product) => self.insert(&self.products, epoch, row, (product, Instant::now())),
+            Loaded::Row(id, row) => self.insert(&self.rows, epoch, id, row),
+            Loaded::Resolution(id, found) => self.insert(&self.resolutions, epoch, id, found),
+            Loaded::Page(key, page) => self.insert(&self.pages, epoch, key.into_boxed_slice(), page),
+        }
+    }
+
+    /// [`ReadCache::keep`] for one cache: insert, then take it back if the epoch moved.
+    fn insert<K, V, W>(&self, cache: &Cache<K, V, W>, epoch: u64, key: K, value: V)
+    where
+        K: Eq + std::hash::Hash + Clone,
+        V: Clone,
+        W: Weighter<K, V> + Clone,
+    {
+        cache.insert(key.clone(), value);
+        if self.epoch() != epoch {
+            cache.remove(&key);
         }
     }
 
