@@ -18,7 +18,11 @@ fn catalog(data: &Path) -> (i64, Vec<(String, String, String)>) {
     let products = connection
         .prepare("SELECT id, handle, doc FROM products ORDER BY row")
         .unwrap()
-        .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+        .query_map([], |row| {
+            // Documents are stored LZ4-compressed, their length first.
+            let doc = lz4_flex::decompress_size_prepended(row.get_ref(2)?.as_blob()?).unwrap();
+            Ok((row.get(0)?, row.get(1)?, String::from_utf8(doc).unwrap()))
+        })
         .unwrap()
         .map(Result::unwrap)
         .collect();

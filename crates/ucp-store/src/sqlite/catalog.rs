@@ -11,7 +11,7 @@ use ucp_domain::store::{CatalogStore, ImportSummary, Resolution, SearchPage, Sea
 
 use super::cache::{self, Loaded};
 use super::index_file::{self, Built};
-use super::{Inner, SqliteStore, backend};
+use super::{Inner, SqliteStore, backend, document};
 use crate::index::{CatalogIndex, IndexDoc};
 
 #[async_trait]
@@ -309,11 +309,14 @@ pub(super) fn load_index(connection: &Connection) -> Result<(CatalogIndex, Built
 /// The product stored at `row` as served: its document with live stock laid over it.
 fn load_row(connection: &Connection, row: i64) -> Result<Option<Arc<Served>>, StoreError> {
     let mut statement = connection.prepare_cached("SELECT doc FROM products WHERE row = ?1").map_err(backend)?;
-    let Some(doc) = statement.query_row([row], |found| found.get::<_, String>(0)).optional().map_err(backend)? else {
+    let Some(doc) =
+        statement.query_row([row], |found| Ok(document::unpack(found.get_ref(0)?))).optional().map_err(backend)?
+    else {
         return Ok(None);
     };
+    let doc = doc.map_err(|error| StoreError::Backend(format!("stored product {row}: {error}")))?;
     let mut product: Product =
-        serde_json::from_str(&doc).map_err(|error| StoreError::Backend(format!("stored product {row}: {error}")))?;
+        serde_json::from_slice(&doc).map_err(|error| StoreError::Backend(format!("stored product {row}: {error}")))?;
     let mut statement =
         connection.prepare_cached("SELECT id, stock FROM variants WHERE product_row = ?1").map_err(backend)?;
     let stocks = statement

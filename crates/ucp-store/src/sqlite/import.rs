@@ -19,7 +19,7 @@ use ucp_domain::catalog::Product;
 use ucp_domain::catalog::category_paths;
 use ucp_domain::store::{ImportSummary, ProductStream, StoreError};
 
-use super::{SqliteStore, backend};
+use super::{SqliteStore, backend, document};
 
 /// Products per batch handed to the writer.
 const BATCH: usize = 256;
@@ -39,8 +39,8 @@ pub(super) struct Prepared {
     pub(super) id: String,
     pub(super) handle: Option<String>,
     pub(super) title: String,
-    /// The product's JSON document.
-    pub(super) doc: String,
+    /// The product's JSON document, packed (`document::pack`).
+    pub(super) doc: Vec<u8>,
     /// Its searchable text besides the title.
     pub(super) body: String,
     pub(super) variants: Vec<PreparedVariant>,
@@ -59,8 +59,9 @@ pub(super) struct PreparedVariant {
 
 impl Prepared {
     fn of(product: Product) -> Result<Prepared, StoreError> {
-        let doc = serde_json::to_string(&product)
+        let json = serde_json::to_vec(&product)
             .map_err(|error| StoreError::Backend(format!("product {:?}: {error}", product.id)))?;
+        let doc = document::pack(&json);
         let body = product.search_body();
         let Product { id, handle, title, categories, variants, .. } = product;
         let mut categories: Vec<String> = categories.into_iter().map(|category| category.value).collect();
@@ -343,6 +344,39 @@ mod tests {
         assert_eq!(version, 2);
         assert_eq!(rows[0], ("p0".to_owned(), 999));
         assert_eq!(store.product_count().await.unwrap(), count as u64);
+    }
+
+    // Documents are stored compressed; a catalog written before that keeps them as TEXT, and
+    // both read back as the product.
+    #[tokio::test]
+    async fn documents_are_stored_compressed_and_old_text_documents_still_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let writer = store(&dir);
+        writer.upsert_products(vec![product("p1", "v1", 100), product("p2", "v2", 200)]).await.unwrap();
+        drop(writer);
+        let connection = Connection::open(dir.path().join("catalog.db")).unwrap();
+        let kinds: Vec<String> = connection
+            .prepare("SELECT typeof(doc) FROM products ORDER BY row")
+            .unwrap()
+            .query_map([], |row| row.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(kinds, ["blob", "blob"]);
+        // p2 as an earlier release stored it.
+        let old = serde_json::to_string(&product("p2", "v2", 250)).unwrap();
+        connection.execute("UPDATE products SET doc = ?1 WHERE id = 'p2'", [old]).unwrap();
+        drop(connection);
+
+        let store = store(&dir);
+        let mut served = store.products(&["p1".to_owned(), "p2".to_owned()]).await.unwrap();
+        served.sort_by(|a, b| a.product().id.cmp(&b.product().id));
+        let prices: Vec<(&str, i64)> = served
+            .iter()
+            .map(|served| (served.product().id.as_str(), served.product().variants[0].price.amount))
+            .collect();
+        assert_eq!(prices, [("p1", 100), ("p2", 250)]);
+        assert_eq!(served[1].product().variants[0].inventory_quantity, Some(3), "stock comes from its column");
     }
 
     // In an empty catalog products are written as new without a lookup; an id that comes

@@ -4,6 +4,7 @@
 mod cache;
 mod catalog;
 mod commerce;
+mod document;
 mod idempotency;
 mod import;
 mod index_file;
