@@ -33,6 +33,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("schema_7.sql"),
     include_str!("schema_8.sql"),
     include_str!("schema_9.sql"),
+    include_str!("schema_10.sql"),
 ];
 
 /// A SQLite database shared by every store trait.
@@ -266,4 +267,67 @@ pub(crate) fn backend(error: rusqlite::Error) -> StoreError {
         }
     }
     StoreError::Backend(error.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn categories(connection: &Connection) -> Vec<(i64, String)> {
+        connection
+            .prepare("SELECT product_row, value FROM product_categories")
+            .unwrap()
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    }
+
+    // Migration 10 keys product_categories by product: a catalog written before it keeps every
+    // category, duplicates are still refused, a product's deletion still cascades to its
+    // categories, and no second index is left on the table.
+    #[test]
+    fn migration_10_keeps_every_category_under_the_new_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("catalog.db");
+        let connection = open_connection(&path, false).unwrap();
+        for (index, migration) in MIGRATIONS[..9].iter().enumerate() {
+            connection.execute_batch(migration).unwrap();
+            connection.pragma_update(None, "user_version", index as i64 + 1).unwrap();
+        }
+        connection
+            .execute_batch(
+                "INSERT INTO products (row, id, doc, search_title, search_body, updated_at)
+                     VALUES (1, 'p1', '{}', 't', 'b', 0), (2, 'p2', '{}', 't', 'b', 0);
+                 INSERT INTO product_categories (value, product_row)
+                     VALUES ('Toys > Trains', 1), ('Toys', 2), ('Apparel', 2), ('Toys', 1);",
+            )
+            .unwrap();
+        drop(connection);
+
+        let mut connection = open_connection(&path, false).unwrap();
+        migrate(&mut connection).unwrap();
+        let version: i64 = connection.pragma_query_value(None, "user_version", |row| row.get(0)).unwrap();
+        assert_eq!(version, expected_schema_version());
+        let expected =
+            |rows: &[(i64, &str)]| rows.iter().map(|(row, value)| (*row, value.to_string())).collect::<Vec<_>>();
+        assert_eq!(
+            categories(&connection),
+            expected(&[(1, "Toys"), (1, "Toys > Trains"), (2, "Apparel"), (2, "Toys")])
+        );
+        let added = connection
+            .execute("INSERT OR IGNORE INTO product_categories (value, product_row) VALUES ('Toys', 1)", [])
+            .unwrap();
+        assert_eq!(added, 0);
+        connection.execute("DELETE FROM products WHERE row = 1", []).unwrap();
+        assert_eq!(categories(&connection), expected(&[(2, "Apparel"), (2, "Toys")]));
+        let indexes: i64 = connection
+            .query_row(
+                "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'product_categories' AND sql IS NOT NULL",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert_eq!(indexes, 0);
+    }
 }
