@@ -299,11 +299,38 @@ pub(super) fn load_index(connection: &Connection) -> Result<(CatalogIndex, Built
         }
         Some(doc)
     });
-    let index = CatalogIndex::build(docs);
+    let index = build_beside(docs);
     if let Some(error) = failed.into_inner() {
         return Err(backend(error));
     }
     Ok((index, built))
+}
+
+/// Documents handed to the building thread at once, and batches read ahead of it at most.
+const BUILD_BATCH: usize = 512;
+const BUILD_QUEUE: usize = 8;
+
+/// Builds the index from `docs` on a thread of its own while this one reads them: at a million
+/// products reading the rows was a quarter of the build, which ran on one core.
+fn build_beside(docs: impl Iterator<Item = IndexDoc>) -> CatalogIndex {
+    let mut docs = docs.peekable();
+    std::thread::scope(|scope| {
+        let (sender, batches) = std::sync::mpsc::sync_channel::<Vec<IndexDoc>>(BUILD_QUEUE);
+        let building = std::thread::Builder::new()
+            .name("ucpd-index".to_owned())
+            .spawn_scoped(scope, move || CatalogIndex::build(batches.into_iter().flatten()));
+        let Ok(building) = building else {
+            return CatalogIndex::build(docs);
+        };
+        while docs.peek().is_some() {
+            let batch: Vec<IndexDoc> = docs.by_ref().take(BUILD_BATCH).collect();
+            if sender.send(batch).is_err() {
+                break;
+            }
+        }
+        drop(sender);
+        building.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
 }
 
 /// The product stored at `row` as served: its document with live stock laid over it.
@@ -399,6 +426,27 @@ mod tests {
     use rusqlite::StatementStatus;
 
     use super::*;
+
+    // The index built beside the reading thread, over several batches, is the index built in
+    // place: the same bytes once written.
+    #[test]
+    fn an_index_built_beside_the_reader_is_the_index_built_in_place() {
+        let docs = |count: usize| {
+            (0..count).map(|n| IndexDoc {
+                row: n as i64 + 1,
+                title: format!("Wool sweater number {n}"),
+                body: format!("warm {} knit", ["red", "blue", "green"][n % 3]),
+                categories: vec![format!("apparel > {}", n % 7)],
+                prices: vec![100 + n as i64],
+            })
+        };
+        for count in [0, 1, BUILD_BATCH, BUILD_BATCH * (BUILD_QUEUE + 3) + 5] {
+            let (mut beside, mut in_place) = (Vec::new(), Vec::new());
+            build_beside(docs(count)).write_to(&mut beside).unwrap();
+            CatalogIndex::build(docs(count)).write_to(&mut in_place).unwrap();
+            assert!(beside == in_place, "{count} documents");
+        }
+    }
 
     // The id resolution runs on every catalog read and cart line: its statements must stay
     // prepared (a compound SELECT, or a join, around a parameter was re-prepared by SQLite on
