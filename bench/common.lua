@@ -7,12 +7,15 @@
 -- Every script sets BODIES (a list of JSON request bodies); each wrk thread cycles through them,
 -- starting at a different offset. The response() callback counts answers with "error" (a
 -- JSON-RPC error, a UCP `ucp.status` of "error") or "isError":true in their envelope, so a
--- benchmark of errors is not mistaken for a fast one. It reads the envelope only: the first
--- and last 1 KB of the body, where those members are (`{"jsonrpc","id","error"|"result":
--- {"structuredContent":{"ucp":{…,"status"` first, `isError` before or after the content). A
--- search answer is 53 KB; scanning all of it twice for a pattern that starts with `"` (a
--- memchr hit every few bytes) took more of the shared cores than the server's own work and
--- halved the searches measured. BENCH_SCAN=full scans whole bodies for "error" as before.
+-- benchmark of errors is not mistaken for a fast one. An answer of up to 2 KB (every error
+-- answer: a JSON-RPC error, an unknown id) is read whole; a larger one by its first and last
+-- 1 KB. The first KB holds `{"jsonrpc","id","error"|"result":{"structuredContent":{"ucp":
+-- {…,"status"`; on MCP the last KB is the end of the escaped text mirror, so an "error"
+-- message deep inside a large answer whose `ucp.status` is "success" goes uncounted (catalog
+-- answers carry none: lookup's not_found is "info"). A search answer is 53 KB; scanning all
+-- of it twice for a pattern that starts with `"` (a memchr hit every few bytes) took more of
+-- the shared cores than the server's own work and halved the searches measured.
+-- BENCH_SCAN=full scans whole bodies as before.
 --
 -- done() prints one machine-readable line:
 --   BENCH_RESULT requests=.. duration_s=.. rps=.. p50_ms=.. p90_ms=.. p99_ms=.. max_ms=..

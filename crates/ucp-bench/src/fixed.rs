@@ -35,11 +35,14 @@ pub(crate) fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 /// The bytes at each end of a body where its envelope is.
 const EDGE: usize = 1024;
 
-/// Whether `needle` is in the envelope of `body`: its first and last KB, all of a smaller body.
-/// The JSON-RPC `error` or `result`, MCP's `isError` and UCP's `ucp.status` sit there; a catalog
-/// answer is tens of KB of products in between. Reading every byte, four times on MCP and once
-/// on REST, cost this client (on the server's cores) more than the server's search, and that
-/// difference, not the server, was most of what "REST against MCP" measured.
+/// Whether `needle` is in the envelope of `body`: its first and last KB, all of a body of up to
+/// 2 KB (every error answer). The first KB holds the JSON-RPC `error` or `result` and UCP's
+/// `ucp.status`; the last holds a REST body's trailing `messages`, and on MCP the end of the
+/// escaped text mirror. A catalog answer is tens of KB of products in between. Reading every
+/// byte, four times on MCP and once on REST, cost this client (on the server's cores) more
+/// than the server's search, and that difference, not the server, was most of what "REST
+/// against MCP" measured. (An "error" message inside a large answer whose status is "success"
+/// goes unseen; catalog answers carry none.)
 fn in_envelope(body: &[u8], needle: &[u8]) -> bool {
     if body.len() <= 2 * EDGE {
         return contains(body, needle);

@@ -687,12 +687,12 @@ fn strictly_increasing(list: &[u32]) -> bool {
     !list.iter().zip(rest).fold(false, |unordered, (before, after)| unordered | (before >= after))
 }
 
-/// Builds an index one document at a time.
 /// The builder's maps, keyed by the catalog's words and categories: hashed with foldhash, as
 /// SipHash was a tenth of building a million products' index. (A catalog is the merchant's
 /// own data; no request's input is hashed into these maps.)
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
+/// Builds an index one document at a time.
 struct Builder {
     stemmer: Stemmer,
     /// The term of every distinct word seen, as written: each word is lower-cased and stemmed

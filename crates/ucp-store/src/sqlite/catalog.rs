@@ -313,7 +313,8 @@ const BUILD_QUEUE: usize = 8;
 /// Builds the index from `docs` on a thread of its own while this one reads them: at a million
 /// products reading the rows was a quarter of the build, which ran on one core.
 fn build_beside(docs: impl Iterator<Item = IndexDoc>) -> CatalogIndex {
-    let mut docs = docs.peekable();
+    // Fused: the reading ends at its first error (`map_while`), and `peek` must not resume it.
+    let mut docs = docs.fuse().peekable();
     std::thread::scope(|scope| {
         let (sender, batches) = std::sync::mpsc::sync_channel::<Vec<IndexDoc>>(BUILD_QUEUE);
         let building = std::thread::Builder::new()

@@ -10,14 +10,16 @@
 
 use rusqlite::types::ValueRef;
 
-/// The largest document a stored value may claim to hold once decompressed. A product is far
-/// smaller (an import caps its text); a bigger claim is a damaged value, refused before any
-/// allocation.
+/// The largest document stored. `pack` refuses a bigger one, so a bigger claim read back is a
+/// damaged value, refused before any allocation. (A product is a few KB.)
 const MAX_DOCUMENT: usize = 64 << 20;
 
-/// The stored form of a document's JSON.
-pub(super) fn pack(json: &[u8]) -> Vec<u8> {
-    lz4_flex::compress_prepend_size(json)
+/// The stored form of a document's JSON, or why it cannot be stored.
+pub(super) fn pack(json: &[u8]) -> Result<Vec<u8>, String> {
+    if json.len() > MAX_DOCUMENT {
+        return Err(format!("its document is {} bytes, over the {MAX_DOCUMENT} a product may have", json.len()));
+    }
+    Ok(lz4_flex::compress_prepend_size(json))
 }
 
 /// The JSON of a stored document, whichever form it has.
@@ -42,7 +44,7 @@ mod tests {
     #[test]
     fn a_packed_document_unpacks_to_the_same_json() {
         let json = br#"{"id":"p1","title":"Wool Sweater","description":{"plain":"Warm wool, warm wool, warm wool."}}"#;
-        let packed = pack(json);
+        let packed = pack(json).unwrap();
         assert!(packed.len() < json.len(), "{} >= {}", packed.len(), json.len());
         assert_eq!(unpack(ValueRef::Blob(&packed)).unwrap(), json);
         // A document stored before compression reads as it is.
@@ -52,15 +54,21 @@ mod tests {
     #[test]
     fn a_damaged_value_is_an_error_not_a_panic_or_a_huge_allocation() {
         let json = br#"{"id":"p1","title":"Wool Sweater"}"#;
-        let mut packed = pack(json);
+        let mut packed = pack(json).unwrap();
         // The length prefix claims 4 GB.
         packed[..4].copy_from_slice(&u32::MAX.to_le_bytes());
         assert!(unpack(ValueRef::Blob(&packed)).unwrap_err().contains("claims"));
         // The body cut short.
-        let packed = pack(json);
+        let packed = pack(json).unwrap();
         assert!(unpack(ValueRef::Blob(&packed[..packed.len() / 2])).is_err());
         assert!(unpack(ValueRef::Blob(&[1, 2])).is_err());
         assert!(unpack(ValueRef::Integer(7)).is_err());
         assert!(unpack(ValueRef::Null).is_err());
+    }
+
+    #[test]
+    fn a_document_over_the_limit_is_refused_when_stored() {
+        let json = vec![b' '; MAX_DOCUMENT + 1];
+        assert!(pack(&json).unwrap_err().contains("over the"));
     }
 }

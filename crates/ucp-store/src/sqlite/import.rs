@@ -61,7 +61,8 @@ impl Prepared {
     fn of(product: Product) -> Result<Prepared, StoreError> {
         let json = serde_json::to_vec(&product)
             .map_err(|error| StoreError::Backend(format!("product {:?}: {error}", product.id)))?;
-        let doc = document::pack(&json);
+        let doc =
+            document::pack(&json).map_err(|error| StoreError::Backend(format!("product {:?}: {error}", product.id)))?;
         let body = product.search_body();
         let Product { id, handle, title, categories, variants, .. } = product;
         let mut categories: Vec<String> = categories.into_iter().map(|category| category.value).collect();

@@ -284,7 +284,8 @@ mod tests {
     }
 
     // Migration 10 keys product_categories by product: a catalog written before it keeps every
-    // category, duplicates are still refused, a product's deletion still cascades to its
+    // category of a product that exists (an orphan row is dropped rather than failing the start),
+    // duplicates are still refused, a product's deletion still cascades to its
     // categories, and no second index is left on the table.
     #[test]
     fn migration_10_keeps_every_category_under_the_new_key() {
@@ -300,7 +301,11 @@ mod tests {
                 "INSERT INTO products (row, id, doc, search_title, search_body, updated_at)
                      VALUES (1, 'p1', '{}', 't', 'b', 0), (2, 'p2', '{}', 't', 'b', 0);
                  INSERT INTO product_categories (value, product_row)
-                     VALUES ('Toys > Trains', 1), ('Toys', 2), ('Apparel', 2), ('Toys', 1);",
+                     VALUES ('Toys > Trains', 1), ('Toys', 2), ('Apparel', 2), ('Toys', 1);
+                 -- A row whose product is gone, as a database edited with foreign keys off has.
+                 PRAGMA foreign_keys = OFF;
+                 INSERT INTO product_categories (value, product_row) VALUES ('Orphans', 99);
+                 PRAGMA foreign_keys = ON;",
             )
             .unwrap();
         drop(connection);

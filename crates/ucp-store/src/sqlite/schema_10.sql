@@ -10,6 +10,10 @@ CREATE TABLE product_categories_by_row (
     PRIMARY KEY (product_row, value)
 ) WITHOUT ROWID;
 INSERT INTO product_categories_by_row (product_row, value)
-    SELECT product_row, value FROM product_categories ORDER BY product_row, value;
+    SELECT product_row, value FROM product_categories
+    -- A row whose product is gone (written with foreign keys off) would fail this insert's
+    -- check and, with it, every start.
+    WHERE product_row IN (SELECT row FROM products)
+    ORDER BY product_row, value;
 DROP TABLE product_categories;
 ALTER TABLE product_categories_by_row RENAME TO product_categories;
