@@ -115,7 +115,7 @@ impl CatalogStore for SqliteStore {
                 .prepare_cached("SELECT version FROM catalog_meta")
                 .and_then(|mut statement| statement.query_row([], |row| row.get(0)))
                 .map_err(backend)?;
-            let built = inner.index.read().map(|guard| guard.1).unwrap_or(-1);
+            let built = inner.index.read().unwrap_or_else(std::sync::PoisonError::into_inner).1;
             if stored == built {
                 return Ok(false);
             }
@@ -144,9 +144,8 @@ impl SqliteStore {
     /// The search index, rebuilt first when this process changed the catalog (or the
     /// refresher saw another process do it).
     async fn index(&self) -> Result<Arc<CatalogIndex>, StoreError> {
-        if !self.inner.index_stale.load(Ordering::SeqCst)
-            && let Ok(guard) = self.inner.index.read()
-        {
+        if !self.inner.index_stale.load(Ordering::SeqCst) {
+            let guard = self.inner.index.read().unwrap_or_else(std::sync::PoisonError::into_inner);
             return Ok(Arc::clone(&guard.0));
         }
         let inner = Arc::clone(&self.inner);
@@ -198,16 +197,26 @@ impl SqliteStore {
 /// empties the read caches.
 fn current_index(inner: &Inner, connection: &Connection) -> Result<Arc<CatalogIndex>, StoreError> {
     if !inner.index_stale.load(Ordering::SeqCst) {
-        let guard = inner.index.read().map_err(|_| StoreError::Backend("index lock poisoned".into()))?;
+        // A rebuild that panicked left the index it replaces whole (it is swapped only once
+        // built), so a poisoned lock is taken as it is.
+        let guard = inner.index.read().unwrap_or_else(std::sync::PoisonError::into_inner);
         return Ok(Arc::clone(&guard.0));
     }
-    let mut guard = inner.index.write().map_err(|_| StoreError::Backend("index lock poisoned".into()))?;
+    let mut guard = inner.index.write().unwrap_or_else(std::sync::PoisonError::into_inner);
     if !inner.index_stale.load(Ordering::SeqCst) {
         return Ok(Arc::clone(&guard.0));
     }
+    // Cleared before the reading, so a write during it leaves the index stale again.
     inner.index_stale.store(false, Ordering::SeqCst);
     let started = std::time::Instant::now();
-    let (index, built) = load_index(connection)?;
+    let (index, built) = match load_index(connection) {
+        Ok(loaded) => loaded,
+        Err(error) => {
+            // The next search tries again, rather than the old index answering until a write.
+            inner.index_stale.store(true, Ordering::SeqCst);
+            return Err(error);
+        }
+    };
     tracing::info!(
         products = index.len(),
         version = built.version,

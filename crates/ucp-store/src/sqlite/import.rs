@@ -380,6 +380,36 @@ mod tests {
         assert_eq!(served[1].product().variants[0].inventory_quantity, Some(3), "stock comes from its column");
     }
 
+    // A rebuild of the search index that fails (a row it cannot read) is tried again by the next
+    // search; the index from before the change does not go on answering.
+    #[tokio::test]
+    async fn a_failed_index_rebuild_is_retried_by_the_next_search() {
+        use ucp_domain::store::SearchQuery;
+        let dir = tempfile::tempdir().unwrap();
+        let store = store(&dir);
+        store.upsert_products(vec![product("p1", "v1", 100)]).await.unwrap();
+        let query = SearchQuery {
+            terms: vec!["p2".to_owned()],
+            match_all_terms: true,
+            categories: Vec::new(),
+            price_min: None,
+            price_max: None,
+            limit: 10,
+            after: None,
+        };
+        assert!(store.search(&query).await.unwrap().products.is_empty());
+
+        let connection = Connection::open(dir.path().join("catalog.db")).unwrap();
+        connection.execute("UPDATE products SET search_title = x'00' WHERE id = 'p1'", []).unwrap();
+        store.upsert_products(vec![product("p2", "v2", 200)]).await.unwrap();
+        assert!(store.search(&query).await.is_err(), "the rebuild reads a title that is not text");
+
+        connection.execute("UPDATE products SET search_title = 'Product p1' WHERE id = 'p1'", []).unwrap();
+        let found = store.search(&query).await.unwrap();
+        let ids: Vec<&str> = found.products.iter().map(|served| served.product().id.as_str()).collect();
+        assert_eq!(ids, ["p2"]);
+    }
+
     // In an empty catalog products are written as new without a lookup; an id that comes
     // again in the same import still replaces the earlier product, as in a full catalog.
     #[tokio::test]
