@@ -243,7 +243,7 @@ fn weight_of(product: &Product) -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     fn row(id: &str, row: i64) -> Loaded {
@@ -278,7 +278,8 @@ mod tests {
         assert!(cache.page(&page_key(&query("lamp"))).is_none());
     }
 
-    fn query(term: &str) -> SearchQuery {
+    /// A search for one term, the first page of ten.
+    pub(in crate::sqlite) fn query(term: &str) -> SearchQuery {
         SearchQuery {
             terms: vec![term.to_owned()],
             match_all_terms: true,

@@ -384,19 +384,10 @@ mod tests {
     // search; the index from before the change does not go on answering.
     #[tokio::test]
     async fn a_failed_index_rebuild_is_retried_by_the_next_search() {
-        use ucp_domain::store::SearchQuery;
         let dir = tempfile::tempdir().unwrap();
         let store = store(&dir);
         store.upsert_products(vec![product("p1", "v1", 100)]).await.unwrap();
-        let query = SearchQuery {
-            terms: vec!["p2".to_owned()],
-            match_all_terms: true,
-            categories: Vec::new(),
-            price_min: None,
-            price_max: None,
-            limit: 10,
-            after: None,
-        };
+        let query = super::super::cache::tests::query("p2");
         assert!(store.search(&query).await.unwrap().products.is_empty());
 
         let connection = Connection::open(dir.path().join("catalog.db")).unwrap();

@@ -237,8 +237,13 @@ fn open_connection(path: &Path, read_only: bool) -> Result<Connection, StoreErro
 }
 
 fn migrate(connection: &mut Connection) -> Result<(), StoreError> {
+    migrate_to(connection, MIGRATIONS.len())
+}
+
+/// Applies the migrations after the database's `user_version` up to version `last`.
+fn migrate_to(connection: &mut Connection, last: usize) -> Result<(), StoreError> {
     let current: i64 = connection.pragma_query_value(None, "user_version", |row| row.get(0)).map_err(backend)?;
-    for (index, migration) in MIGRATIONS.iter().enumerate() {
+    for (index, migration) in MIGRATIONS[..last].iter().enumerate() {
         let version = index as i64 + 1;
         if version <= current {
             continue;
@@ -291,11 +296,8 @@ mod tests {
     fn migration_10_keeps_every_category_under_the_new_key() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("catalog.db");
-        let connection = open_connection(&path, false).unwrap();
-        for (index, migration) in MIGRATIONS[..9].iter().enumerate() {
-            connection.execute_batch(migration).unwrap();
-            connection.pragma_update(None, "user_version", index as i64 + 1).unwrap();
-        }
+        let mut connection = open_connection(&path, false).unwrap();
+        migrate_to(&mut connection, 9).unwrap();
         connection
             .execute_batch(
                 "INSERT INTO products (row, id, doc, search_title, search_body, updated_at)
