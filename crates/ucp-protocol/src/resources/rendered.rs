@@ -161,40 +161,41 @@ pub(crate) struct Rendered {
 impl Rendered {
     /// The pieces, or `None` when the product's JSON does not split as expected (then it is
     /// serialized every time, as it always was).
+    ///
+    /// The product is serialized once, and each variant once more as its own piece. Every
+    /// member before `variants` is a struct of fixed keys, none of them `variants`, and a
+    /// string holds no unescaped quote, so the first `,"variants":[` followed by exactly the
+    /// variants' pieces is where they sit.
     fn of(product: &Product) -> Option<Rendered> {
-        let mut bare = product.clone_without_variants();
-        let head = serde_json::to_vec(&bare).ok()?;
+        let full = serde_json::to_vec(product).ok()?;
         let variants: Vec<Box<[u8]>> = product
             .variants
             .iter()
             .map(|variant| serde_json::to_vec(variant).map(Vec::into_boxed_slice))
             .collect::<Result<_, _>>()
             .ok()?;
-        let Some(first) = product.variants.first() else {
-            let (close, before) = head.split_last()?;
+        if variants.is_empty() {
+            let (close, before) = full.split_last()?;
             return (*close == b'}').then(|| Rendered::new(before.into(), Box::new([]), Box::new([b'}'])));
-        };
-        // The same product with its first variant only: the head with `,"variants":[…]`
-        // inserted where the variants go, which is where the two first differ (or up to the
-        // key's length before, where the key and the next member's name begin alike).
-        bare.variants = vec![first.clone()];
-        let one = serde_json::to_vec(&bare).ok()?;
-        let inserted = [VARIANTS_KEY, &variants[0], b"]"].concat();
-        if one.len() != head.len() + inserted.len() {
+        }
+        let mut array =
+            Vec::with_capacity(VARIANTS_KEY.len() + variants.iter().map(|piece| piece.len() + 1).sum::<usize>());
+        array.extend_from_slice(VARIANTS_KEY);
+        for (position, piece) in variants.iter().enumerate() {
+            if position > 0 {
+                array.push(b',');
+            }
+            array.extend_from_slice(piece);
+        }
+        array.push(b']');
+        let split = (0..full.len()).find(|&at| full[at] == b',' && full[at..].starts_with(&array))?;
+        let rest = split + array.len();
+        // Every piece is a run of whole UTF-8 characters: the cuts are at ASCII punctuation
+        // serde_json wrote.
+        if !matches!(full.get(rest), Some(b',' | b'}')) {
             return None;
         }
-        let common = head.iter().zip(&one).take_while(|(left, right)| left == right).count();
-        let split = (common.saturating_sub(VARIANTS_KEY.len())..=common).rev().find(|&split| {
-            one.get(..split) == head.get(..split)
-                && one.get(split..split + inserted.len()) == Some(&inserted[..])
-                && one.get(split + inserted.len()..) == head.get(split..)
-        })?;
-        // Every piece is a run of whole UTF-8 characters: the split is at an ASCII comma or
-        // brace, the pieces were written by serde_json.
-        if !matches!(head.get(split), Some(b',' | b'}')) {
-            return None;
-        }
-        Some(Rendered::new(head[..split].into(), variants.into_boxed_slice(), head[split..].into()))
+        Some(Rendered::new(full[..split].into(), variants.into_boxed_slice(), full[rest..].into()))
     }
 
     fn new(before: Box<[u8]>, variants: Box<[Box<[u8]>]>, after: Box<[u8]>) -> Rendered {
