@@ -79,6 +79,16 @@ pub struct ImportSummary {
     pub variants: u64,
 }
 
+/// The distinct products `resolutions` name, in the order first named.
+pub fn resolved_products(resolutions: &[Resolution]) -> Vec<String> {
+    let mut seen = std::collections::HashSet::with_capacity(resolutions.len());
+    resolutions
+        .iter()
+        .filter(|resolution| seen.insert(resolution.product_id.as_str()))
+        .map(|resolution| resolution.product_id.clone())
+        .collect()
+}
+
 /// Products for [`CatalogStore::import_products`], pulled one at a time. An `Err` stops the
 /// import: nothing of it is written.
 pub type ProductStream = Box<dyn Iterator<Item = Result<Product, StoreError>> + Send>;
@@ -93,6 +103,15 @@ pub trait CatalogStore: Send + Sync + std::fmt::Debug {
     /// Products by their ids, in no particular order; unknown ids are skipped. Shared, as
     /// served: a read copies nothing.
     async fn products(&self, product_ids: &[String]) -> Result<Vec<Arc<Served>>, StoreError>;
+
+    /// [`CatalogStore::resolve`] the ids, then [`CatalogStore::products`] every product they
+    /// resolved to: what a lookup, a get_product and a cart's items read. A store may do both
+    /// in one trip (SQLite does, on one reader, when either misses its cache).
+    async fn resolve_products(&self, ids: &[String]) -> Result<(Vec<Resolution>, Vec<Arc<Served>>), StoreError> {
+        let resolutions = self.resolve(ids).await?;
+        let products = self.products(&resolved_products(&resolutions)).await?;
+        Ok((resolutions, products))
+    }
 
     /// Inserts or replaces (by product id) every product in one transaction: all or nothing.
     async fn upsert_products(&self, products: Vec<Product>) -> Result<ImportSummary, StoreError> {

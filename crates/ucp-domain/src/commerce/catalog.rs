@@ -268,21 +268,9 @@ impl Commerce {
         let (presentment, currency_message) = Presentment::choose(&self.settings, request.currency.as_deref());
         let variant_filter = VariantFilter::new(&request.filters, &presentment)?;
         let categories = categories_of(&request.filters);
-        let resolutions = self.ports.catalog.resolve(&ids).await?;
-        let mut seen_products: HashSet<&str> = HashSet::with_capacity(resolutions.len());
-        let product_ids: Vec<String> = resolutions
-            .iter()
-            .filter(|resolution| seen_products.insert(&resolution.product_id))
-            .map(|resolution| resolution.product_id.clone())
-            .collect();
-        let products: Vec<Arc<Served>> = self
-            .ports
-            .catalog
-            .products(&product_ids)
-            .await?
-            .into_iter()
-            .filter(|product| in_categories(product, &categories))
-            .collect();
+        let (resolutions, products) = self.ports.catalog.resolve_products(&ids).await?;
+        let products: Vec<Arc<Served>> =
+            products.into_iter().filter(|product| in_categories(product, &categories)).collect();
         let mut matches = assemble_lookup(&resolutions, products, &|variant| variant_filter.keeps(variant));
         for found in &mut matches {
             presentment.apply_shown(&mut found.product);
@@ -312,7 +300,7 @@ impl Commerce {
             seen_names.push(&selection.name);
         }
         let not_found = |content: String| Ok(Answer::Refused(Refusal { code: RefusalCode::NotFound, content }));
-        let resolutions = self.ports.catalog.resolve(std::slice::from_ref(&request.id)).await?;
+        let (resolutions, products) = self.ports.catalog.resolve_products(std::slice::from_ref(&request.id)).await?;
         // A variant id (or SKU) names one variant; otherwise the id named the product.
         let Some(resolution) = resolutions
             .iter()
@@ -321,9 +309,7 @@ impl Commerce {
         else {
             return not_found(format!("Product {} was not found", request.id));
         };
-        let Some(product) =
-            self.ports.catalog.products(std::slice::from_ref(&resolution.product_id)).await?.into_iter().next()
-        else {
+        let Some(product) = products.into_iter().find(|product| product.id == resolution.product_id) else {
             return not_found(format!("Product {} was not found", request.id));
         };
         if !in_categories(&product, &categories) {

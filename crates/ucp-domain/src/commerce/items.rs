@@ -25,21 +25,9 @@ impl Commerce {
         if unique.is_empty() {
             return Ok((HashMap::new(), HashMap::new()));
         }
-        let resolutions = self.ports.catalog.resolve(&unique).await?;
-        let mut product_ids: Vec<String> = Vec::new();
-        for resolution in &resolutions {
-            if !product_ids.contains(&resolution.product_id) {
-                product_ids.push(resolution.product_id.clone());
-            }
-        }
-        let products: HashMap<String, Arc<Served>> = self
-            .ports
-            .catalog
-            .products(&product_ids)
-            .await?
-            .into_iter()
-            .map(|product| (product.id.clone(), product))
-            .collect();
+        let (resolutions, products) = self.ports.catalog.resolve_products(&unique).await?;
+        let products: HashMap<String, Arc<Served>> =
+            products.into_iter().map(|product| (product.id.clone(), product)).collect();
         let mut items = HashMap::new();
         let mut canonical = HashMap::new();
         for id in &unique {

@@ -7,11 +7,13 @@ use std::sync::atomic::Ordering;
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension};
 use ucp_domain::catalog::{Product, Served};
-use ucp_domain::store::{CatalogStore, ImportSummary, Resolution, SearchPage, SearchQuery, StoreError};
+use ucp_domain::store::{
+    CatalogStore, ImportSummary, Resolution, SearchPage, SearchQuery, StoreError, resolved_products,
+};
 
 use super::cache::{self, Loaded};
 use super::index_file::{self, Built};
-use super::{Inner, SqliteStore, backend, document};
+use super::{Inner, SqliteStore, backend, document, snapshot};
 use crate::index::{CatalogIndex, IndexDoc};
 
 #[async_trait]
@@ -44,11 +46,15 @@ impl CatalogStore for SqliteStore {
         let missing: Vec<String> =
             ids.iter().zip(&found).filter(|(_, hit)| hit.is_none()).map(|(id, _)| id.clone()).collect();
         if !missing.is_empty() {
-            let resolved = self.read(move |connection| resolve_each(connection, &missing)).await?;
+            let resolved = self
+                .read(move |connection| snapshot(connection, |connection| resolve_each(connection, &missing)))
+                .await?;
             for (id, resolutions) in resolved {
-                let position = ids.iter().position(|wanted| *wanted == id);
-                if let Some(slot) = position.and_then(|position| found.get_mut(position)) {
-                    *slot = Some(Arc::clone(&resolutions));
+                // Every place the id was asked at, a repeated id too.
+                for (slot, wanted) in found.iter_mut().zip(ids) {
+                    if *wanted == id && slot.is_none() {
+                        *slot = Some(Arc::clone(&resolutions));
+                    }
                 }
                 cache.keep(epoch, Loaded::Resolution(Arc::from(id), resolutions));
             }
@@ -60,48 +66,61 @@ impl CatalogStore for SqliteStore {
         self.catalog_current().await?;
         let cache = &self.inner.cache;
         let epoch = cache.epoch();
-        let mut products = Vec::with_capacity(product_ids.len());
-        let mut missing = Vec::new();
-        for product_id in product_ids {
-            match cache.row(product_id).and_then(|row| cache.product(row)) {
-                Some(product) => products.push(product),
-                None => missing.push(product_id.clone()),
-            }
-        }
+        let (mut products, missing) = cached_products(cache, product_ids);
         if missing.is_empty() {
             return Ok(products);
         }
         let inner = Arc::clone(&self.inner);
         let loaded = self
+            .read(move |connection| snapshot(connection, |connection| read_products(&inner, connection, missing)))
+            .await?;
+        keep_products(cache, epoch, loaded, &mut products);
+        Ok(products)
+    }
+
+    async fn resolve_products(&self, ids: &[String]) -> Result<(Vec<Resolution>, Vec<Arc<Served>>), StoreError> {
+        self.catalog_current().await?;
+        let cache = &self.inner.cache;
+        let epoch = cache.epoch();
+        let mut found: Vec<Option<Arc<[Resolution]>>> = ids.iter().map(|id| cache.resolution(id)).collect();
+        let missing_ids: Vec<String> =
+            ids.iter().zip(&found).filter(|(_, hit)| hit.is_none()).map(|(id, _)| id.clone()).collect();
+        let known: Vec<Resolution> =
+            found.iter().flatten().flat_map(|resolutions| resolutions.iter().cloned()).collect();
+        let known_products = resolved_products(&known);
+        let (mut products, missing_products) = cached_products(cache, &known_products);
+        if missing_ids.is_empty() && missing_products.is_empty() {
+            return Ok((known, products));
+        }
+        // One trip to a reader for both: the ids not yet resolved, then the products of the
+        // cached resolutions the cache lacks and every product a fresh resolution names
+        // (from the cache when it holds them).
+        let inner = Arc::clone(&self.inner);
+        let (resolved, loaded) = self
             .read(move |connection| {
-                let mut statement =
-                    connection.prepare_cached("SELECT row FROM products WHERE id = ?1").map_err(backend)?;
-                let mut loaded = Vec::with_capacity(missing.len());
-                for product_id in missing {
-                    let found =
-                        statement.query_row([&product_id], |row| row.get::<_, i64>(0)).optional().map_err(backend)?;
-                    let Some(row) = found else { continue };
-                    let cached = inner.cache.product(row);
-                    let fresh = cached.is_none();
-                    let product = match cached {
-                        Some(product) => Some(product),
-                        None => load_row(connection, row)?,
-                    };
-                    if let Some(product) = product {
-                        loaded.push((product_id, row, product, fresh));
-                    }
-                }
-                Ok(loaded)
+                snapshot(connection, |connection| {
+                    let resolved = resolve_each(connection, &missing_ids)?;
+                    let fresh: Vec<Resolution> =
+                        resolved.iter().flat_map(|(_, resolutions)| resolutions.iter().cloned()).collect();
+                    let mut wanted = missing_products;
+                    wanted.extend(resolved_products(&fresh).into_iter().filter(|id| !known_products.contains(id)));
+                    Ok((resolved, read_products(&inner, connection, wanted)?))
+                })
             })
             .await?;
-        for (product_id, row, product, fresh) in loaded {
-            products.push(Arc::clone(&product));
-            cache.keep(epoch, Loaded::Row(Arc::from(product_id), row));
-            if fresh {
-                cache.keep(epoch, Loaded::Product(row, product));
+        for (id, resolutions) in resolved {
+            // Every place the id was asked at, a repeated id too.
+            for (slot, wanted) in found.iter_mut().zip(ids) {
+                if *wanted == id && slot.is_none() {
+                    *slot = Some(Arc::clone(&resolutions));
+                }
             }
+            cache.keep(epoch, Loaded::Resolution(Arc::from(id), resolutions));
         }
-        Ok(products)
+        let resolutions: Vec<Resolution> =
+            found.into_iter().flatten().flat_map(|resolutions| resolutions.to_vec()).collect();
+        keep_products(cache, epoch, loaded, &mut products);
+        Ok((resolutions, products))
     }
 
     async fn import_products(&self, products: ucp_domain::store::ProductStream) -> Result<ImportSummary, StoreError> {
@@ -170,13 +189,15 @@ impl SqliteStore {
         if !missing.is_empty() {
             let loaded = self
                 .read(move |connection| {
-                    let mut loaded = Vec::with_capacity(missing.len());
-                    for row in missing {
-                        if let Some(product) = load_row(connection, row)? {
-                            loaded.push((row, product));
+                    snapshot(connection, |connection| {
+                        let mut loaded = Vec::with_capacity(missing.len());
+                        for row in missing {
+                            if let Some(product) = load_row(connection, row)? {
+                                loaded.push((row, product));
+                            }
                         }
-                    }
-                    Ok(loaded)
+                        Ok(loaded)
+                    })
                 })
                 .await?;
             for (row, product) in loaded {
@@ -189,6 +210,62 @@ impl SqliteStore {
             }
         }
         Ok(found.into_iter().flatten().collect())
+    }
+}
+
+/// A product read for the cache: its id, its row, the product, and whether it was read from
+/// the store (rather than found in the cache by the reader).
+type ReadProduct = (String, i64, Arc<Served>, bool);
+
+/// The products of `product_ids` the read cache holds, and the ids it does not.
+fn cached_products(cache: &cache::ReadCache, product_ids: &[String]) -> (Vec<Arc<Served>>, Vec<String>) {
+    let mut products = Vec::with_capacity(product_ids.len());
+    let mut missing = Vec::new();
+    for product_id in product_ids {
+        match cache.row(product_id).and_then(|row| cache.product(row)) {
+            Some(product) => products.push(product),
+            None => missing.push(product_id.clone()),
+        }
+    }
+    (products, missing)
+}
+
+/// The products of `product_ids` (unknown ids are skipped), each taken from the read cache
+/// when another request put it there meanwhile, read otherwise.
+fn read_products(
+    inner: &Inner,
+    connection: &Connection,
+    product_ids: Vec<String>,
+) -> Result<Vec<ReadProduct>, StoreError> {
+    let mut statement = connection.prepare_cached("SELECT row FROM products WHERE id = ?1").map_err(backend)?;
+    let mut loaded = Vec::with_capacity(product_ids.len());
+    for product_id in product_ids {
+        let row = match inner.cache.row(&product_id) {
+            Some(row) => Some(row),
+            None => statement.query_row([&product_id], |row| row.get::<_, i64>(0)).optional().map_err(backend)?,
+        };
+        let Some(row) = row else { continue };
+        let cached = inner.cache.product(row);
+        let fresh = cached.is_none();
+        let product = match cached {
+            Some(product) => Some(product),
+            None => load_row(connection, row)?,
+        };
+        if let Some(product) = product {
+            loaded.push((product_id, row, product, fresh));
+        }
+    }
+    Ok(loaded)
+}
+
+/// Puts what [`read_products`] read into the read cache and `products`.
+fn keep_products(cache: &cache::ReadCache, epoch: u64, loaded: Vec<ReadProduct>, products: &mut Vec<Arc<Served>>) {
+    for (product_id, row, product, fresh) in loaded {
+        products.push(Arc::clone(&product));
+        cache.keep(epoch, Loaded::Row(Arc::from(product_id), row));
+        if fresh {
+            cache.keep(epoch, Loaded::Product(row, product));
+        }
     }
 }
 
@@ -356,11 +433,11 @@ fn load_row(connection: &Connection, row: i64) -> Result<Option<Arc<Served>>, St
         serde_json::from_slice(&doc).map_err(|error| StoreError::Backend(format!("stored product {row}: {error}")))?;
     let mut statement =
         connection.prepare_cached("SELECT id, stock FROM variants WHERE product_row = ?1").map_err(backend)?;
-    let stocks = statement
-        .query_map([row], |found| Ok((found.get::<_, String>(0)?, found.get::<_, Option<i64>>(1)?)))
-        .map_err(backend)?;
-    for stock in stocks {
-        let (variant_id, quantity) = stock.map_err(backend)?;
+    let mut stocks = statement.query([row]).map_err(backend)?;
+    while let Some(stock) = stocks.next().map_err(backend)? {
+        // The id is compared where SQLite holds it, not copied out.
+        let variant_id = stock.get_ref(0).and_then(|value| Ok(value.as_str()?)).map_err(backend)?;
+        let quantity = stock.get::<_, Option<i64>>(1).map_err(backend)?;
         if let Some(variant) = product.variants.iter_mut().find(|variant| variant.id == variant_id) {
             variant.inventory_quantity = quantity;
         }

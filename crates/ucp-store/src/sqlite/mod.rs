@@ -197,6 +197,19 @@ pub(crate) fn expected_schema_version() -> i64 {
     MIGRATIONS.len() as i64
 }
 
+/// Runs `work` in one read transaction on a reader: every statement sees the same snapshot
+/// (a product's document and its stock agree), and the WAL's read lock is taken once for all
+/// of them rather than once per statement (a cold search reads twenty rows).
+pub(crate) fn snapshot<T>(
+    connection: &Connection,
+    work: impl FnOnce(&Connection) -> Result<T, StoreError>,
+) -> Result<T, StoreError> {
+    let transaction = connection.unchecked_transaction().map_err(backend)?;
+    let result = work(&transaction)?;
+    transaction.commit().map_err(backend)?;
+    Ok(result)
+}
+
 fn unavailable() -> StoreError {
     StoreError::Unavailable("the SQLite connection pool is closed".into())
 }
