@@ -62,6 +62,9 @@ export -n UCPD_BENCH
 # `bare` is ucpd-bench bare-server: the same ping bytes from a bare axum server (the transport's
 # ceiling), measured in the same rounds as ucpd's ping.
 OPS=(bare ping search lookup get_product)
+# The cold scenarios, measured after the others (they evict the hot set from the read cache):
+# queries that rarely repeat, and get_product over 20,000 products drawn at random.
+COLD_OPS=(search_varied get_product_any)
 
 log() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf '[bench] ERROR: %s\n' "$*" >&2; exit 1; }
@@ -191,21 +194,10 @@ if [[ "$SKIP_JSONL_IMPORT" != "1" ]]; then
   rm -rf "$WORK/data-jsonl"
 fi
 
-# Ids for the Lua scripts: 1,000 product ids and 1,000 variant ids spread over the catalog.
-# The same ids as JSON for ucpd-bench (ids.json).
-python3 - "$CATALOG" "$WORK/ids.lua" "$WORK/ids.json" <<'PY'
-import json, sys
-products = [json.loads(line) for line in open(sys.argv[1], encoding="utf-8") if line.strip()]
-step = max(1, len(products) // 1000)
-pids = [p["id"] for p in products[::step]][:1000]
-vids = [p["variants"][len(p["variants"]) // 2]["id"] for p in products[step // 2::step] if p.get("variants")][:1000]
-with open(sys.argv[2], "w") as out:
-    out.write("PRODUCT_IDS = {" + ",".join(json.dumps(x) for x in pids) + "}\n")
-    out.write("VARIANT_IDS = {" + ",".join(json.dumps(x) for x in vids) + "}\n")
-with open(sys.argv[3], "w") as out:
-    json.dump({"products": pids, "variants": vids}, out)
-print(f"ids: {len(pids)} products, {len(vids)} variants", file=sys.stderr)
-PY
+# Ids for the Lua scripts (bench/ids.py): 1,000 product ids and 1,000 variant ids spread over
+# the catalog, 20,000 drawn at random and 2,000 titles' words for the cold scenarios; the
+# first two also as JSON for ucpd-bench (ids.json).
+python3 "$BENCH_DIR/ids.py" "$CATALOG" "$WORK/ids.lua" "$WORK/ids.json"
 
 # --- 3. servers -----------------------------------------------------------------------------
 PROFILE_PORT=$(free_port)
@@ -269,10 +261,12 @@ declare -A SANITY=(
   [lookup]="{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"lookup_catalog\",\"arguments\":{$sanity_meta,\"catalog\":{\"ids\":[\"$first_pid\"]}}}}"
   [get_product]="{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"get_product\",\"arguments\":{$sanity_meta,\"catalog\":{\"id\":\"$first_pid\"}}}}"
 )
+SANITY[search_varied]="${SANITY[search]}"
+SANITY[get_product_any]="${SANITY[get_product]}"
 bare_body=$(curl -sS --max-time 5 -H 'Content-Type: application/json' -d "${SANITY[ping]}" "$BARE_URL/ucp/mcp")
 [[ "$bare_body" == "$(mcp "${SANITY[ping]}")" ]] || die "bare-server does not answer ping with ucpd's bytes: $bare_body"
 log "sanity bare ok (the same ${#bare_body} bytes as ucpd's ping)"
-for op in "${OPS[@]}"; do
+for op in "${OPS[@]}" "${COLD_OPS[@]}"; do
   [[ "$op" == bare ]] && continue
   body=$(mcp "${SANITY[$op]}") || die "sanity request for $op failed (curl)"
   printf '%s\n' "$body" >"$WORK/sanity-$op.json"
@@ -308,6 +302,16 @@ for run in $(seq 1 "$RUNS"); do
   done
 done
 meta RSS_AFTER_BENCH_KB "$(rss_kb "$SERVER_PID")"
+# The cold scenarios: each run's ratio is against that run's ping above.
+for op in "${COLD_OPS[@]}"; do run_wrk "$op" "$WARMUP" "$WORK/warmup-$op.txt"; done
+for run in $(seq 1 "$RUNS"); do
+  for op in "${COLD_OPS[@]}"; do
+    log "run $run/$RUNS: $op (wrk -t$THREADS -c$CONNECTIONS -d$DURATION --latency)"
+    run_wrk "$op" "$DURATION" "$WORK/wrk-$op-$run.txt"
+    grep -E '^(BENCH|CPU)_RESULT' "$WORK/wrk-$op-$run.txt" | sed -E 's/^(BENCH|CPU)_RESULT /    /' >&2
+  done
+done
+meta RSS_AFTER_COLD_KB "$(rss_kb "$SERVER_PID")"
 kill "$BARE_PID" 2>/dev/null || true
 wait "$BARE_PID" 2>/dev/null || true
 BARE_PID=""

@@ -1,0 +1,18 @@
+-- get_product of products drawn at random from the whole catalog (ANY_IDS from BENCH_DATA,
+-- 20,000 ids written by bench/ids.py): more products than the read cache holds, so most reads
+-- are cold (the store's row, its stock, parsing and rendering). get_product.lua's 1,000 ids
+-- stay cached after the warm-up.
+dofile((os.getenv("BENCH_DIR") or "bench") .. "/common.lua")
+assert(ANY_IDS and #ANY_IDS > 0, "get_product_any.lua needs ANY_IDS in BENCH_DATA (bench/ids.py)")
+
+BODIES = { tool_call("get_product", '{"id":' .. json_string(ANY_IDS[1]) .. '}') }
+
+local seeded = false
+function request()
+  if not seeded then
+    math.randomseed(2000 + (thread_index or 0))
+    seeded = true
+  end
+  local id = ANY_IDS[math.random(#ANY_IDS)]
+  return wrk.format(nil, nil, nil, tool_call("get_product", '{"id":' .. json_string(id) .. '}'))
+end
