@@ -3,10 +3,12 @@
 
     python3 bench/ids.py CATALOG.jsonl OUT.lua [OUT.json]
 
-OUT.lua defines, for bench/*.lua:
+OUT.lua (BENCH_DATA of bench/*.lua) defines:
   PRODUCT_IDS  1,000 product ids spread evenly over the catalog (the hot set: the warm
                get_product and lookup scenarios cycle through them, so they stay cached)
   VARIANT_IDS  1,000 variant ids, one from each of 1,000 products between those
+cold.lua, beside OUT.lua, is read by the cold scenarios only (the warm scripts never load it:
+in every wrk thread's Lua heap it slowed wrk by a third on search.lua):
   ANY_IDS      20,000 product ids drawn at random from the whole catalog (seed 42): more
                than the read cache holds, so get_product_any.lua reads mostly cold products
   TITLES       the words of 2,000 titles drawn at random (seed 43): search_varied.lua makes
@@ -14,6 +16,7 @@ OUT.lua defines, for bench/*.lua:
 OUT.json holds PRODUCT_IDS and VARIANT_IDS for ucpd-bench ({"products": [...], "variants": [...]}).
 """
 import json
+import os
 import random
 import re
 import sys
@@ -63,6 +66,7 @@ def main() -> None:
     with open(out_lua, "w", encoding="utf-8") as out:
         out.write(f"PRODUCT_IDS = {lua_list(pids)}\n")
         out.write(f"VARIANT_IDS = {lua_list(vids)}\n")
+    with open(os.path.join(os.path.dirname(os.path.abspath(out_lua)), "cold.lua"), "w", encoding="utf-8") as out:
         out.write(f"ANY_IDS = {lua_list(any_ids)}\n")
         out.write("TITLES = {" + ",".join(lua_list(title) for title in words) + "}\n")
     if out_json:

@@ -1,10 +1,19 @@
 -- search_catalog with queries that rarely repeat: each request takes one to three words of a
--- title drawn at random (TITLES from BENCH_DATA, written by bench/ids.py) and one of
+-- title drawn at random (TITLES from bench/ids.py's cold.lua) and one of
 -- search.lua's filter combinations. search.lua's 144 bodies are answered from the search page
 -- cache and the read cache after the warm-up; these are not, so this scenario measures the
 -- index and cold product reads: what a shopper population with its own words costs.
 dofile((os.getenv("BENCH_DIR") or "bench") .. "/common.lua")
-assert(TITLES and #TITLES > 0, "search_varied.lua needs TITLES in BENCH_DATA (bench/ids.py)")
+-- The cold data (bench/ids.py's cold.lua, beside BENCH_DATA), loaded by the cold scripts only.
+local function load_cold()
+  local path = os.getenv("BENCH_COLD_DATA")
+  if not path or path == "" then
+    path = (os.getenv("BENCH_DATA") or ""):gsub("[^/]*$", "") .. "cold.lua"
+  end
+  dofile(path)
+end
+load_cold()
+assert(TITLES and #TITLES > 0, "search_varied.lua needs TITLES in cold.lua (bench/ids.py)")
 
 local filters = {
   "",
