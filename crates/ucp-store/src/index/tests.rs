@@ -1,0 +1,512 @@
+use super::*;
+
+fn doc(row: i64, title: &str, body: &str, categories: &[&str], prices: &[i64]) -> IndexDoc {
+    IndexDoc {
+        row,
+        title: title.into(),
+        body: body.into(),
+        categories: categories.iter().map(|category| category.to_string()).collect(),
+        prices: prices.to_vec(),
+    }
+}
+
+fn query(terms: &[&str], all: bool, limit: usize) -> SearchQuery {
+    SearchQuery {
+        terms: terms.iter().map(|term| term.to_string()).collect(),
+        match_all_terms: all,
+        categories: vec![],
+        price_min: None,
+        price_max: None,
+        limit,
+        after: None,
+    }
+}
+
+fn index() -> CatalogIndex {
+    CatalogIndex::build(vec![
+        doc(1, "Trail Running Shoes", "waterproof shoes for running", &["footwear", "footwear > running"], &[12000]),
+        doc(2, "Wool Sweater", "merino wool, warm", &["apparel"], &[8900]),
+        doc(3, "Running Socks", "cotton socks for runners", &["apparel"], &[900, 1200]),
+        doc(5, "Coffee Mug", "a mug for coffee; not for running", &["kitchen"], &[1500]),
+    ])
+}
+
+#[test]
+fn ranks_title_matches_first_and_stems() {
+    let index = index();
+    let page = index.search(&query(&["running", "shoes"], true, 10));
+    assert_eq!(page.rows.iter().map(|position| position.row).collect::<Vec<_>>(), vec![1]);
+    let page = index.search(&query(&["runs"], true, 10));
+    let rows: Vec<i64> = page.rows.iter().map(|position| position.row).collect();
+    assert_eq!(rows[2], 5, "title matches (1, 3) outrank a body-only match (5): {rows:?}");
+    assert_eq!(rows.len(), 3);
+}
+
+#[test]
+fn any_term_mode_and_missing_terms() {
+    let index = index();
+    assert!(index.search(&query(&["wool", "zebra"], true, 10)).rows.is_empty());
+    let page = index.search(&query(&["wool", "zebra"], false, 10));
+    assert_eq!(page.rows.iter().map(|position| position.row).collect::<Vec<_>>(), vec![2]);
+}
+
+#[test]
+fn filters_and_keyset_pages_cover_everything_once() {
+    let index = index();
+    let mut filtered = query(&[], true, 10);
+    filtered.categories = vec!["Apparel".into()];
+    filtered.price_max = Some(1000);
+    assert_eq!(index.search(&filtered).rows.iter().map(|position| position.row).collect::<Vec<_>>(), vec![3]);
+
+    for terms in [vec!["running"], vec![]] {
+        let mut seen = Vec::new();
+        let mut paged = query(&terms, false, 1);
+        loop {
+            let page = index.search(&paged);
+            seen.extend(page.rows.iter().map(|position| position.row));
+            if !page.has_more {
+                break;
+            }
+            paged.after = page.rows.last().copied();
+        }
+        let expected = if terms.is_empty() { 4 } else { 3 };
+        assert_eq!(seen.len(), expected, "{terms:?}: {seen:?}");
+        seen.sort();
+        seen.dedup();
+        assert_eq!(seen.len(), expected);
+    }
+}
+
+/// The index as it was before the tiers: every posting of every term scored, then sorted.
+/// The pruned search must answer exactly as it does.
+mod exhaustive {
+    use std::collections::HashMap;
+
+    use rust_stemmers::{Algorithm, Stemmer};
+    use ucp_domain::store::{SearchPosition, SearchQuery};
+
+    use super::super::{B, BODY_WEIGHT, IndexDoc, IndexPage, K1, TITLE_WEIGHT, after_key, compare, tokens};
+
+    #[derive(Default)]
+    struct Postings {
+        docs: Vec<u32>,
+        frequencies: Vec<u16>,
+    }
+
+    pub(super) struct Exhaustive {
+        terms: HashMap<String, Postings>,
+        rows: Vec<i64>,
+        title_norms: Vec<f32>,
+        body_norms: Vec<f32>,
+        categories: HashMap<String, Vec<u32>>,
+        prices: Vec<i64>,
+        price_offsets: Vec<u32>,
+        stemmer: Stemmer,
+    }
+
+    impl Exhaustive {
+        pub(super) fn build(docs: impl IntoIterator<Item = IndexDoc>) -> Exhaustive {
+            let mut index = Exhaustive {
+                terms: HashMap::new(),
+                rows: Vec::new(),
+                title_norms: Vec::new(),
+                body_norms: Vec::new(),
+                categories: HashMap::new(),
+                prices: Vec::new(),
+                price_offsets: vec![0],
+                stemmer: Stemmer::create(Algorithm::English),
+            };
+            let mut counts: HashMap<String, (u16, u16)> = HashMap::new();
+            let (mut title_total, mut body_total) = (0u64, 0u64);
+            let (mut title_lengths, mut body_lengths) = (Vec::new(), Vec::new());
+            for doc in docs {
+                let number = index.rows.len() as u32;
+                index.rows.push(doc.row);
+                counts.clear();
+                let mut title_length = 0u32;
+                for term in tokens(&index.stemmer, &doc.title) {
+                    counts.entry(term).or_default().0 += 1;
+                    title_length += 1;
+                }
+                let mut body_length = 0u32;
+                for term in tokens(&index.stemmer, &doc.body) {
+                    counts.entry(term).or_default().1 += 1;
+                    body_length += 1;
+                }
+                for (term, (title, body)) in counts.drain() {
+                    let postings = index.terms.entry(term).or_default();
+                    postings.docs.push(number);
+                    postings.frequencies.push((title.min(255) << 8) | body.min(255));
+                }
+                title_lengths.push(title_length);
+                body_lengths.push(body_length);
+                title_total += u64::from(title_length);
+                body_total += u64::from(body_length);
+                for category in doc.categories {
+                    let documents = index.categories.entry(category).or_default();
+                    if documents.last() != Some(&number) {
+                        documents.push(number);
+                    }
+                }
+                index.prices.extend(doc.prices);
+                index.price_offsets.push(index.prices.len() as u32);
+            }
+            let documents = index.rows.len().max(1) as f32;
+            let average_title = (title_total as f32 / documents).max(1.0);
+            let average_body = (body_total as f32 / documents).max(1.0);
+            index.title_norms =
+                title_lengths.iter().map(|length| K1 * (1.0 - B + B * *length as f32 / average_title)).collect();
+            index.body_norms =
+                body_lengths.iter().map(|length| K1 * (1.0 - B + B * *length as f32 / average_body)).collect();
+            index
+        }
+
+        pub(super) fn search(&self, query: &SearchQuery) -> IndexPage {
+            let allowed = (!query.categories.is_empty()).then(|| {
+                let mut allowed = vec![false; self.rows.len()];
+                for category in &query.categories {
+                    if let Some(documents) = self.categories.get(&ucp_domain::catalog::category_key(category)) {
+                        for doc in documents {
+                            allowed[*doc as usize] = true;
+                        }
+                    }
+                }
+                allowed
+            });
+            let price_ok = |doc: u32| -> bool {
+                if query.price_min.is_none() && query.price_max.is_none() {
+                    return true;
+                }
+                let (start, end) =
+                    (self.price_offsets[doc as usize] as usize, self.price_offsets[doc as usize + 1] as usize);
+                self.prices[start..end].iter().any(|price| {
+                    query.price_min.is_none_or(|min| *price >= min) && query.price_max.is_none_or(|max| *price <= max)
+                })
+            };
+            let passes = |doc: u32| allowed.as_ref().is_none_or(|allowed| allowed[doc as usize]) && price_ok(doc);
+            if query.terms.is_empty() {
+                let start = match query.after {
+                    Some(after) => self.rows.partition_point(|candidate| *candidate <= after.row),
+                    None => 0,
+                };
+                let mut rows = Vec::new();
+                for doc in start..self.rows.len() {
+                    if passes(doc as u32) {
+                        rows.push(SearchPosition { score: 0.0, row: self.rows[doc] });
+                        if rows.len() > query.limit {
+                            break;
+                        }
+                    }
+                }
+                let has_more = rows.len() > query.limit;
+                rows.truncate(query.limit);
+                return IndexPage { rows, has_more };
+            }
+            let mut terms: Vec<String> = Vec::new();
+            for term in query.terms.iter().flat_map(|text| tokens(&self.stemmer, text)) {
+                if !terms.contains(&term) {
+                    terms.push(term);
+                }
+            }
+            let postings: Vec<Option<&Postings>> = terms.iter().map(|term| self.terms.get(term)).collect();
+            if query.match_all_terms && postings.iter().any(Option::is_none) || terms.is_empty() {
+                return IndexPage { rows: Vec::new(), has_more: false };
+            }
+            let documents = self.rows.len() as f32;
+            let mut scores = vec![0.0f32; self.rows.len()];
+            let mut matched = vec![0u8; self.rows.len()];
+            let mut touched = Vec::new();
+            for postings in postings.iter().flatten() {
+                let frequency = postings.docs.len() as f32;
+                let idf = ((documents - frequency + 0.5) / (frequency + 0.5) + 1.0).ln();
+                for (doc, frequencies) in postings.docs.iter().zip(&postings.frequencies) {
+                    let index = *doc as usize;
+                    let title = f32::from(frequencies >> 8);
+                    let body = f32::from(frequencies & 0xff);
+                    let title_part = title * (K1 + 1.0) / (title + self.title_norms[index]);
+                    let body_part = body * (K1 + 1.0) / (body + self.body_norms[index]);
+                    if matched[index] == 0 {
+                        touched.push(*doc);
+                    }
+                    matched[index] = matched[index].saturating_add(1);
+                    scores[index] += idf * (TITLE_WEIGHT * title_part + BODY_WEIGHT * body_part);
+                }
+            }
+            let needed = terms.len().min(255) as u8;
+            let mut candidates = Vec::new();
+            for doc in touched {
+                let index = doc as usize;
+                if query.match_all_terms && matched[index] < needed || !passes(doc) {
+                    continue;
+                }
+                let position = SearchPosition { score: -f64::from(scores[index]), row: self.rows[index] };
+                if query.after.is_none_or(|after| after_key(&position, &after)) {
+                    candidates.push(position);
+                }
+            }
+            candidates.sort_by(compare);
+            let has_more = candidates.len() > query.limit;
+            candidates.truncate(query.limit);
+            IndexPage { rows: candidates, has_more }
+        }
+    }
+}
+
+/// xorshift64*: deterministic test data without another dependency.
+struct Random(u64);
+
+impl Random {
+    fn below(&mut self, bound: usize) -> usize {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 33) as usize % bound
+    }
+
+    fn chance(&mut self, percent: usize) -> bool {
+        self.below(100) < percent
+    }
+
+    /// A word of `VOCABULARY`, the first ones far more often (roughly Zipf).
+    fn word(&mut self) -> &'static str {
+        let rank = self.below(VOCABULARY.len()) * self.below(VOCABULARY.len() + 1) / VOCABULARY.len();
+        VOCABULARY[rank]
+    }
+}
+
+/// Common and rare words, some of them inflections of one stem, one of them never in a
+/// title (`available`), one only in titles (`Deluxe`).
+const VOCABULARY: [&str; 32] = [
+    "the",
+    "for",
+    "available",
+    "running",
+    "Shoes",
+    "runs",
+    "black",
+    "wool",
+    "Runner",
+    "blue",
+    "cotton",
+    "sweater",
+    "kids",
+    "jacket",
+    "warm",
+    "Deluxe",
+    "socks",
+    "mug",
+    "coffee",
+    "garden",
+    "chair",
+    "lamp",
+    "Café",
+    "novel",
+    "mystery",
+    "leather",
+    "boots",
+    "hiking",
+    "tent",
+    "steel",
+    "knife",
+    "zebra",
+];
+
+const CATEGORIES: [&str; 6] = ["apparel", "apparel > shoes", "apparel > shirts", "home", "home > kitchen", "books"];
+
+fn random_docs(random: &mut Random, count: usize) -> Vec<IndexDoc> {
+    let mut docs: Vec<IndexDoc> = Vec::with_capacity(count);
+    for number in 0..count {
+        let row = number as i64 * 2 + 1;
+        if number > 0 && random.chance(3) {
+            // Ties: the same words as an earlier document.
+            let mut copy = docs[random.below(number)].clone();
+            copy.row = row;
+            docs.push(copy);
+            continue;
+        }
+        let title_words = 1 + random.below(6);
+        let title: Vec<&str> = (0..title_words).map(|_| random.word()).filter(|word| *word != "available").collect();
+        let body_words = random.below(40);
+        let mut body: Vec<&str> = (0..body_words).map(|_| random.word()).filter(|word| *word != "Deluxe").collect();
+        if random.chance(2) {
+            // Past the frequency cap of 255.
+            body.extend(std::iter::repeat_n("socks", 300));
+        }
+        let mut categories = Vec::new();
+        for _ in 0..random.below(3) {
+            let category = CATEGORIES[random.below(CATEGORIES.len())];
+            if let Some((parent, _)) = category.split_once(" > ")
+                && !categories.iter().any(|known: &String| known == parent)
+            {
+                categories.push(parent.to_owned());
+            }
+            if !categories.iter().any(|known| known == category) {
+                categories.push(category.to_owned());
+            }
+        }
+        if random.chance(1) {
+            // Under 1/32 of the documents: a list without a bitmap.
+            categories.push("books > rare".to_owned());
+        }
+        let prices = (0..random.below(4)).map(|_| 100 + random.below(10_000) as i64).collect();
+        docs.push(IndexDoc { row, title: title.join(" "), body: body.join(", "), categories, prices });
+    }
+    docs
+}
+
+fn random_query(random: &mut Random) -> SearchQuery {
+    let mut terms: Vec<String> = (0..random.below(4)).map(|_| random.word().to_owned()).collect();
+    if random.chance(5) {
+        terms.push("unheard".into());
+    }
+    if random.chance(10) {
+        terms.push("Running-SHOES".into());
+    }
+    let mut categories = Vec::new();
+    if random.chance(35) {
+        categories.push(CATEGORIES[random.below(CATEGORIES.len())].replace("apparel", "Apparel"));
+    }
+    if random.chance(8) {
+        categories.push(match random.below(3) {
+            0 => "nowhere".into(),
+            1 => "Books > Rare".into(),
+            _ => CATEGORIES[random.below(3)].into(),
+        });
+    }
+    let (price_min, price_max) = match random.below(4) {
+        0 => (Some(random.below(8000) as i64), None),
+        1 => {
+            let low = random.below(8000) as i64;
+            (Some(low), Some(low + random.below(3000) as i64))
+        }
+        _ => (None, None),
+    };
+    SearchQuery {
+        terms,
+        match_all_terms: random.chance(50),
+        categories,
+        price_min,
+        price_max,
+        limit: 1 + random.below(15),
+        after: None,
+    }
+}
+
+#[test]
+fn pruned_search_answers_exactly_as_scoring_every_posting() {
+    let mut random = Random(0x9e37_79b9_7f4a_7c15);
+    for (count, queries) in [(0, 20), (1, 50), (40, 300), (3000, 1200)] {
+        let docs = random_docs(&mut random, count);
+        let exhaustive = exhaustive::Exhaustive::build(docs.clone());
+        let index = CatalogIndex::build(docs);
+        for _ in 0..queries {
+            let mut query = random_query(&mut random);
+            // Up to four pages on from the first, and once from a position no page ends at.
+            for page_number in 0..4 {
+                let expected = exhaustive.search(&query);
+                assert_eq!(index.search(&query), expected, "{count} documents, page {page_number} of {query:?}");
+                if !expected.has_more {
+                    break;
+                }
+                query.after = expected.rows.last().copied();
+            }
+            if let Some(after) = &mut query.after {
+                after.row += 1;
+                after.score *= 0.999;
+                assert_eq!(index.search(&query), exhaustive.search(&query), "{query:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_written_index_reads_back_answering_the_same() {
+    let mut random = Random(0x1234_5678_9abc_def1);
+    let index = CatalogIndex::build(random_docs(&mut random, 500));
+    let mut bytes = Vec::new();
+    index.write_to(&mut bytes).unwrap();
+    let read = CatalogIndex::read_from(bytes.as_slice()).unwrap();
+    assert_eq!(read.len(), index.len());
+    let mut again = Vec::new();
+    read.write_to(&mut again).unwrap();
+    assert!(again == bytes, "a read index writes the same bytes");
+    for _ in 0..200 {
+        let query = random_query(&mut random);
+        assert_eq!(read.search(&query), index.search(&query), "{query:?}");
+    }
+
+    let empty = CatalogIndex::build(Vec::new());
+    let mut bytes = Vec::new();
+    empty.write_to(&mut bytes).unwrap();
+    assert!(CatalogIndex::read_from(bytes.as_slice()).unwrap().is_empty());
+}
+
+#[test]
+fn a_damaged_or_truncated_file_is_refused() {
+    let mut random = Random(0x0bad_f11e_0bad_f11e);
+    let index = CatalogIndex::build(random_docs(&mut random, 60));
+    let mut bytes = Vec::new();
+    index.write_to(&mut bytes).unwrap();
+    for length in 0..bytes.len() {
+        assert!(CatalogIndex::read_from(&bytes[..length]).is_err(), "truncated to {length} bytes");
+    }
+    for position in 0..bytes.len() {
+        for flip in [0x01, 0x80, 0xff] {
+            let mut damaged = bytes.clone();
+            damaged[position] ^= flip;
+            assert!(CatalogIndex::read_from(damaged.as_slice()).is_err(), "byte {position} ^ {flip:#x}");
+        }
+    }
+    let mut future = bytes.clone();
+    future[8] = 2;
+    let error = CatalogIndex::read_from(future.as_slice()).unwrap_err();
+    assert!(error.to_string().contains("format 2"), "{error}");
+}
+
+#[test]
+fn a_file_with_a_valid_checksum_but_a_broken_structure_is_refused() {
+    let docs = || {
+        vec![
+            doc(1, "Trail Running Shoes", "shoes for running", &["footwear"], &[100, 200]),
+            doc(2, "Running Socks", "socks for running", &["apparel"], &[300]),
+            doc(3, "Café Mug", "a mug", &["kitchen"], &[400]),
+        ]
+    };
+    type Breakage = (&'static str, fn(&mut CatalogIndex));
+    let breakages: [Breakage; 12] = [
+        ("a document past the end", |index| index.body.documents[0] = 3),
+        ("a list out of order", |index| {
+            let range = index.title.range(index.terms.find("run").unwrap());
+            index.title.documents.swap(range.start, range.start + 1);
+        }),
+        ("offsets out of order", |index| index.body.starts[1] = u64::MAX),
+        ("a price offset past the end", |index| index.price_offsets[1] = 9),
+        ("a word cut inside a character", |index| {
+            let cafe = index.terms.find("café").unwrap();
+            index.terms.ends[cafe] -= 1;
+        }),
+        ("an unsorted dictionary", |index| {
+            let mut words: Vec<String> = (0..index.terms.len()).map(|term| index.terms.get(term).to_owned()).collect();
+            words.swap(0, 1);
+            index.terms = Dictionary::from_sorted(words.iter().map(String::as_str));
+        }),
+        ("missing norms", |index| {
+            index.title_norms.pop();
+        }),
+        ("a category document past the end", |index| index.category_documents.documents[0] = 7),
+        ("a negative bound", |index| index.body_bounds[0] = -1.0),
+        ("price buckets out of order", |index| index.price_bounds.swap(0, 1)),
+        ("a term bitmap past the documents", |index| {
+            let last = index.term_bitmaps.len() - 1;
+            index.term_bitmaps[last] |= 1 << 63;
+        }),
+        ("a category bitmap number past the bitmaps", |index| index.category_bitmap[0] = 7),
+    ];
+    for (name, breakage) in breakages {
+        let mut index = CatalogIndex::build(docs());
+        breakage(&mut index);
+        let mut bytes = Vec::new();
+        index.write_to(&mut bytes).unwrap();
+        assert!(CatalogIndex::read_from(bytes.as_slice()).is_err(), "{name}");
+    }
+}
