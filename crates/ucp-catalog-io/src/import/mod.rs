@@ -28,6 +28,7 @@ use ucp_domain::catalog::Product;
 
 mod group;
 mod jsonl;
+mod product;
 #[cfg(test)]
 mod reference;
 mod row;

@@ -7,8 +7,8 @@ use std::io::BufRead;
 
 use ucp_domain::catalog::{InvalidProduct, Product};
 
-use super::group::{build_product, variant_index_of};
 use super::jsonl::parse_product;
+use super::product::{build_product, variant_index_of};
 use super::row::{Attr, RawItem, Row, parse_row};
 use super::{FeedError, FeedLine, FeedLines, ImportOptions, PROGRESS_EVERY, ParsedFeed, SkippedRow};
 
