@@ -8,6 +8,7 @@ mod document;
 mod idempotency;
 mod import;
 mod index_file;
+mod indexing;
 mod orders;
 mod outbox;
 mod traffic;
@@ -92,7 +93,7 @@ impl SqliteStore {
         let mut writer = open_connection(path, false)?;
         migrate(&mut writer)?;
         let started = std::time::Instant::now();
-        let built = catalog::built_of(&writer)?;
+        let built = indexing::built_of(&writer)?;
         let index = match with_index.then(|| index_file::load(path, built)) {
             None => Arc::new(CatalogIndex::build(std::iter::empty())),
             Some(Some(index)) => {
@@ -104,14 +105,14 @@ impl SqliteStore {
                 Arc::new(index)
             }
             Some(None) => {
-                let (index, built) = catalog::load_index(&writer)?;
+                let (index, built) = indexing::load_index(&writer)?;
                 tracing::info!(
                     products = index.len(),
                     elapsed_ms = started.elapsed().as_millis() as u64,
                     "built the search index"
                 );
                 let index = Arc::new(index);
-                catalog::save_index_later(path, &index, built);
+                indexing::save_index_later(path, &index, built);
                 index
             }
         };
