@@ -4,15 +4,22 @@
 //! byte-at-a-time escaper on the 50 KB answers of a search or a lookup.
 
 const ONES: u64 = 0x0101_0101_0101_0101;
-const HIGHS: u64 = 0x8080_8080_8080_8080;
+const LOW_SEVEN: u64 = 0x7f7f_7f7f_7f7f_7f7f;
 
-/// The high bit of each byte of `word` that is below 0x20, a `"` or a `\`, possibly with
-/// false positives above the lowest one (borrows), never below it: only the lowest set bit is
-/// used. (Bytes of 0x80 and above never match.)
+/// The high bit of each byte of `word` that is zero, exactly (no borrow crosses a byte).
+fn zero_bytes(word: u64) -> u64 {
+    !((word & LOW_SEVEN).wrapping_add(LOW_SEVEN) | word | LOW_SEVEN)
+}
+
+/// The high bit of each byte of `word` that is below 0x20, a `"` or a `\`, and of no other.
 fn escape_mask(word: u64) -> u64 {
-    let has_zero = |value: u64| value.wrapping_sub(ONES) & !value & HIGHS;
-    let below_space = word.wrapping_sub(ONES * 0x20) & !word & HIGHS;
-    below_space | has_zero(word ^ (ONES * u64::from(b'"'))) | has_zero(word ^ (ONES * u64::from(b'\\')))
+    zero_bytes(word & (ONES * 0xe0))
+        | zero_bytes(word ^ (ONES * u64::from(b'"')))
+        | zero_bytes(word ^ (ONES * u64::from(b'\\')))
+}
+
+fn needs_escape(byte: u8) -> bool {
+    byte < 0x20 || byte == b'"' || byte == b'\\'
 }
 
 fn push_escaped(out: &mut Vec<u8>, byte: u8) {
@@ -48,25 +55,40 @@ pub fn json_string(out: &mut String, text: &str) {
 /// byte is escaped alone.
 pub fn escape_into(out: &mut Vec<u8>, input: &[u8]) {
     out.reserve(input.len() + input.len() / 8);
-    // Runs without escapes are copied whole; the lowest flagged byte of each 8-byte window is
-    // where the next escape is, and scanning resumes right after it.
+    // Eight bytes at a time: a window without escapes costs its mask; in one with escapes each
+    // flagged byte is handled in turn, the runs between them copied whole.
     let (mut at, mut copied) = (0, 0);
     while let Some(window) = input.get(at..at + 8) {
-        let word = u64::from_le_bytes(window.try_into().unwrap_or([0; 8]));
-        let mask = escape_mask(word);
-        if mask == 0 {
-            at += 8;
-            continue;
+        let mut mask = escape_mask(u64::from_le_bytes(window.try_into().unwrap_or([0; 8])));
+        while mask != 0 {
+            let found = at + (mask.trailing_zeros() / 8) as usize;
+            mask &= mask - 1;
+            copied = escape_at(out, input, copied, found);
         }
-        let found = at + (mask.trailing_zeros() / 8) as usize;
-        out.extend_from_slice(&input[copied..found]);
-        push_escaped(out, input[found]);
-        at = found + 1;
-        copied = at;
+        at += 8;
     }
-    out.extend_from_slice(&input[copied..at]);
-    for byte in &input[at..] {
-        push_escaped(out, *byte);
+    for found in at..input.len() {
+        if needs_escape(input[found]) {
+            copied = escape_at(out, input, copied, found);
+        }
+    }
+    out.extend_from_slice(&input[copied..]);
+}
+
+/// Appends `input[copied..found]` and the escape of `input[found]`; answers where copying
+/// resumes. A `"` or a `\` (most escapes in a JSON text) is escaped by the backslash alone, the
+/// byte itself going out with the next run.
+fn escape_at(out: &mut Vec<u8>, input: &[u8], copied: usize, found: usize) -> usize {
+    out.extend_from_slice(&input[copied..found]);
+    match input[found] {
+        b'"' | b'\\' => {
+            out.push(b'\\');
+            found
+        }
+        byte => {
+            push_escaped(out, byte);
+            found + 1
+        }
     }
 }
 
@@ -78,6 +100,26 @@ mod tests {
         let mut out = String::from("prefix:");
         json_string(&mut out, text);
         out
+    }
+
+    // The mask flags exactly the bytes that need an escape, whatever their neighbours: no
+    // borrow from one byte reaches another.
+    #[test]
+    fn the_mask_flags_exactly_the_bytes_to_escape() {
+        for filler in [0x00u8, 0x1f, 0x20, b'"', b'\\', b'a', 0x7f, 0x80, 0xff] {
+            for byte in 0..=255u8 {
+                for position in 0..8 {
+                    let mut window = [filler; 8];
+                    window[position] = byte;
+                    let mask = escape_mask(u64::from_le_bytes(window));
+                    for (at, value) in window.iter().enumerate() {
+                        let flagged = mask & (0x80 << (8 * at)) != 0;
+                        assert_eq!(flagged, needs_escape(*value), "{window:?} at {at}");
+                    }
+                    assert_eq!(mask & !(ONES * 0x80), 0, "only high bits");
+                }
+            }
+        }
     }
 
     #[test]
