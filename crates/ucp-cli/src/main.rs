@@ -3,17 +3,14 @@
 
 #![allow(clippy::print_stdout)]
 
+mod catalog;
 mod logging;
 mod orders;
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use ucp_catalog_io::{demo, import};
-use ucp_domain::store::CatalogStore;
 use ucp_server::{Application, Settings};
 
 mod webhooks;
@@ -37,9 +34,9 @@ enum Command {
     /// Run the server (discovery + MCP). An empty store is seeded with the demo catalog.
     Serve(ServeArgs),
     /// Write a generated, deterministic demo catalog as JSON lines (our import format).
-    DemoCatalog(DemoArgs),
+    DemoCatalog(catalog::DemoArgs),
     /// Load a Google Merchant Center feed (TSV/CSV text or RSS 2.0 XML) or JSON lines into the store.
-    Import(ImportArgs),
+    Import(catalog::ImportArgs),
     /// Print every operation with its capability, MCP tool and REST route.
     Routes(RoutesArgs),
     /// Manage the business signing keys (ES256) published in the profile and used to sign
@@ -138,52 +135,6 @@ struct ServeArgs {
     tls_client_ca: Vec<PathBuf>,
 }
 
-#[derive(Debug, clap::Args)]
-struct DemoArgs {
-    /// How many products to generate.
-    #[arg(long, default_value_t = 1000)]
-    products: u64,
-    /// Output file ("-" for standard output).
-    #[arg(long, short)]
-    output: PathBuf,
-    /// Seed of the generator: the same seed always gives the same catalog.
-    #[arg(long, default_value_t = 42)]
-    seed: u64,
-    /// Currency of the prices.
-    #[arg(long, default_value = "USD")]
-    currency: String,
-    /// Base URL for product pages and images.
-    #[arg(long, default_value = "https://demo.ucpd.dev")]
-    base_url: String,
-}
-
-#[derive(Debug, clap::Args)]
-struct ImportArgs {
-    /// The feed file.
-    file: PathBuf,
-    /// Directory of the store to load into [config: data_dir].
-    #[arg(long, env = "UCPD_DATA_DIR")]
-    data_dir: Option<PathBuf>,
-    /// TOML configuration file.
-    #[arg(long, env = "UCPD_CONFIG")]
-    config: Option<PathBuf>,
-    /// Feed format: gmc-text (tsv, csv), gmc-xml (rss, xml) or jsonl; detected when absent.
-    #[arg(long)]
-    format: Option<String>,
-    /// Currency of prices that name none [default: catalog.currency].
-    #[arg(long)]
-    currency: Option<String>,
-    /// Fail, writing nothing, if any row is skipped.
-    #[arg(long)]
-    strict: bool,
-}
-
-/// mimalloc rather than glibc's malloc: allocation was about a sixth of the server's CPU on a
-/// catalog read, and glibc's consolidation of freed large buffers showed on every answer
-/// (BENCHMARKS.md, "The allocator").
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     // Held to the end of main: dropping it writes out the log lines still buffered.
@@ -203,8 +154,8 @@ fn main() -> std::process::ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Serve(args) => serve(args).await,
-            Command::DemoCatalog(args) => demo_catalog(args),
-            Command::Import(args) => import_feed(args).await,
+            Command::DemoCatalog(args) => catalog::demo_catalog(args),
+            Command::Import(args) => catalog::import_feed(args).await,
             Command::Routes(args) => routes(args),
             Command::Keys(command) => keys(command),
             Command::Platforms(PlatformsCommand::HashKey { key }) => hash_key(key),
@@ -301,162 +252,6 @@ fn hash_key(key: Option<String>) -> anyhow::Result<std::process::ExitCode> {
     Ok(std::process::ExitCode::SUCCESS)
 }
 
-fn demo_catalog(args: DemoArgs) -> anyhow::Result<std::process::ExitCode> {
-    let options = demo::DemoOptions {
-        products: args.products,
-        seed: args.seed,
-        currency: args.currency,
-        base_url: args.base_url,
-    };
-    let bar = progress_bar(args.products, "products");
-    let mut progress = |done: u64| bar.set_position(done);
-    let written = if args.output.as_os_str() == "-" {
-        let stdout = std::io::stdout();
-        let mut writer = std::io::BufWriter::new(stdout.lock());
-        let written = demo::write_json_lines(&options, &mut writer, &mut progress)?;
-        writer.flush()?;
-        written
-    } else {
-        let file =
-            std::fs::File::create(&args.output).with_context(|| format!("creating {}", args.output.display()))?;
-        let mut writer = std::io::BufWriter::with_capacity(1 << 20, file);
-        let written = demo::write_json_lines(&options, &mut writer, &mut progress)?;
-        writer.flush()?;
-        written
-    };
-    bar.finish_and_clear();
-    eprintln!("wrote {written} products to {}", args.output.display());
-    Ok(std::process::ExitCode::SUCCESS)
-}
-
-async fn import_feed(args: ImportArgs) -> anyhow::Result<std::process::ExitCode> {
-    let mut settings = load_settings(args.config.as_ref())?;
-    if let Some(data_dir) = args.data_dir {
-        settings.data_dir = data_dir;
-    }
-    let file = std::fs::File::open(&args.file).with_context(|| format!("opening {}", args.file.display()))?;
-    let length = file.metadata().map(|metadata| metadata.len()).unwrap_or(0);
-    let format = match &args.format {
-        Some(name) => import::FeedFormat::from_name(name)
-            .with_context(|| format!("unknown --format {name:?}; use gmc-text, gmc-xml or jsonl"))?,
-        None => import::detect_format(&args.file, BufReader::new(file).fill_buf()?),
-    };
-    let options =
-        import::ImportOptions { default_currency: args.currency.unwrap_or_else(|| settings.catalog.currency.clone()) };
-    let feed = args.file.display().to_string();
-    // The feed is staged next to the database: a big one needs about its own size on disk,
-    // which a temporary directory (often in memory) may not have.
-    let data_dir = settings.data_dir.clone();
-    let new_data_dir = !data_dir.exists();
-    std::fs::create_dir_all(&data_dir).with_context(|| format!("creating {}", data_dir.display()))?;
-    let forget_data_dir = || {
-        if new_data_dir {
-            let _ = std::fs::remove_dir(&data_dir);
-        }
-    };
-    let started = std::time::Instant::now();
-
-    // The feed is read on a thread of its own, which hands products to the store as it goes:
-    // each attempt one transaction, and only the last one can commit (an earlier attempt is
-    // abandoned when a later row changes a product it wrote). The store is opened only once
-    // there is a product to write.
-    let bar = progress_bar(length, "bytes");
-    let progress: Box<dyn FnMut(import::ImportProgress) + Send> = {
-        let bar = bar.clone();
-        Box::new(move |progress| match progress {
-            import::ImportProgress::Read { bytes } => bar.set_position(bytes),
-            import::ImportProgress::Rebuilt { products, of } => {
-                bar.set_length(of);
-                bar.set_position(products);
-            }
-        })
-    };
-    // Opened by the import itself: once, or twice if its first reading guessed wrong.
-    let path = args.file.clone();
-    let open = move || Ok(BufReader::with_capacity(1 << 20, std::fs::File::open(&path)?));
-    let mut feed_import = import::FeedImport::start(open, format, options, data_dir.clone(), args.strict, progress)
-        .map_err(|error| anyhow::anyhow!("{feed}: {error}"))?;
-    let mut store = None;
-    let mut imported = None;
-    loop {
-        let (returned, attempt) = tokio::task::spawn_blocking(move || {
-            let attempt = feed_import.next_attempt();
-            (feed_import, attempt)
-        })
-        .await?;
-        feed_import = returned;
-        let Some(products) = attempt else { break };
-        let store = match &mut store {
-            Some(store) => store,
-            empty => empty
-                .insert(ucp_store::SqliteStore::open_for_import(&data_dir.join(ucp_server::startup::DATABASE_FILE))?),
-        };
-        imported = Some(store.import_products(products).await);
-    }
-    let built = tokio::task::spawn_blocking(move || feed_import.finish()).await?;
-    bar.finish_and_clear();
-    let built = match built {
-        Ok(built) => built,
-        Err(error) => {
-            if store.is_none() {
-                forget_data_dir();
-            }
-            anyhow::bail!("{feed}: {error}");
-        }
-    };
-    report_skipped(&feed, &built)?;
-    if let Some(code) = refusal(&feed, args.strict, &built) {
-        // The staging directory goes with `built`, which leaves the data directory empty if
-        // this import made it.
-        drop(built);
-        if store.is_none() {
-            forget_data_dir();
-        }
-        return Ok(code);
-    }
-    let summary = imported
-        .context("no import attempt was made")?
-        .map_err(|error| anyhow::anyhow!("import failed, the catalog was not changed: {error}"))?;
-    println!(
-        "imported {feed} in {:.1}s: {} rows, {} products ({} new, {} updated), {} variants, {} rows skipped",
-        started.elapsed().as_secs_f64(),
-        built.rows(),
-        summary.products_inserted + summary.products_updated,
-        summary.products_inserted,
-        summary.products_updated,
-        summary.variants,
-        built.skipped()
-    );
-    Ok(std::process::ExitCode::SUCCESS)
-}
-
-/// Prints each skipped row of the feed, in line order.
-fn report_skipped(feed: &str, built: &import::BuiltFeed) -> anyhow::Result<()> {
-    let mut stderr = std::io::BufWriter::new(std::io::stderr().lock());
-    let mut written = Ok(());
-    built.for_each_skipped(&mut |skipped| {
-        if written.is_ok() {
-            written = writeln!(stderr, "{feed}: skipped {skipped}");
-        }
-    })?;
-    written?;
-    stderr.flush()?;
-    Ok(())
-}
-
-/// Why an import that wrote nothing was refused (`--strict` with skipped rows, or no valid
-/// product), printed; `None` if neither applies.
-fn refusal(feed: &str, strict: bool, built: &import::BuiltFeed) -> Option<std::process::ExitCode> {
-    if strict && built.skipped() > 0 {
-        eprintln!("import failed: {} rows skipped and --strict is set; the catalog was not changed", built.skipped());
-    } else if built.products() == 0 {
-        eprintln!("import failed: {feed} holds no valid product; the catalog was not changed");
-    } else {
-        return None;
-    }
-    Some(std::process::ExitCode::FAILURE)
-}
-
 fn routes(args: RoutesArgs) -> anyhow::Result<std::process::ExitCode> {
     let settings = load_settings(args.config.as_ref())?;
     println!("MCP endpoint: POST {} (tools/call, params.name = the operation)", settings.http.mcp_path);
@@ -521,16 +316,4 @@ fn keys(command: KeysCommand) -> anyhow::Result<std::process::ExitCode> {
         }
     }
     Ok(std::process::ExitCode::SUCCESS)
-}
-
-/// A progress bar on a terminal; nothing otherwise.
-fn progress_bar(length: u64, unit: &str) -> ProgressBar {
-    let bar = ProgressBar::with_draw_target(Some(length), ProgressDrawTarget::stderr());
-    if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-        bar.set_draw_target(ProgressDrawTarget::hidden());
-    }
-    if let Ok(style) = ProgressStyle::with_template(&format!("{{bar:40}} {{pos}}/{{len}} {unit} ({{eta}})")) {
-        bar.set_style(style);
-    }
-    bar
 }
