@@ -79,6 +79,9 @@ pub struct ImportSummary {
     pub variants: u64,
 }
 
+/// Which products of some resolutions to read ([`CatalogStore::resolve_products`]).
+pub type Pick = fn(&[Resolution]) -> Vec<String>;
+
 /// The distinct products `resolutions` name, in the order first named.
 pub fn resolved_products(resolutions: &[Resolution]) -> Vec<String> {
     let mut seen = std::collections::HashSet::with_capacity(resolutions.len());
@@ -104,12 +107,17 @@ pub trait CatalogStore: Send + Sync + std::fmt::Debug {
     /// served: a read copies nothing.
     async fn products(&self, product_ids: &[String]) -> Result<Vec<Arc<Served>>, StoreError>;
 
-    /// [`CatalogStore::resolve`] the ids, then [`CatalogStore::products`] every product they
-    /// resolved to: what a lookup, a get_product and a cart's items read. A store may do both
-    /// in one trip (SQLite does, on one reader, when either misses its cache).
-    async fn resolve_products(&self, ids: &[String]) -> Result<(Vec<Resolution>, Vec<Arc<Served>>), StoreError> {
+    /// [`CatalogStore::resolve`] the ids, then [`CatalogStore::products`] the products `pick`
+    /// names among the resolutions ([`resolved_products`]: all of them): what a lookup, a
+    /// get_product and a cart's items read. A store may do both in one trip (SQLite does, on
+    /// one reader, when either misses its cache).
+    async fn resolve_products(
+        &self,
+        ids: &[String],
+        pick: Pick,
+    ) -> Result<(Vec<Resolution>, Vec<Arc<Served>>), StoreError> {
         let resolutions = self.resolve(ids).await?;
-        let products = self.products(&resolved_products(&resolutions)).await?;
+        let products = self.products(&pick(&resolutions)).await?;
         Ok((resolutions, products))
     }
 

@@ -8,7 +8,7 @@ use crate::catalog::{
     category_matches, detail,
 };
 use crate::checkout::Message;
-use crate::store::{SearchPosition, SearchQuery};
+use crate::store::{Resolution, SearchPosition, SearchQuery, resolved_products};
 
 use super::presentment::Presentment;
 use super::{Answer, Commerce, Error, Refusal, RefusalCode};
@@ -268,7 +268,7 @@ impl Commerce {
         let (presentment, currency_message) = Presentment::choose(&self.settings, request.currency.as_deref());
         let variant_filter = VariantFilter::new(&request.filters, &presentment)?;
         let categories = categories_of(&request.filters);
-        let (resolutions, products) = self.ports.catalog.resolve_products(&ids).await?;
+        let (resolutions, products) = self.ports.catalog.resolve_products(&ids, resolved_products).await?;
         let products: Vec<Arc<Served>> =
             products.into_iter().filter(|product| in_categories(product, &categories)).collect();
         let mut matches = assemble_lookup(&resolutions, products, &|variant| variant_filter.keeps(variant));
@@ -300,13 +300,10 @@ impl Commerce {
             seen_names.push(&selection.name);
         }
         let not_found = |content: String| Ok(Answer::Refused(Refusal { code: RefusalCode::NotFound, content }));
-        let (resolutions, products) = self.ports.catalog.resolve_products(std::slice::from_ref(&request.id)).await?;
-        // A variant id (or SKU) names one variant; otherwise the id named the product.
-        let Some(resolution) = resolutions
-            .iter()
-            .find(|resolution| resolution.variant_id.is_some() && resolution.product_id != request.id)
-            .or_else(|| resolutions.first())
-        else {
+        // Only the product the id names is read, however many share a handle, SKU or barcode.
+        let (resolutions, products) =
+            self.ports.catalog.resolve_products(std::slice::from_ref(&request.id), named_product).await?;
+        let Some(resolution) = named(&resolutions) else {
             return not_found(format!("Product {} was not found", request.id));
         };
         let Some(product) = products.into_iter().find(|product| product.id == resolution.product_id) else {
@@ -353,6 +350,20 @@ impl Commerce {
             messages: currency_message.into_iter().collect(),
         }))
     }
+}
+
+/// The resolution get_product answers for, among those of its one id: a variant id (or SKU)
+/// names one variant; otherwise the id named the product.
+fn named(resolutions: &[Resolution]) -> Option<&Resolution> {
+    resolutions
+        .iter()
+        .find(|resolution| resolution.variant_id.is_some() && resolution.product_id != resolution.input)
+        .or_else(|| resolutions.first())
+}
+
+/// The product of [`named`], the only one get_product reads.
+fn named_product(resolutions: &[Resolution]) -> Vec<String> {
+    named(resolutions).map(|resolution| resolution.product_id.clone()).into_iter().collect()
 }
 
 /// The variants a shopper most likely wants to see in a result list, as indices into the

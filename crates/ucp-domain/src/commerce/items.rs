@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use crate::catalog::{Product, Served, Variant};
 use crate::checkout::CatalogItem;
+use crate::store::resolved_products;
 
 use super::{Commerce, Error};
 
@@ -25,7 +26,7 @@ impl Commerce {
         if unique.is_empty() {
             return Ok((HashMap::new(), HashMap::new()));
         }
-        let (resolutions, products) = self.ports.catalog.resolve_products(&unique).await?;
+        let (resolutions, products) = self.ports.catalog.resolve_products(&unique, resolved_products).await?;
         let products: HashMap<String, Arc<Served>> =
             products.into_iter().map(|product| (product.id.clone(), product)).collect();
         let mut items = HashMap::new();

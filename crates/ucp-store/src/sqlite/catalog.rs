@@ -7,9 +7,7 @@ use std::sync::atomic::Ordering;
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension};
 use ucp_domain::catalog::{Product, Served};
-use ucp_domain::store::{
-    CatalogStore, ImportSummary, Resolution, SearchPage, SearchQuery, StoreError, resolved_products,
-};
+use ucp_domain::store::{CatalogStore, ImportSummary, Pick, Resolution, SearchPage, SearchQuery, StoreError};
 
 use super::cache::{self, Loaded};
 use super::indexing::current_index;
@@ -49,13 +47,8 @@ impl CatalogStore for SqliteStore {
             let resolved = self
                 .read(move |connection| snapshot(connection, |connection| resolve_each(connection, &missing)))
                 .await?;
+            fill(&mut found, ids, &resolved);
             for (id, resolutions) in resolved {
-                // Every place the id was asked at, a repeated id too.
-                for (slot, wanted) in found.iter_mut().zip(ids) {
-                    if *wanted == id && slot.is_none() {
-                        *slot = Some(Arc::clone(&resolutions));
-                    }
-                }
                 cache.keep(epoch, Loaded::Resolution(Arc::from(id), resolutions));
             }
         }
@@ -78,47 +71,42 @@ impl CatalogStore for SqliteStore {
         Ok(products)
     }
 
-    async fn resolve_products(&self, ids: &[String]) -> Result<(Vec<Resolution>, Vec<Arc<Served>>), StoreError> {
+    async fn resolve_products(
+        &self,
+        ids: &[String],
+        pick: Pick,
+    ) -> Result<(Vec<Resolution>, Vec<Arc<Served>>), StoreError> {
         self.catalog_current().await?;
         let cache = &self.inner.cache;
         let epoch = cache.epoch();
-        let mut found: Vec<Option<Arc<[Resolution]>>> = ids.iter().map(|id| cache.resolution(id)).collect();
-        let missing_ids: Vec<String> =
-            ids.iter().zip(&found).filter(|(_, hit)| hit.is_none()).map(|(id, _)| id.clone()).collect();
-        let known: Vec<Resolution> =
-            found.iter().flatten().flat_map(|resolutions| resolutions.iter().cloned()).collect();
-        let known_products = resolved_products(&known);
-        let (mut products, missing_products) = cached_products(cache, &known_products);
-        if missing_ids.is_empty() && missing_products.is_empty() {
-            return Ok((known, products));
+        let found: Vec<Option<Arc<[Resolution]>>> = ids.iter().map(|id| cache.resolution(id)).collect();
+        if found.iter().all(Option::is_some) {
+            let resolutions: Vec<Resolution> = found.into_iter().flatten().flat_map(|found| found.to_vec()).collect();
+            let products = self.products(&pick(&resolutions)).await?;
+            return Ok((resolutions, products));
         }
-        // One trip to a reader for both: the ids not yet resolved, then the products of the
-        // cached resolutions the cache lacks and every product a fresh resolution names
-        // (from the cache when it holds them).
-        let inner = Arc::clone(&self.inner);
-        let (resolved, loaded) = self
+        // One trip to a reader for both: the ids not yet resolved, then the picked products
+        // the cache lacks.
+        let (ids, inner) = (ids.to_vec(), Arc::clone(&self.inner));
+        let (resolved, resolutions, mut products, loaded) = self
             .read(move |connection| {
                 snapshot(connection, |connection| {
-                    let resolved = resolve_each(connection, &missing_ids)?;
-                    let fresh: Vec<Resolution> =
-                        resolved.iter().flat_map(|(_, resolutions)| resolutions.iter().cloned()).collect();
-                    let mut wanted = missing_products;
-                    wanted.extend(resolved_products(&fresh).into_iter().filter(|id| !known_products.contains(id)));
-                    Ok((resolved, read_products(&inner, connection, wanted)?))
+                    let missing: Vec<String> =
+                        ids.iter().zip(&found).filter(|(_, hit)| hit.is_none()).map(|(id, _)| id.clone()).collect();
+                    let resolved = resolve_each(connection, &missing)?;
+                    let mut found = found;
+                    fill(&mut found, &ids, &resolved);
+                    let resolutions: Vec<Resolution> =
+                        found.into_iter().flatten().flat_map(|found| found.to_vec()).collect();
+                    let (products, missing) = cached_products(&inner.cache, &pick(&resolutions));
+                    let loaded = read_products(&inner, connection, missing)?;
+                    Ok((resolved, resolutions, products, loaded))
                 })
             })
             .await?;
         for (id, resolutions) in resolved {
-            // Every place the id was asked at, a repeated id too.
-            for (slot, wanted) in found.iter_mut().zip(ids) {
-                if *wanted == id && slot.is_none() {
-                    *slot = Some(Arc::clone(&resolutions));
-                }
-            }
             cache.keep(epoch, Loaded::Resolution(Arc::from(id), resolutions));
         }
-        let resolutions: Vec<Resolution> =
-            found.into_iter().flatten().flat_map(|resolutions| resolutions.to_vec()).collect();
         keep_products(cache, epoch, loaded, &mut products);
         Ok((resolutions, products))
     }
@@ -210,6 +198,17 @@ impl SqliteStore {
             }
         }
         Ok(found.into_iter().flatten().collect())
+    }
+}
+
+/// Puts each id's fresh resolutions at every place it was asked at (a repeated id too).
+fn fill(found: &mut [Option<Arc<[Resolution]>>], ids: &[String], resolved: &[Resolved]) {
+    for (id, resolutions) in resolved {
+        for (slot, wanted) in found.iter_mut().zip(ids) {
+            if wanted == id && slot.is_none() {
+                *slot = Some(Arc::clone(resolutions));
+            }
+        }
     }
 }
 

@@ -332,7 +332,7 @@ mod tests {
                 resolutions.into_iter().map(|found| (found.input, found.product_id, found.variant_id)).collect();
             (resolutions, products)
         };
-        let (resolutions, products) = store.resolve_products(&ids).await.unwrap();
+        let (resolutions, products) = store.resolve_products(&ids, ucp_domain::store::resolved_products).await.unwrap();
         // The trait's own answer: resolve, then the products it named.
         let expected = store.resolve(&ids).await.unwrap();
         let named = store.products(&ucp_domain::store::resolved_products(&expected)).await.unwrap();
@@ -366,8 +366,13 @@ mod tests {
             let fresh = self::store(&dir);
             let products = vec![product("a", "a1", 100), product("b", "b1", 200), product("c", "c1", 300)];
             fresh.import_products(Box::new(products.into_iter().map(Ok))).await.unwrap();
-            let cold =
-                fresh.resolve_products(&ids.iter().map(|id| (*id).to_owned()).collect::<Vec<_>>()).await.unwrap();
+            let cold = fresh
+                .resolve_products(
+                    &ids.iter().map(|id| (*id).to_owned()).collect::<Vec<_>>(),
+                    ucp_domain::store::resolved_products,
+                )
+                .await
+                .unwrap();
             let (_, expected) = answer(&store, ids).await;
             let mut cold_products: Vec<String> = cold.1.iter().map(|product| product.id.clone()).collect();
             cold_products.sort();
@@ -377,6 +382,22 @@ mod tests {
         let (got, expected) = answer(&store, &["sku-a1", "sku-c1"]).await;
         assert_eq!(got.1, vec!["a".to_owned(), "c".to_owned()]);
         assert_eq!(got, expected);
+        // Only the picked products are read, cold or cached: all three ids resolve, one
+        // product comes back.
+        fn last(resolutions: &[ucp_domain::store::Resolution]) -> Vec<String> {
+            resolutions.last().map(|resolution| resolution.product_id.clone()).into_iter().collect()
+        }
+        let ids: Vec<String> = ["sku-a1", "b", "handle-c"].iter().map(|id| (*id).to_owned()).collect();
+        let dir = tempfile::tempdir().unwrap();
+        let cold = self::store(&dir);
+        let products = vec![product("a", "a1", 100), product("b", "b1", 200), product("c", "c1", 300)];
+        cold.import_products(Box::new(products.into_iter().map(Ok))).await.unwrap();
+        for round in ["cold", "cached"] {
+            let (resolutions, products) = cold.resolve_products(&ids, last).await.unwrap();
+            assert_eq!(resolutions.len(), 3, "{round}");
+            let products: Vec<&str> = products.iter().map(|product| product.id.as_str()).collect();
+            assert_eq!(products, vec!["c"], "{round}");
+        }
     }
 
     // Many batches in one transaction: all of them land, counted, and the version moves once.
