@@ -24,6 +24,19 @@ import sys
 HOT, ANY, TITLES = 1000, 20000, 2000
 
 
+def lua_string(text: str) -> str:
+    """A Lua string literal of `text`, in ASCII: other bytes as \\ddd (JSON's \\uXXXX is not Lua)."""
+    out = []
+    for byte in text.encode("utf-8"):
+        if byte in (0x22, 0x5C):
+            out.append("\\" + chr(byte))
+        elif byte < 0x20 or byte >= 0x7F:
+            out.append("\\%03d" % byte)
+        else:
+            out.append(chr(byte))
+    return '"' + "".join(out) + '"'
+
+
 def main() -> None:
     catalog, out_lua = sys.argv[1], sys.argv[2]
     out_json = sys.argv[3] if len(sys.argv) > 3 else None
@@ -62,7 +75,7 @@ def main() -> None:
             seen += 1
     words = [[word.lower() for word in re.findall(r"[A-Za-z][A-Za-z'-]+", title)] for title in titles]
     words = [title for title in words if title]
-    lua_list = lambda items: "{" + ",".join(json.dumps(item) for item in items) + "}"
+    lua_list = lambda items: "{" + ",".join(lua_string(item) for item in items) + "}"
     with open(out_lua, "w", encoding="utf-8") as out:
         out.write(f"PRODUCT_IDS = {lua_list(pids)}\n")
         out.write(f"VARIANT_IDS = {lua_list(vids)}\n")

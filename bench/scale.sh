@@ -131,9 +131,11 @@ for size in $SIZES; do
   for op in search get_product; do wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -s "$BENCH_DIR/$op.lua" "http://127.0.0.1:$port" >/dev/null; done
   : >"$dir/rounds.tsv"
   for run in $(seq 1 "$RUNS"); do
-    echo "bare $(run_wrk ping "http://127.0.0.1:$BARE_PORT" "$BARE_PID")" >>"$dir/rounds.tsv"
+    line=$(run_wrk ping "http://127.0.0.1:$BARE_PORT" "$BARE_PID") || die "bare failed at $size products"
+    echo "bare $line" >>"$dir/rounds.tsv"
     for op in ping search get_product; do
-      echo "$op $(run_wrk "$op" "http://127.0.0.1:$port" "$server")" >>"$dir/rounds.tsv"
+      line=$(run_wrk "$op" "http://127.0.0.1:$port" "$server") || die "$op failed at $size products"
+      echo "$op $line" >>"$dir/rounds.tsv"
     done
     log "$size products: round $run/$RUNS done"
   done
@@ -141,7 +143,8 @@ for size in $SIZES; do
   for op in search_varied get_product_any; do wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -s "$BENCH_DIR/$op.lua" "http://127.0.0.1:$port" >/dev/null; done
   for run in $(seq 1 "$RUNS"); do
     for op in search_varied get_product_any; do
-      echo "$op $(run_wrk "$op" "http://127.0.0.1:$port" "$server")" >>"$dir/rounds.tsv"
+      line=$(run_wrk "$op" "http://127.0.0.1:$port" "$server") || die "$op failed at $size products"
+      echo "$op $line" >>"$dir/rounds.tsv"
     done
     log "$size products: cold round $run/$RUNS done"
   done
