@@ -37,22 +37,8 @@ impl CatalogStore for SqliteStore {
     }
 
     async fn resolve(&self, ids: &[String]) -> Result<Vec<Resolution>, StoreError> {
-        self.catalog_current().await?;
-        let cache = &self.inner.cache;
-        let epoch = cache.epoch();
-        let mut found: Vec<Option<Arc<[Resolution]>>> = ids.iter().map(|id| cache.resolution(id)).collect();
-        let missing: Vec<String> =
-            ids.iter().zip(&found).filter(|(_, hit)| hit.is_none()).map(|(id, _)| id.clone()).collect();
-        if !missing.is_empty() {
-            let resolved = self
-                .read(move |connection| snapshot(connection, |connection| resolve_each(connection, &missing)))
-                .await?;
-            fill(&mut found, ids, &resolved);
-            for (id, resolutions) in resolved {
-                cache.keep(epoch, Loaded::Resolution(Arc::from(id), resolutions));
-            }
-        }
-        Ok(found.into_iter().flatten().flat_map(|resolutions| resolutions.to_vec()).collect())
+        // Resolving and reading no product: the same cache and trip as a read.
+        Ok(self.resolve_products(ids, |_| Vec::new()).await?.0)
     }
 
     async fn products(&self, product_ids: &[String]) -> Result<Vec<Arc<Served>>, StoreError> {
@@ -81,7 +67,7 @@ impl CatalogStore for SqliteStore {
         let epoch = cache.epoch();
         let found: Vec<Option<Arc<[Resolution]>>> = ids.iter().map(|id| cache.resolution(id)).collect();
         if found.iter().all(Option::is_some) {
-            let resolutions: Vec<Resolution> = found.into_iter().flatten().flat_map(|found| found.to_vec()).collect();
+            let resolutions = flatten(found);
             let products = self.products(&pick(&resolutions)).await?;
             return Ok((resolutions, products));
         }
@@ -96,8 +82,7 @@ impl CatalogStore for SqliteStore {
                     let resolved = resolve_each(connection, &missing)?;
                     let mut found = found;
                     fill(&mut found, &ids, &resolved);
-                    let resolutions: Vec<Resolution> =
-                        found.into_iter().flatten().flat_map(|found| found.to_vec()).collect();
+                    let resolutions = flatten(found);
                     let (products, missing) = cached_products(&inner.cache, &pick(&resolutions));
                     let loaded = read_products(&inner, connection, missing)?;
                     Ok((resolved, resolutions, products, loaded))
@@ -199,6 +184,11 @@ impl SqliteStore {
         }
         Ok(found.into_iter().flatten().collect())
     }
+}
+
+/// Every id's resolutions, in the order the ids were asked.
+fn flatten(found: Vec<Option<Arc<[Resolution]>>>) -> Vec<Resolution> {
+    found.into_iter().flatten().flat_map(|resolutions| resolutions.to_vec()).collect()
 }
 
 /// Puts each id's fresh resolutions at every place it was asked at (a repeated id too).
@@ -359,8 +349,91 @@ fn resolve_each(connection: &Connection, ids: &[String]) -> Result<Vec<Resolved>
 #[cfg(test)]
 mod tests {
     use rusqlite::StatementStatus;
+    use ucp_domain::store::CatalogStore;
 
+    use super::super::import::tests::{product, store};
     use super::*;
+
+    /// What `resolve_products` answers, as (input, product, variant) and the product ids.
+    type Answer = (Vec<(String, String, Option<String>)>, Vec<String>);
+
+    async fn answer(store: &SqliteStore, ids: &[&str]) -> (Answer, Answer) {
+        let ids: Vec<String> = ids.iter().map(|id| (*id).to_owned()).collect();
+        let shape = |resolutions: Vec<ucp_domain::store::Resolution>,
+                     products: Vec<std::sync::Arc<ucp_domain::catalog::Served>>| {
+            let mut products: Vec<String> = products.iter().map(|product| product.id.clone()).collect();
+            products.sort();
+            let resolutions =
+                resolutions.into_iter().map(|found| (found.input, found.product_id, found.variant_id)).collect();
+            (resolutions, products)
+        };
+        let (resolutions, products) = store.resolve_products(&ids, ucp_domain::store::resolved_products).await.unwrap();
+        // The trait's own answer: resolve, then the products it named.
+        let expected = store.resolve(&ids).await.unwrap();
+        let named = store.products(&ucp_domain::store::resolved_products(&expected)).await.unwrap();
+        (shape(resolutions, products), shape(expected, named))
+    }
+
+    // Resolving and reading in one trip answers as resolving, then reading, does: whatever
+    // mix of ids, resolutions and products the read cache already holds (a product cached
+    // but not the SKU naming it; a resolution cached but not its product; unknown ids).
+    #[tokio::test]
+    async fn resolve_products_answers_as_resolve_then_products() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store(&dir);
+        let products = vec![product("a", "a1", 100), product("b", "b1", 200), product("c", "c1", 300)];
+        store.import_products(Box::new(products.into_iter().map(Ok))).await.unwrap();
+        let cases: [&[&str]; 6] = [
+            &["a"],
+            &["sku-b1", "a", "nope"],
+            &["b"],
+            &["sku-b1", "handle-c", "c1"],
+            &["nope", "also-nope"],
+            &["a", "a", "sku-a1"],
+        ];
+        for ids in cases {
+            let (got, expected) = answer(&store, ids).await;
+            assert_eq!(got, expected, "{ids:?}");
+        }
+        // Cold, and then with the products cached but none of the resolutions.
+        for ids in cases {
+            let dir = tempfile::tempdir().unwrap();
+            let fresh = self::store(&dir);
+            let products = vec![product("a", "a1", 100), product("b", "b1", 200), product("c", "c1", 300)];
+            fresh.import_products(Box::new(products.into_iter().map(Ok))).await.unwrap();
+            let cold = fresh
+                .resolve_products(
+                    &ids.iter().map(|id| (*id).to_owned()).collect::<Vec<_>>(),
+                    ucp_domain::store::resolved_products,
+                )
+                .await
+                .unwrap();
+            let (_, expected) = answer(&store, ids).await;
+            let mut cold_products: Vec<String> = cold.1.iter().map(|product| product.id.clone()).collect();
+            cold_products.sort();
+            assert_eq!(cold_products, expected.1, "cold {ids:?}");
+            assert_eq!(cold.0.len(), expected.0.len(), "cold {ids:?}");
+        }
+        let (got, expected) = answer(&store, &["sku-a1", "sku-c1"]).await;
+        assert_eq!(got.1, vec!["a".to_owned(), "c".to_owned()]);
+        assert_eq!(got, expected);
+        // Only the picked products are read, cold or cached: all three ids resolve, one
+        // product comes back.
+        fn last(resolutions: &[ucp_domain::store::Resolution]) -> Vec<String> {
+            resolutions.last().map(|resolution| resolution.product_id.clone()).into_iter().collect()
+        }
+        let ids: Vec<String> = ["sku-a1", "b", "handle-c"].iter().map(|id| (*id).to_owned()).collect();
+        let dir = tempfile::tempdir().unwrap();
+        let cold = self::store(&dir);
+        let products = vec![product("a", "a1", 100), product("b", "b1", 200), product("c", "c1", 300)];
+        cold.import_products(Box::new(products.into_iter().map(Ok))).await.unwrap();
+        for round in ["cold", "cached"] {
+            let (resolutions, products) = cold.resolve_products(&ids, last).await.unwrap();
+            assert_eq!(resolutions.len(), 3, "{round}");
+            let products: Vec<&str> = products.iter().map(|product| product.id.as_str()).collect();
+            assert_eq!(products, vec!["c"], "{round}");
+        }
+    }
 
     // The id resolution runs on every catalog read and cart line: its statements must stay
     // prepared (a compound SELECT, or a join, around a parameter was re-prepared by SQLite on

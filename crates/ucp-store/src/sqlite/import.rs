@@ -253,14 +253,14 @@ fn upsert_all(connection: &Connection, products: &[Prepared], fresh: bool) -> Re
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use ucp_domain::catalog::{Description, PriceRange, Variant};
     use ucp_domain::money::Price;
     use ucp_domain::store::CatalogStore;
 
     use super::*;
 
-    fn product(id: &str, variant_id: &str, amount: i64) -> Product {
+    pub(in crate::sqlite) fn product(id: &str, variant_id: &str, amount: i64) -> Product {
         let price = Price::new(amount, "USD".to_owned());
         let mut product = Product {
             id: id.to_owned(),
@@ -302,7 +302,7 @@ mod tests {
         product
     }
 
-    fn store(dir: &tempfile::TempDir) -> SqliteStore {
+    pub(in crate::sqlite) fn store(dir: &tempfile::TempDir) -> SqliteStore {
         SqliteStore::open(&dir.path().join("catalog.db"), 1).unwrap()
     }
 
@@ -317,87 +317,6 @@ mod tests {
             .map(Result::unwrap)
             .collect();
         (version, rows)
-    }
-
-    /// What `resolve_products` answers, as (input, product, variant) and the product ids.
-    type Answer = (Vec<(String, String, Option<String>)>, Vec<String>);
-
-    async fn answer(store: &SqliteStore, ids: &[&str]) -> (Answer, Answer) {
-        let ids: Vec<String> = ids.iter().map(|id| (*id).to_owned()).collect();
-        let shape = |resolutions: Vec<ucp_domain::store::Resolution>,
-                     products: Vec<std::sync::Arc<ucp_domain::catalog::Served>>| {
-            let mut products: Vec<String> = products.iter().map(|product| product.id.clone()).collect();
-            products.sort();
-            let resolutions =
-                resolutions.into_iter().map(|found| (found.input, found.product_id, found.variant_id)).collect();
-            (resolutions, products)
-        };
-        let (resolutions, products) = store.resolve_products(&ids, ucp_domain::store::resolved_products).await.unwrap();
-        // The trait's own answer: resolve, then the products it named.
-        let expected = store.resolve(&ids).await.unwrap();
-        let named = store.products(&ucp_domain::store::resolved_products(&expected)).await.unwrap();
-        (shape(resolutions, products), shape(expected, named))
-    }
-
-    // Resolving and reading in one trip answers as resolving, then reading, does: whatever
-    // mix of ids, resolutions and products the read cache already holds (a product cached
-    // but not the SKU naming it; a resolution cached but not its product; unknown ids).
-    #[tokio::test]
-    async fn resolve_products_answers_as_resolve_then_products() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = store(&dir);
-        let products = vec![product("a", "a1", 100), product("b", "b1", 200), product("c", "c1", 300)];
-        store.import_products(Box::new(products.into_iter().map(Ok))).await.unwrap();
-        let cases: [&[&str]; 6] = [
-            &["a"],
-            &["sku-b1", "a", "nope"],
-            &["b"],
-            &["sku-b1", "handle-c", "c1"],
-            &["nope", "also-nope"],
-            &["a", "a", "sku-a1"],
-        ];
-        for ids in cases {
-            let (got, expected) = answer(&store, ids).await;
-            assert_eq!(got, expected, "{ids:?}");
-        }
-        // Cold, and then with the products cached but none of the resolutions.
-        for ids in cases {
-            let dir = tempfile::tempdir().unwrap();
-            let fresh = self::store(&dir);
-            let products = vec![product("a", "a1", 100), product("b", "b1", 200), product("c", "c1", 300)];
-            fresh.import_products(Box::new(products.into_iter().map(Ok))).await.unwrap();
-            let cold = fresh
-                .resolve_products(
-                    &ids.iter().map(|id| (*id).to_owned()).collect::<Vec<_>>(),
-                    ucp_domain::store::resolved_products,
-                )
-                .await
-                .unwrap();
-            let (_, expected) = answer(&store, ids).await;
-            let mut cold_products: Vec<String> = cold.1.iter().map(|product| product.id.clone()).collect();
-            cold_products.sort();
-            assert_eq!(cold_products, expected.1, "cold {ids:?}");
-            assert_eq!(cold.0.len(), expected.0.len(), "cold {ids:?}");
-        }
-        let (got, expected) = answer(&store, &["sku-a1", "sku-c1"]).await;
-        assert_eq!(got.1, vec!["a".to_owned(), "c".to_owned()]);
-        assert_eq!(got, expected);
-        // Only the picked products are read, cold or cached: all three ids resolve, one
-        // product comes back.
-        fn last(resolutions: &[ucp_domain::store::Resolution]) -> Vec<String> {
-            resolutions.last().map(|resolution| resolution.product_id.clone()).into_iter().collect()
-        }
-        let ids: Vec<String> = ["sku-a1", "b", "handle-c"].iter().map(|id| (*id).to_owned()).collect();
-        let dir = tempfile::tempdir().unwrap();
-        let cold = self::store(&dir);
-        let products = vec![product("a", "a1", 100), product("b", "b1", 200), product("c", "c1", 300)];
-        cold.import_products(Box::new(products.into_iter().map(Ok))).await.unwrap();
-        for round in ["cold", "cached"] {
-            let (resolutions, products) = cold.resolve_products(&ids, last).await.unwrap();
-            assert_eq!(resolutions.len(), 3, "{round}");
-            let products: Vec<&str> = products.iter().map(|product| product.id.as_str()).collect();
-            assert_eq!(products, vec!["c"], "{round}");
-        }
     }
 
     // Many batches in one transaction: all of them land, counted, and the version moves once.
