@@ -61,6 +61,42 @@ end
 
 BODIES = {}
 
+-- search_catalog's filter combinations (search.lua, search_varied.lua): each the encoded value
+-- of catalog.filters, or "" for no filters.
+SEARCH_FILTERS = {
+  "",
+  "",
+  '{"price":{"min":1000,"max":5000}}',
+  '{"categories":["Apparel & Accessories"]}',
+  '{"categories":["Home & Garden","Sporting Goods"],"price":{"max":20000}}',
+  '{"categories":["Footwear"],"price":{"min":5000}}',
+}
+
+-- The cold scenarios' data (bench/ids.py's cold.lua, beside BENCH_DATA, or BENCH_COLD_DATA):
+-- loaded by the cold scripts only, as it slows wrk when every thread holds it.
+function load_cold_data()
+  local path = os.getenv("BENCH_COLD_DATA")
+  if not path or path == "" then
+    path = (os.getenv("BENCH_DATA") or ""):gsub("[^/]*$", "") .. "cold.lua"
+  end
+  dofile(path)
+end
+
+-- A scenario that makes every body as it goes: request() asks `body()` for the next one,
+-- drawing from math.random seeded with `seed` plus the thread's index (the same sequence in
+-- every run, a different one per thread). BODIES keeps one body for init().
+function random_bodies(seed, body)
+  BODIES = { body() }
+  local seeded = false
+  request = function()
+    if not seeded then
+      math.randomseed(seed + (thread_index or 0))
+      seeded = true
+    end
+    return wrk.format(nil, nil, nil, body())
+  end
+end
+
 -- wrk callbacks ----------------------------------------------------------------------------
 
 local threads = {}

@@ -294,23 +294,20 @@ for op in "${OPS[@]}"; do run_wrk "$op" "$WARMUP" "$WORK/warmup-$op.txt"; done
 meta RSS_AFTER_WARMUP_KB "$(rss_kb "$SERVER_PID")"
 
 # Operations are interleaved within each run so drift affects all of them alike.
-for run in $(seq 1 "$RUNS"); do
-  for op in "${OPS[@]}"; do
-    log "run $run/$RUNS: $op (wrk -t$THREADS -c$CONNECTIONS -d$DURATION --latency)"
-    run_wrk "$op" "$DURATION" "$WORK/wrk-$op-$run.txt"
-    grep -E '^(BENCH|CPU)_RESULT' "$WORK/wrk-$op-$run.txt" | sed -E 's/^(BENCH|CPU)_RESULT /    /' >&2
+rounds() { # op...: RUNS rounds, each running every op once, in order
+  for run in $(seq 1 "$RUNS"); do
+    for op in "$@"; do
+      log "run $run/$RUNS: $op (wrk -t$THREADS -c$CONNECTIONS -d$DURATION --latency)"
+      run_wrk "$op" "$DURATION" "$WORK/wrk-$op-$run.txt"
+      grep -E '^(BENCH|CPU)_RESULT' "$WORK/wrk-$op-$run.txt" | sed -E 's/^(BENCH|CPU)_RESULT /    /' >&2
+    done
   done
-done
+}
+rounds "${OPS[@]}"
 meta RSS_AFTER_BENCH_KB "$(rss_kb "$SERVER_PID")"
 # The cold scenarios: each run's ratio is against that run's ping above.
 for op in "${COLD_OPS[@]}"; do run_wrk "$op" "$WARMUP" "$WORK/warmup-$op.txt"; done
-for run in $(seq 1 "$RUNS"); do
-  for op in "${COLD_OPS[@]}"; do
-    log "run $run/$RUNS: $op (wrk -t$THREADS -c$CONNECTIONS -d$DURATION --latency)"
-    run_wrk "$op" "$DURATION" "$WORK/wrk-$op-$run.txt"
-    grep -E '^(BENCH|CPU)_RESULT' "$WORK/wrk-$op-$run.txt" | sed -E 's/^(BENCH|CPU)_RESULT /    /' >&2
-  done
-done
+rounds "${COLD_OPS[@]}"
 meta RSS_AFTER_COLD_KB "$(rss_kb "$SERVER_PID")"
 kill "$BARE_PID" 2>/dev/null || true
 wait "$BARE_PID" 2>/dev/null || true

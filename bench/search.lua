@@ -11,18 +11,8 @@ local queries = {
   "headlamp", "backpack", "denim jeans", "tote bag",
 }
 
--- Each filter combo is the encoded value of catalog.filters, or "" for no filters.
-local filters = {
-  "",
-  "",
-  '{"price":{"min":1000,"max":5000}}',
-  '{"categories":["Apparel & Accessories"]}',
-  '{"categories":["Home & Garden","Sporting Goods"],"price":{"max":20000}}',
-  '{"categories":["Footwear"],"price":{"min":5000}}',
-}
-
 -- Every query with every filter combo (24 x 6 = 144 bodies); consecutive requests differ in query.
-for _, f in ipairs(filters) do
+for _, f in ipairs(SEARCH_FILTERS) do
   for _, q in ipairs(queries) do
     local catalog = '{"query":' .. json_string(q)
     if f ~= "" then catalog = catalog .. ',"filters":' .. f end
