@@ -48,7 +48,7 @@ pub fn payload_member(operation: Operation) -> Option<&'static str> {
 /// request ([`detached`]).
 pub async fn run(state: &AppState, invocation: Invocation<'_>) -> Result<Reply, ApiError> {
     if invocation.operation == Operation::CompleteCheckout {
-        return detached(state, invocation).await;
+        return Box::pin(detached(state, invocation)).await;
     }
     attached(state, invocation).await
 }
@@ -161,7 +161,7 @@ async fn once(
         invocation.arguments,
     )?;
     match keyed {
-        Some(keyed) => state.idempotency.once(keyed, execute(state, invocation, claimed, request)).await,
+        Some(keyed) => Box::pin(state.idempotency.once(keyed, execute(state, invocation, claimed, request))).await,
         None => execute(state, invocation, claimed, request).await,
     }
 }
@@ -215,16 +215,18 @@ async fn execute(
         ParsedRequest::SearchCatalog(request) => catalog::search_catalog(state, envelope, request, mirror).await?,
         ParsedRequest::LookupCatalog(request) => catalog::lookup_catalog(state, envelope, request, mirror).await?,
         ParsedRequest::GetProduct(request) => catalog::get_product(state, envelope, request, mirror).await?,
-        ParsedRequest::CreateCart(request) => created(purchase::create_cart(&call, request).await?),
-        ParsedRequest::GetCart => purchase::get_cart(&call, id).await?.into(),
-        ParsedRequest::UpdateCart(request) => purchase::update_cart(&call, id, request).await?.into(),
-        ParsedRequest::CancelCart => purchase::cancel_cart(&call, id).await?.into(),
-        ParsedRequest::CreateCheckout(request) => created(purchase::create_checkout(&call, request).await?),
-        ParsedRequest::GetCheckout => purchase::get_checkout(&call, id).await?.into(),
-        ParsedRequest::UpdateCheckout(request) => purchase::update_checkout(&call, id, request).await?.into(),
-        ParsedRequest::CompleteCheckout(request) => purchase::complete_checkout(&call, id, request).await?.into(),
-        ParsedRequest::CancelCheckout => purchase::cancel_checkout(&call, id).await?.into(),
-        ParsedRequest::GetOrder => purchase::get_order(&call, id).await?.into(),
+        ParsedRequest::CreateCart(request) => created(Box::pin(purchase::create_cart(&call, request)).await?),
+        ParsedRequest::GetCart => Box::pin(purchase::get_cart(&call, id)).await?.into(),
+        ParsedRequest::UpdateCart(request) => Box::pin(purchase::update_cart(&call, id, request)).await?.into(),
+        ParsedRequest::CancelCart => Box::pin(purchase::cancel_cart(&call, id)).await?.into(),
+        ParsedRequest::CreateCheckout(request) => created(Box::pin(purchase::create_checkout(&call, request)).await?),
+        ParsedRequest::GetCheckout => Box::pin(purchase::get_checkout(&call, id)).await?.into(),
+        ParsedRequest::UpdateCheckout(request) => Box::pin(purchase::update_checkout(&call, id, request)).await?.into(),
+        ParsedRequest::CompleteCheckout(request) => {
+            Box::pin(purchase::complete_checkout(&call, id, request)).await?.into()
+        }
+        ParsedRequest::CancelCheckout => Box::pin(purchase::cancel_checkout(&call, id)).await?.into(),
+        ParsedRequest::GetOrder => Box::pin(purchase::get_order(&call, id)).await?.into(),
     };
     if let Some(step) = crate::traffic::funnel_step(operation, reply.created) {
         state.traffic.record_funnel(&platform.url, step);

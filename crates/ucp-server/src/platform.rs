@@ -146,6 +146,12 @@ impl PlatformResolver {
         if let Some(profile) = self.profiles.get(url).await {
             return Ok(profile);
         }
+        // Boxed: a fetch's future is large, and a hit (nearly every call) should not carry it.
+        Box::pin(self.resolve_missed(url)).await
+    }
+
+    /// [`PlatformResolver::resolve`] of a profile the cache does not hold.
+    async fn resolve_missed(&self, url: &str) -> Result<Arc<PlatformProfile>, ApiError> {
         if let Some(error) = self.failures.get(url).await {
             return Err(error);
         }

@@ -310,3 +310,26 @@ fn push_id(body: &mut String, id: &Value) {
         other => body.push_str(&other.to_string()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::future::Future;
+
+    use super::*;
+
+    /// The size of the future `call` returns, without calling it.
+    fn future_size<'a, F: Future>(
+        _call: impl FnOnce(&'a AppState, &'a HeaderMap, Option<Principal>, &'a Value) -> F,
+    ) -> usize {
+        std::mem::size_of::<F>()
+    }
+
+    /// `tools/call` boxes its call's future, so every call copies that future into the box:
+    /// the operations that hold large futures (the purchase flow, a keyed call, a profile
+    /// fetch) are boxed where they are awaited. Unboxed, this was 160 KB.
+    #[test]
+    fn a_tool_call_future_stays_small() {
+        let size = future_size(call_tool);
+        assert!(size <= 16 * 1024, "call_tool's future is {size} bytes");
+    }
+}
