@@ -75,8 +75,10 @@ where
     let builder = tracing_subscriber::fmt().with_env_filter(filter).with_ansi(ansi).with_writer(writer);
     if json {
         builder.json().init();
-    } else {
+    } else if ansi {
         builder.init();
+    } else {
+        builder.fmt_fields(crate::log_fields::Fields).init();
     }
 }
 

@@ -4,6 +4,7 @@
 #![allow(clippy::print_stdout)]
 
 mod catalog;
+mod log_fields;
 mod logging;
 mod orders;
 
