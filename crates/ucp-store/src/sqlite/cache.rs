@@ -24,7 +24,7 @@ use crate::index::IndexPage;
 
 /// Memory for products as served, with what hangs off each (its rendering, its default view),
 /// unless the configuration sets another ([`ReadCache::set_product_bytes`]).
-const PRODUCT_BYTES: u64 = 64 * 1024 * 1024;
+const PRODUCT_BYTES: u64 = 48 * 1024 * 1024;
 /// Memory for id resolutions and product rows (ids a stranger sends are cached too, misses
 /// included, so this is bounded like the rest).
 const ID_BYTES: u64 = 8 * 1024 * 1024;
