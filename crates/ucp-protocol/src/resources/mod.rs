@@ -10,6 +10,7 @@ mod order;
 mod rendered;
 mod session;
 pub mod shapes;
+mod split;
 mod time;
 
 pub use catalog::{LookupBody, ProductBody, SearchBody};

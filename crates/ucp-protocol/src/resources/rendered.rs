@@ -17,6 +17,7 @@ use serde::Serialize;
 use ucp_domain::catalog::{Product, Served, Shown};
 
 use super::Message;
+use super::split::split;
 use crate::escape::escape_into;
 
 /// Between the members before the variants and the first variant.
@@ -162,33 +163,23 @@ impl Rendered {
     /// The pieces, or `None` when the product's JSON does not split as expected (then it is
     /// serialized every time, as it always was).
     ///
-    /// The product is serialized once, and its pieces are cut from that JSON: a walk over the
-    /// top-level members finds `variants`, and a walk over its array finds where each variant
-    /// ends. (Serializing each variant again to find them cost as much as the product itself.)
+    /// The product is serialized once ([`split`]), noting where each variant starts and ends
+    /// as it is written, and the pieces are cut from that JSON.
     fn of(product: &Product) -> Option<Rendered> {
-        let full = serde_json::to_vec(product).ok()?;
         if product.variants.is_empty() {
+            let full = serde_json::to_vec(product).ok()?;
             let (close, before) = full.split_last()?;
             return (*close == b'}').then(|| Rendered::new(before.into(), Box::new([]), Box::new([b'}'])));
         }
-        let (split, array) = variants_member(&full)?;
-        let mut variants = Vec::with_capacity(product.variants.len());
-        let mut at = array + 1;
-        let rest = loop {
-            let end = value_end(&full, at)?;
-            variants.push(full[at..end].into());
-            match full.get(end)? {
-                b',' => at = end + 1,
-                b']' => break end + 1,
-                _ => return None,
-            }
-        };
+        let split = split(product)?;
+        let json = &split.json;
         // Every piece is a run of whole UTF-8 characters: the cuts are at ASCII punctuation
         // serde_json wrote.
-        if variants.len() != product.variants.len() || !matches!(full.get(rest), Some(b',' | b'}')) {
+        if split.variants.len() != product.variants.len() || !matches!(json.get(split.after), Some(b',' | b'}')) {
             return None;
         }
-        Some(Rendered::new(full[..split].into(), variants.into_boxed_slice(), full[rest..].into()))
+        let variants = split.variants.iter().map(|range| json[range.clone()].into()).collect();
+        Some(Rendered::new(json[..split.before].into(), variants, json[split.after..].into()))
     }
 
     fn new(before: Box<[u8]>, variants: Box<[Box<[u8]>]>, after: Box<[u8]>) -> Rendered {
@@ -198,76 +189,6 @@ impl Rendered {
     /// The escaped pieces, when `sink` mirrors.
     fn escaped_for(&self, sink: &Sink) -> Option<&Pieces> {
         sink.mirrored().then(|| self.escaped.get_or_init(|| self.pieces.escaped()))
-    }
-}
-
-/// Where the top-level `variants` member of a compact JSON object sits: the position of the
-/// comma before it and of its array's opening bracket. `None` when it has none (or is the first
-/// member, which a product's never is).
-fn variants_member(json: &[u8]) -> Option<(usize, usize)> {
-    if json.first() != Some(&b'{') {
-        return None;
-    }
-    let mut at = 1;
-    while json.get(at) == Some(&b'"') {
-        let key_end = string_end(json, at + 1)?;
-        if json.get(key_end) != Some(&b':') {
-            return None;
-        }
-        let value = key_end + 1;
-        if at > 1 && json[at..key_end] == *b"\"variants\"" && json.get(value) == Some(&b'[') {
-            return Some((at - 1, value));
-        }
-        at = value_end(json, value)?;
-        if json.get(at) != Some(&b',') {
-            return None;
-        }
-        at += 1;
-    }
-    None
-}
-
-/// The end (exclusive) of the JSON value that starts at `at` in compact JSON.
-fn value_end(json: &[u8], at: usize) -> Option<usize> {
-    match json.get(at)? {
-        b'"' => string_end(json, at + 1),
-        b'{' | b'[' => {
-            let mut depth = 0usize;
-            let mut index = at;
-            while let Some(&byte) = json.get(index) {
-                match byte {
-                    b'"' => {
-                        index = string_end(json, index + 1)?;
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return Some(index + 1);
-                        }
-                    }
-                    _ => {}
-                }
-                index += 1;
-            }
-            None
-        }
-        // A number, `true`, `false` or `null`: up to the next delimiter.
-        _ => json[at..].iter().position(|byte| matches!(byte, b',' | b'}' | b']')).map(|length| at + length),
-    }
-}
-
-/// The end (exclusive, after the closing quote) of the string whose contents start at `at`.
-fn string_end(json: &[u8], mut at: usize) -> Option<usize> {
-    loop {
-        let found = at + memchr::memchr2(b'"', b'\\', json.get(at..)?)?;
-        if json[found] == b'"' {
-            return Some(found + 1);
-        }
-        // An escape: the backslash and the character after it (a `\uXXXX`'s digits hold no
-        // quote or backslash).
-        at = found + 2;
     }
 }
 
@@ -429,25 +350,6 @@ mod tests {
                 only_brace,
                 "{variants} variants, members after: {after}"
             );
-        }
-    }
-
-    #[test]
-    fn the_walk_finds_the_top_level_variants_and_where_each_ends() {
-        let json = br#"{"id":"a\\","m":{"variants":[1]},"s":",\"variants\":[","n":-1.5e3,"t":true,"variants":[{"a":"]}\""},{"b":[[]],"c":"\\"}],"z":null}"#;
-        let (comma, bracket) = super::variants_member(json).expect("a variants member");
-        assert_eq!(&json[..comma], br#"{"id":"a\\","m":{"variants":[1]},"s":",\"variants\":[","n":-1.5e3,"t":true"#);
-        assert_eq!(&json[comma..=bracket], super::VARIANTS_KEY);
-        let first = super::value_end(json, bracket + 1).expect("the first variant ends");
-        assert_eq!(&json[bracket + 1..first], br#"{"a":"]}\""}"#);
-        let second = super::value_end(json, first + 1).expect("the second variant ends");
-        assert_eq!(&json[first + 1..second], br#"{"b":[[]],"c":"\\"}"#);
-        assert_eq!(&json[second..], br#"],"z":null}"#);
-        assert_eq!(super::variants_member(br#"{"id":"x","tags":["variants"]}"#), None);
-        // Cut anywhere, the walk answers without panicking.
-        for cut in 0..json.len() {
-            let _ = super::variants_member(&json[..cut]);
-            let _ = super::value_end(&json[..cut], bracket + 1);
         }
     }
 
