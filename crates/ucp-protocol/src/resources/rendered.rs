@@ -17,7 +17,7 @@ use serde::Serialize;
 use ucp_domain::catalog::{Product, Served, Shown};
 
 use super::Message;
-use super::split::split;
+use super::split::{Cuts, split};
 use crate::escape::escape_into;
 
 /// Between the members before the variants and the first variant.
@@ -138,6 +138,16 @@ struct Pieces {
 }
 
 impl Pieces {
+    /// The pieces of JSON (or of its escape) at its cuts.
+    fn cut(cuts: &Cuts) -> Pieces {
+        let bytes = &cuts.bytes;
+        Pieces {
+            before: bytes[..cuts.before].into(),
+            variants: cuts.variants.iter().map(|range| bytes[range.clone()].into()).collect(),
+            after: bytes[cuts.after..].into(),
+        }
+    }
+
     fn escaped(&self) -> Pieces {
         let escape = |piece: &[u8]| {
             let mut out = Vec::with_capacity(piece.len() + piece.len() / 4);
@@ -161,25 +171,34 @@ pub(crate) struct Rendered {
 
 impl Rendered {
     /// The pieces, or `None` when the product's JSON does not split as expected (then it is
-    /// serialized every time, as it always was).
+    /// serialized every time, as it always was). With `mirror`, their escapes too.
     ///
     /// The product is serialized once ([`split`]), noting where each variant starts and ends
-    /// as it is written, and the pieces are cut from that JSON.
-    fn of(product: &Product) -> Option<Rendered> {
+    /// as it is written (and writing the escape alongside), and the pieces are cut from that.
+    fn of(product: &Product, mirror: bool) -> Option<Rendered> {
         if product.variants.is_empty() {
             let full = serde_json::to_vec(product).ok()?;
             let (close, before) = full.split_last()?;
-            return (*close == b'}').then(|| Rendered::new(before.into(), Box::new([]), Box::new([b'}'])));
+            let rendered = (*close == b'}').then(|| Rendered::new(before.into(), Box::new([]), Box::new([b'}'])))?;
+            if mirror {
+                let _ = rendered.escaped.set(rendered.pieces.escaped());
+            }
+            return Some(rendered);
         }
-        let split = split(product)?;
-        let json = &split.json;
+        let split = split(product, mirror)?;
+        let json = &split.json.bytes;
         // Every piece is a run of whole UTF-8 characters: the cuts are at ASCII punctuation
         // serde_json wrote.
-        if split.variants.len() != product.variants.len() || !matches!(json.get(split.after), Some(b',' | b'}')) {
+        if split.json.variants.len() != product.variants.len()
+            || !matches!(json.get(split.json.after), Some(b',' | b'}'))
+        {
             return None;
         }
-        let variants = split.variants.iter().map(|range| json[range.clone()].into()).collect();
-        Some(Rendered::new(json[..split.before].into(), variants, json[split.after..].into()))
+        let rendered = Rendered { pieces: Pieces::cut(&split.json), escaped: OnceLock::new() };
+        if let Some(escaped) = &split.escaped {
+            let _ = rendered.escaped.set(Pieces::cut(escaped));
+        }
+        Some(rendered)
     }
 
     fn new(before: Box<[u8]>, variants: Box<[Box<[u8]>]>, after: Box<[u8]>) -> Rendered {
@@ -193,8 +212,8 @@ impl Rendered {
 }
 
 /// The served product's rendering, made on first use.
-fn rendered(served: &Served) -> Option<&Rendered> {
-    served.rendering(Rendered::of)?.as_ref()
+fn rendered(served: &Served, mirror: bool) -> Option<&Rendered> {
+    served.rendering(|product| Rendered::of(product, mirror))?.as_ref()
 }
 
 /// Indices of the variants a shown product shows: `picked`, or all `count` of them.
@@ -206,7 +225,7 @@ fn shown_indices(picked: Option<&[usize]>, count: usize) -> impl Iterator<Item =
 /// Appends a shown product's JSON.
 pub(crate) fn write_product(sink: &mut Sink, shown: &Shown) -> serde_json::Result<()> {
     if let Shown::Served { served, variants } = shown
-        && let Some(rendered) = rendered(served)
+        && let Some(rendered) = rendered(served, sink.mirrored())
     {
         let (pieces, escaped) = (&rendered.pieces, rendered.escaped_for(sink));
         sink.piece(&pieces.before, escaped.map(|escaped| &escaped.before[..]));
@@ -238,7 +257,7 @@ pub(crate) fn write_lookup_product(
     mut tail: impl FnMut(usize, &mut Sink) -> serde_json::Result<()>,
 ) -> serde_json::Result<bool> {
     let Shown::Served { served, variants } = shown else { return Ok(false) };
-    let Some(rendered) = rendered(served) else { return Ok(false) };
+    let Some(rendered) = rendered(served, sink.mirrored()) else { return Ok(false) };
     let (pieces, escaped) = (&rendered.pieces, rendered.escaped_for(sink));
     // Every piece but `before` ends with a closing brace, unescaped in either form.
     let open = |piece: &[u8]| piece.len() - 1;
@@ -317,12 +336,15 @@ mod tests {
 
     /// `write` as a plain body and as a mirrored one: the JSON is what serde_json writes for
     /// `body`, the mirror its escape.
-    fn assert_written_as_serialized(body: &impl serde::Serialize, write: impl Fn(&mut Sink)) {
+    /// `write` as a plain body and as a mirrored one, the mirrored first when `mirror_first`
+    /// (the products are then rendered with their escapes as they are written; otherwise the
+    /// escapes are made from the pieces later).
+    fn assert_written_as_serialized(body: &impl serde::Serialize, mirror_first: bool, write: impl Fn(&mut Sink)) {
         let serialized = String::from_utf8(serde_json::to_vec(body).unwrap()).unwrap();
         let mut expected_mirror = serde_json::to_string(&serialized).unwrap();
         expected_mirror.pop();
         expected_mirror.remove(0);
-        for mirror in [false, true] {
+        for mirror in if mirror_first { [true, false] } else { [false, true] } {
             // Twice: the first write renders each served product, the second reuses it.
             for _ in 0..2 {
                 let mut sink = Sink::new(0, mirror);
@@ -341,7 +363,14 @@ mod tests {
     fn products_split_around_their_variants() {
         for (variants, after) in [(7, true), (1, true), (3, false), (0, true), (0, false)] {
             let product = product("p", variants, after);
-            let rendered = Rendered::of(&product).expect("the product splits");
+            let rendered = Rendered::of(&product, false).expect("the product splits");
+            // Escaped as it is written, the pieces are what escaping them afterwards gives.
+            let mirrored = Rendered::of(&product, true).expect("the product splits");
+            let (now, later) = (mirrored.escaped.get().expect("escaped as written"), rendered.pieces.escaped());
+            assert_eq!(now.before, later.before);
+            assert_eq!(now.variants, later.variants);
+            assert_eq!(now.after, later.after);
+            assert!(rendered.escaped.get().is_none(), "escaped only when mirrored");
             assert_eq!(rendered.pieces.variants.len(), variants);
             // With no variants the whole head is `before`: nothing goes between it and `after`.
             let only_brace = !after || variants == 0;
@@ -355,6 +384,12 @@ mod tests {
 
     #[test]
     fn a_search_body_is_written_as_serde_serializes_it() {
+        for mirror_first in [false, true] {
+            search_body_is_written_as_serde_serializes_it(mirror_first);
+        }
+    }
+
+    fn search_body_is_written_as_serde_serializes_it(mirror_first: bool) {
         let long = served(product("long", 7, true));
         let short = served(product("short", 3, false));
         let results = SearchResults {
@@ -375,12 +410,18 @@ mod tests {
                 results.messages.clear();
             }
             let body = SearchBody::new(ucp(), &results);
-            assert_written_as_serialized(&body, |sink| body.write_json(sink).unwrap());
+            assert_written_as_serialized(&body, mirror_first, |sink| body.write_json(sink).unwrap());
         }
     }
 
     #[test]
     fn a_lookup_body_is_written_as_serde_serializes_it() {
+        for mirror_first in [false, true] {
+            lookup_body_is_written_as_serde_serializes_it(mirror_first);
+        }
+    }
+
+    fn lookup_body_is_written_as_serde_serializes_it(mirror_first: bool) {
         let long = served(product("long", 7, true));
         let short = served(product("short", 3, false));
         let inputs = |ids: &[&str]| -> Vec<(String, MatchKind)> {
@@ -404,21 +445,24 @@ mod tests {
             messages: vec![Message::info("not_found", "nope".to_owned(), None)],
         };
         let body = LookupBody::new(ucp(), &results);
-        assert_written_as_serialized(&body, |sink| body.write_json(sink).unwrap());
+        assert_written_as_serialized(&body, mirror_first, |sink| body.write_json(sink).unwrap());
     }
 
     #[test]
     fn a_product_body_is_written_as_serde_serializes_it() {
         let selected =
             vec![SelectedOption { name: "Size".to_owned(), label: "S1".to_owned(), id: Some("s1".to_owned()) }];
-        for (shown, selected, messages) in [
+        for (index, (shown, selected, messages)) in [
             (Shown::whole(served(product("p", 4, true))), Some(selected.clone()), vec![]),
             (Shown::whole(served(product("q", 2, false))), None, vec![Message::info("x", "y".to_owned(), None)]),
             (Shown::Changed(Box::new(product("r", 2, true))), Some(selected), vec![]),
-        ] {
+        ]
+        .into_iter()
+        .enumerate()
+        {
             let view = ProductView { product: shown, selected, messages };
             let body = ProductBody::new(ucp(), &view);
-            assert_written_as_serialized(&body, |sink| body.write_json(sink).unwrap());
+            assert_written_as_serialized(&body, index % 2 == 0, |sink| body.write_json(sink).unwrap());
         }
     }
 }
