@@ -24,15 +24,16 @@ pub struct ProductDetail {
 
 /// Narrows `product` per `request`; `keep_variant` applies request filters (e.g. price).
 /// Returns `None` when no variant survives the filters.
+/// Only what the view shows is copied: the product's members and the variants it keeps.
 pub fn detail(
-    mut product: Product,
+    product: &Product,
     request: &DetailRequest,
     keep_variant: &dyn Fn(&Variant) -> bool,
 ) -> Option<ProductDetail> {
     let (featured, selected, relaxed) = match request.variant_id.as_deref().and_then(|id| product.variant_by_id(id)) {
         Some(variant) => (variant.id.clone(), variant.options.clone(), false),
         None => {
-            let (selected, relaxed) = relax(&product, request, keep_variant)?;
+            let (selected, relaxed) = relax(product, request, keep_variant)?;
             let matching: Vec<&Variant> = product
                 .variants
                 .iter()
@@ -44,8 +45,9 @@ pub fn detail(
         }
     };
 
+    let mut view = without_variants(product);
     // Option signals are relative to the effective selections, over all variants.
-    for option in &mut product.options {
+    for option in &mut view.options {
         for value in &mut option.values {
             let probe: Vec<SelectedOption> = selected
                 .iter()
@@ -68,16 +70,55 @@ pub fn detail(
         }
     }
 
-    let mut variants = std::mem::take(&mut product.variants);
-    let featured_index = variants.iter().position(|variant| variant.id == featured)?;
-    let featured_variant = variants.remove(featured_index);
-    if !keep_variant(&featured_variant) {
+    let featured_index = product.variants.iter().position(|variant| variant.id == featured)?;
+    let featured_variant = &product.variants[featured_index];
+    if !keep_variant(featured_variant) {
         return None;
     }
-    let mut kept = vec![featured_variant];
-    kept.extend(variants.into_iter().filter(|variant| keep_variant(variant) && matches(variant, &selected)));
-    product.variants = kept;
-    Some(ProductDetail { product, selected, relaxed })
+    view.variants.push(featured_variant.clone());
+    view.variants.extend(
+        (product.variants.iter().enumerate())
+            .filter(|&(index, variant)| index != featured_index && keep_variant(variant) && matches(variant, &selected))
+            .map(|(_, variant)| variant.clone()),
+    );
+    Some(ProductDetail { product: view, selected, relaxed })
+}
+
+/// A copy of `product` but for its variants, which the view picks.
+fn without_variants(product: &Product) -> Product {
+    // Every member named, so a new one is not forgotten.
+    let Product {
+        id,
+        handle,
+        title,
+        description,
+        url,
+        categories,
+        price_range,
+        list_price_range,
+        media,
+        options,
+        variants: _,
+        rating,
+        tags,
+        metadata,
+    } = product;
+    Product {
+        id: id.clone(),
+        handle: handle.clone(),
+        title: title.clone(),
+        description: description.clone(),
+        url: url.clone(),
+        categories: categories.clone(),
+        price_range: price_range.clone(),
+        list_price_range: list_price_range.clone(),
+        media: media.clone(),
+        options: options.clone(),
+        variants: Vec::new(),
+        rating: rating.clone(),
+        tags: tags.clone(),
+        metadata: metadata.clone(),
+    }
 }
 
 /// Whether the variant carries every selection (by value id when both sides have one, else by label).
@@ -198,13 +239,13 @@ mod tests {
             selected: vec![option("Color", "Green"), option("Size", "11")],
             preferences: vec!["Color".into(), "Size".into()],
         };
-        let detail = detail(shoe(), &request, &|_| true).unwrap();
+        let detail = detail(&shoe(), &request, &|_| true).unwrap();
         assert!(detail.relaxed);
         assert_eq!(detail.selected, vec![option("Color", "Green")]);
         assert_eq!(detail.product.variants[0].id, "green-10");
 
         let request = DetailRequest { preferences: vec!["Size".into(), "Color".into()], ..request };
-        let detail = super::detail(shoe(), &request, &|_| true).unwrap();
+        let detail = super::detail(&shoe(), &request, &|_| true).unwrap();
         assert_eq!(detail.selected, vec![option("Size", "11")]);
         assert_eq!(detail.product.variants[0].id, "blue-11");
     }
@@ -217,7 +258,7 @@ mod tests {
             selected: vec![option("Color", "Green")],
             preferences: vec![],
         };
-        let detail = detail(shoe(), &request, &|_| true).unwrap();
+        let detail = detail(&shoe(), &request, &|_| true).unwrap();
         assert_eq!(detail.product.variants[0].id, "blue-10");
         assert_eq!(detail.selected, vec![option("Color", "Blue"), option("Size", "10")]);
     }
@@ -227,21 +268,21 @@ mod tests {
     fn option_values_carry_availability_signals() {
         let request =
             DetailRequest { selected: vec![option("Color", "Blue"), option("Size", "10")], ..Default::default() };
-        let detail = detail(shoe(), &request, &|_| true).unwrap();
+        let detail = detail(&shoe(), &request, &|_| true).unwrap();
         // Blue/10 exists but is out of stock; Green/10 is in stock; Size 11 with Blue exists.
         assert_eq!(signals(&detail, "Color", "Blue"), (Some(false), Some(true)));
         assert_eq!(signals(&detail, "Color", "Green"), (Some(true), Some(true)));
         assert_eq!(signals(&detail, "Size", "11"), (Some(true), Some(true)));
         let request = DetailRequest { selected: vec![option("Color", "Green")], ..Default::default() };
-        let detail = super::detail(shoe(), &request, &|_| true).unwrap();
+        let detail = super::detail(&shoe(), &request, &|_| true).unwrap();
         assert_eq!(signals(&detail, "Size", "11"), (Some(false), Some(false)));
     }
 
     #[test]
     fn no_selection_features_the_first_available_variant() {
-        let detail = detail(shoe(), &DetailRequest::default(), &|_| true).unwrap();
+        let detail = detail(&shoe(), &DetailRequest::default(), &|_| true).unwrap();
         assert_eq!(detail.product.variants[0].id, "blue-11");
         assert_eq!(detail.selected, vec![option("Color", "Blue"), option("Size", "11")]);
-        assert!(super::detail(shoe(), &DetailRequest::default(), &|_| false).is_none());
+        assert!(super::detail(&shoe(), &DetailRequest::default(), &|_| false).is_none());
     }
 }

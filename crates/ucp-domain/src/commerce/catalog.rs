@@ -321,7 +321,7 @@ impl Commerce {
             && presentment.is_base();
         let (shown, selected, has_options) = if default {
             let Some(default) = product.default_detail(|product| {
-                let detailed = detail(product.clone(), &DetailRequest::default(), &|_| true)?;
+                let detailed = detail(product, &DetailRequest::default(), &|_| true)?;
                 Some(DefaultDetail { product: Arc::new(Served::new(detailed.product)), selected: detailed.selected })
             }) else {
                 return no_variant();
@@ -335,7 +335,7 @@ impl Commerce {
                 preferences: request.preferences,
             };
             let Some(mut detailed) =
-                detail(product.product().clone(), &detail_request, &|variant| variant_filter.keeps(variant))
+                detail(product.product(), &detail_request, &|variant| variant_filter.keeps(variant))
             else {
                 return no_variant();
             };
