@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Instructions per request under valgrind's callgrind: a count, not a time, so the same binary,
+# data and requests give the same figure however busy the machine is (to compare two builds
+# of one change, where wall-clock A/Bs on these shared cores move by ±15 %).
+#
+#   bench/callgrind.sh UCPD DATA_DIR CATALOG_JSONL KIND [N] [OUT]
+#
+# UCPD a ucpd binary (release, with line tables for callgrind_annotate), DATA_DIR a data
+# directory with CATALOG_JSONL imported (`ucpd demo-catalog --products 100000 --seed 42
+# --output c.jsonl && ucpd import c.jsonl --format jsonl --data-dir d`), KIND search | get |
+# lookup | ping (bench/callgrind_drive.py), N requests [200]. The server runs on a copy of
+# DATA_DIR; 50 requests of another seed warm it up uninstrumented, then the N are counted.
+# MEASURE_SEED=99 measures the warm-up's own requests again: the warm path (cache hits).
+# Prints the total and per-request instructions; OUT [callgrind.out] is for callgrind_annotate.
+set -euo pipefail
+BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+[[ $# -ge 4 ]] || { sed -n 2,15p "${BASH_SOURCE[0]}" >&2; exit 2; }
+UCPD="$(realpath "$1")" DATA="$(realpath "$2")" CATALOG="$(realpath "$3")" KIND="$4"
+COUNT="${5:-200}" OUT="$(realpath -m "${6:-callgrind.out}")"
+command -v valgrind >/dev/null || apt-get install -y valgrind >/dev/null
+WORK="$(mktemp -d)"
+PIDS=()
+cleanup() {
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+
+# The drive's data: 20,000 product ids (seed 42) and 2,000 titles' words (seed 43).
+python3 - "$CATALOG" "$WORK/data.json" <<'PY'
+import json, random, sys
+ids, titles = [], []
+with open(sys.argv[1]) as catalog:
+    for line in catalog:
+        product = json.loads(line)
+        ids.append(product["id"])
+        titles.append(product.get("title", ""))
+pick = random.Random(42)
+any_ids = [pick.choice(ids) for _ in range(20000)]
+pick = random.Random(43)
+words = [[w for w in pick.choice(titles).split() if w.isalnum()] or ["shirt"] for _ in range(2000)]
+json.dump({"any": any_ids, "titles": words}, open(sys.argv[2], "w"))
+PY
+
+mkdir -p "$WORK/profile"
+cat >"$WORK/profile/profile.json" <<'JSON'
+{"ucp":{"version":"2026-04-08","capabilities":{"dev.ucp.shopping.catalog.search":[{"version":"2026-04-08"}],"dev.ucp.shopping.catalog.lookup":[{"version":"2026-04-08"}]}}}
+JSON
+PROFILE_PORT=$(free_port)
+python3 -m http.server "$PROFILE_PORT" --bind 127.0.0.1 --directory "$WORK/profile" >/dev/null 2>&1 &
+PIDS+=($!)
+PROFILE="http://127.0.0.1:$PROFILE_PORT/profile.json"
+
+cp -r "$DATA" "$WORK/data"
+PORT=$(free_port)
+valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$OUT" \
+  "$UCPD" serve --listen "127.0.0.1:$PORT" --data-dir "$WORK/data" --no-demo --dev-insecure-profiles \
+  >"$WORK/server.log" 2>&1 &
+SERVER=$!
+PIDS+=("$SERVER")
+for _ in $(seq 1 600); do grep -q "ucpd ready" "$WORK/server.log" && break; sleep 0.5; done
+grep -q "ucpd ready" "$WORK/server.log" || { tail -n 20 "$WORK/server.log" >&2; exit 1; }
+python3 "$BENCH_DIR/callgrind_drive.py" "http://127.0.0.1:$PORT" "$PROFILE" "$WORK/data.json" "$KIND" 50 99 >/dev/null
+callgrind_control -i on "$SERVER" >/dev/null 2>&1
+python3 "$BENCH_DIR/callgrind_drive.py" "http://127.0.0.1:$PORT" "$PROFILE" "$WORK/data.json" "$KIND" "$COUNT" \
+  "${MEASURE_SEED:-7}"
+callgrind_control -i off "$SERVER" >/dev/null 2>&1
+kill "$SERVER"
+wait "$SERVER" 2>/dev/null || true
+total=$(callgrind_annotate "$OUT" 2>/dev/null | awk '/PROGRAM TOTALS/ && !done {gsub(",", "", $1); print $1; done = 1}')
+echo "$KIND: $total instructions, $((total / COUNT)) per request ($OUT)"
