@@ -12,6 +12,7 @@ impl CatalogIndex {
             price_min: query.price_min,
             price_max: query.price_max,
             required: self.price_bitmaps_for(query.price_min, query.price_max),
+            passing: Default::default(),
         };
         if query.terms.is_empty() {
             return self.browse(query, &filter);
