@@ -28,21 +28,8 @@ cleanup() {
 trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 
-# The drive's data: 20,000 product ids (seed 42) and 2,000 titles' words (seed 43).
-python3 - "$CATALOG" "$WORK/data.json" <<'PY'
-import json, random, sys
-ids, titles = [], []
-with open(sys.argv[1]) as catalog:
-    for line in catalog:
-        product = json.loads(line)
-        ids.append(product["id"])
-        titles.append(product.get("title", ""))
-pick = random.Random(42)
-any_ids = [pick.choice(ids) for _ in range(20000)]
-pick = random.Random(43)
-words = [[w for w in pick.choice(titles).split() if w.isalnum()] or ["shirt"] for _ in range(2000)]
-json.dump({"any": any_ids, "titles": words}, open(sys.argv[2], "w"))
-PY
+# The drive's data: bench/ids.py's cold.json, the ids and titles the cold wrk scenarios use.
+python3 "$BENCH_DIR/ids.py" "$CATALOG" "$WORK/ids.lua" 2>/dev/null
 
 mkdir -p "$WORK/profile"
 cat >"$WORK/profile/profile.json" <<'JSON'
@@ -62,9 +49,9 @@ SERVER=$!
 PIDS+=("$SERVER")
 for _ in $(seq 1 600); do grep -q "ucpd ready" "$WORK/server.log" && break; sleep 0.5; done
 grep -q "ucpd ready" "$WORK/server.log" || { tail -n 20 "$WORK/server.log" >&2; exit 1; }
-python3 "$BENCH_DIR/callgrind_drive.py" "http://127.0.0.1:$PORT" "$PROFILE" "$WORK/data.json" "$KIND" 50 99 >/dev/null
+python3 "$BENCH_DIR/callgrind_drive.py" "http://127.0.0.1:$PORT" "$PROFILE" "$WORK/cold.json" "$KIND" 50 99 >/dev/null
 callgrind_control -i on "$SERVER" >/dev/null 2>&1
-python3 "$BENCH_DIR/callgrind_drive.py" "http://127.0.0.1:$PORT" "$PROFILE" "$WORK/data.json" "$KIND" "$COUNT" \
+python3 "$BENCH_DIR/callgrind_drive.py" "http://127.0.0.1:$PORT" "$PROFILE" "$WORK/cold.json" "$KIND" "$COUNT" \
   "${MEASURE_SEED:-7}"
 callgrind_control -i off "$SERVER" >/dev/null 2>&1
 kill "$SERVER"

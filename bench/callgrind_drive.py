@@ -5,7 +5,7 @@
 
 KIND: search (one to three words of a random title, search.lua's filter mixes), get
 (get_product of a random product), lookup (lookup_catalog of 10 random products), ping.
-DATA_JSON: {"any": [product ids], "titles": [[words]]} (written by bench/callgrind.sh).
+DATA_JSON: {"any": [product ids], "titles": [[words]]} (bench/ids.py's cold.json).
 The same SEED gives the same requests, so two builds are measured on the same work.
 """
 import http.client

@@ -13,6 +13,7 @@ in every wrk thread's Lua heap it slowed wrk by a third on search.lua):
                than the read cache holds, so get_product_any.lua reads mostly cold products
   TITLES       the words of 2,000 titles drawn at random (seed 43): search_varied.lua makes
                its queries from them, so few repeat and the search page cache rarely answers
+cold.json, beside it too, holds the same for bench/callgrind_drive.py ({"any": [...], "titles": [[words]]}).
 OUT.json holds PRODUCT_IDS and VARIANT_IDS for ucpd-bench ({"products": [...], "variants": [...]}).
 """
 import json
@@ -79,9 +80,12 @@ def main() -> None:
     with open(out_lua, "w", encoding="utf-8") as out:
         out.write(f"PRODUCT_IDS = {lua_list(pids)}\n")
         out.write(f"VARIANT_IDS = {lua_list(vids)}\n")
-    with open(os.path.join(os.path.dirname(os.path.abspath(out_lua)), "cold.lua"), "w", encoding="utf-8") as out:
+    beside = os.path.dirname(os.path.abspath(out_lua))
+    with open(os.path.join(beside, "cold.lua"), "w", encoding="utf-8") as out:
         out.write(f"ANY_IDS = {lua_list(any_ids)}\n")
         out.write("TITLES = {" + ",".join(lua_list(title) for title in words) + "}\n")
+    with open(os.path.join(beside, "cold.json"), "w", encoding="utf-8") as out:
+        json.dump({"any": any_ids, "titles": words}, out)
     if out_json:
         with open(out_json, "w", encoding="utf-8") as out:
             json.dump({"products": pids, "variants": vids}, out)
