@@ -51,7 +51,7 @@ impl CatalogStore for SqliteStore {
         }
         let inner = Arc::clone(&self.inner);
         let loaded = self
-            .read(move |connection| snapshot(connection, |connection| read_products(&inner, connection, missing)))
+            .read(move |connection| snapshot(connection, |connection| read_products(&inner, connection, missing, &[])))
             .await?;
         keep_products(cache, epoch, loaded, &mut products);
         Ok(products)
@@ -79,12 +79,13 @@ impl CatalogStore for SqliteStore {
                 snapshot(connection, |connection| {
                     let missing: Vec<String> =
                         ids.iter().zip(&found).filter(|(_, hit)| hit.is_none()).map(|(id, _)| id.clone()).collect();
-                    let resolved = resolve_each(connection, &missing)?;
+                    let mut rows = Vec::new();
+                    let resolved = resolve_each(connection, &missing, &mut rows)?;
                     let mut found = found;
                     fill(&mut found, &ids, &resolved);
                     let resolutions = flatten(found);
                     let (products, missing) = cached_products(&inner.cache, &pick(&resolutions));
-                    let loaded = read_products(&inner, connection, missing)?;
+                    let loaded = read_products(&inner, connection, missing, &rows)?;
                     Ok((resolved, resolutions, products, loaded))
                 })
             })
@@ -220,16 +221,19 @@ fn cached_products(cache: &cache::ReadCache, product_ids: &[String]) -> (Vec<Arc
 }
 
 /// The products of `product_ids` (unknown ids are skipped), each taken from the read cache
-/// when another request put it there meanwhile, read otherwise.
+/// when another request put it there meanwhile, read otherwise. `rows` are rows the caller
+/// already knows (what resolving the ids found), so their ids are not looked up again.
 fn read_products(
     inner: &Inner,
     connection: &Connection,
     product_ids: Vec<String>,
+    rows: &[(String, i64)],
 ) -> Result<Vec<ReadProduct>, StoreError> {
     let mut statement = connection.prepare_cached("SELECT row FROM products WHERE id = ?1").map_err(backend)?;
     let mut loaded = Vec::with_capacity(product_ids.len());
     for product_id in product_ids {
-        let row = match inner.cache.row(&product_id) {
+        let known = || rows.iter().find(|(id, _)| *id == product_id).map(|(_, row)| *row);
+        let row = match inner.cache.row(&product_id).or_else(known) {
             Some(row) => Some(row),
             None => statement.query_row([&product_id], |row| row.get::<_, i64>(0)).optional().map_err(backend)?,
         };
@@ -288,27 +292,42 @@ fn load_row(connection: &Connection, row: i64) -> Result<Option<Arc<Served>>, St
     Ok(Some(Arc::new(Served::new(product))))
 }
 
-// One indexed statement per kind of id, merged here. No UNION and no join around a bound
-// parameter: SQLite (3.54) re-prepares such a statement on every run, which was a tenth of
-// the purchase flow's CPU; a correlated scalar subquery names the product instead. (An OR
-// across the columns would scan every variant.)
-const PRODUCT_SQL: [&str; 2] = ["SELECT id FROM products WHERE id = ?1", "SELECT id FROM products WHERE handle = ?1"];
-const VARIANT_SQL: [&str; 3] = [
-    "SELECT (SELECT id FROM products WHERE row = v.product_row), v.id FROM variants v WHERE v.id = ?1",
-    "SELECT (SELECT id FROM products WHERE row = v.product_row), v.id FROM variants v WHERE v.sku = ?1",
+// One statement per table an id can name a row of, merged here. Where one table has two
+// indexed columns an id may match (a product's id or handle, a variant's id or SKU), an OR
+// between them: SQLite answers it from both indexes (MULTI-INDEX OR) in one statement, where
+// two statements cost a statement-cache lookup, a bind, a step and a reset each (a tenth of a
+// cold get_product went to resolving its id). No UNION and no join around a bound parameter:
+// SQLite (3.54) re-prepares such a statement on every run, which was a tenth of the purchase
+// flow's CPU; a correlated scalar subquery names the product instead. (An OR across the
+// tables, through a join, would scan every variant.)
+// Each statement also answers the product's row where it has it at hand, so reading the
+// product after resolving does not look its id up again.
+const PRODUCT_SQL: [&str; 1] = ["SELECT id, row FROM products WHERE id = ?1 OR handle = ?1"];
+const VARIANT_SQL: [&str; 2] = [
+    "SELECT (SELECT id FROM products WHERE row = v.product_row), v.id, v.product_row FROM variants v \
+     WHERE v.id = ?1 OR v.sku = ?1",
     "SELECT (SELECT id FROM products WHERE row = (SELECT product_row FROM variants WHERE id = b.variant_id)), \
-     b.variant_id FROM variant_barcodes b WHERE b.value = ?1",
+     b.variant_id, NULL FROM variant_barcodes b WHERE b.value = ?1",
 ];
 
-fn resolve(connection: &Connection, ids: &[String]) -> Result<Vec<Resolution>, StoreError> {
+/// What `ids` resolve to; the rows of the products found are appended to `rows`.
+fn resolve(
+    connection: &Connection,
+    ids: &[String],
+    rows: &mut Vec<(String, i64)>,
+) -> Result<Vec<Resolution>, StoreError> {
     let mut resolutions = Vec::new();
     for input in ids {
         let mut product_ids = Vec::new();
         for sql in PRODUCT_SQL {
             let mut statement = connection.prepare_cached(sql).map_err(backend)?;
-            let rows = statement.query_map([input], |row| row.get::<_, String>(0)).map_err(backend)?;
-            for row in rows {
-                product_ids.push(row.map_err(backend)?);
+            let found = statement
+                .query_map([input], |row| Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?)))
+                .map_err(backend)?;
+            for found in found {
+                let (product_id, row) = found.map_err(backend)?;
+                rows.push((product_id.clone(), row));
+                product_ids.push(product_id);
             }
         }
         product_ids.sort_unstable();
@@ -319,11 +338,16 @@ fn resolve(connection: &Connection, ids: &[String]) -> Result<Vec<Resolution>, S
         let mut variant_ids = Vec::new();
         for sql in VARIANT_SQL {
             let mut statement = connection.prepare_cached(sql).map_err(backend)?;
-            let rows = statement
-                .query_map([input], |row| Ok((row.get::<_, Option<String>>(0)?, row.get::<_, String>(1)?)))
+            let found = statement
+                .query_map([input], |row| {
+                    Ok((row.get::<_, Option<String>>(0)?, row.get::<_, String>(1)?, row.get::<_, Option<i64>>(2)?))
+                })
                 .map_err(backend)?;
-            for row in rows {
-                if let (Some(product_id), variant_id) = row.map_err(backend)? {
+            for found in found {
+                if let (Some(product_id), variant_id, row) = found.map_err(backend)? {
+                    if let Some(row) = row {
+                        rows.push((product_id.clone(), row));
+                    }
                     variant_ids.push((product_id, variant_id));
                 }
             }
@@ -341,10 +365,14 @@ fn resolve(connection: &Connection, ids: &[String]) -> Result<Vec<Resolution>, S
 type Resolved = (String, Arc<[Resolution]>);
 
 /// [`resolve`] per id: what each of `ids` resolved to, for the read cache.
-fn resolve_each(connection: &Connection, ids: &[String]) -> Result<Vec<Resolved>, StoreError> {
+fn resolve_each(
+    connection: &Connection,
+    ids: &[String],
+    rows: &mut Vec<(String, i64)>,
+) -> Result<Vec<Resolved>, StoreError> {
     let mut each = Vec::with_capacity(ids.len());
     for id in ids {
-        let found = resolve(connection, std::slice::from_ref(id))?;
+        let found = resolve(connection, std::slice::from_ref(id), rows)?;
         each.push((id.clone(), Arc::from(found)));
     }
     Ok(each)
@@ -450,7 +478,7 @@ mod tests {
         let connection = Connection::open(&path).unwrap();
         let ids = vec!["p1".to_owned(), "sku-1".to_owned(), "0123456789012".to_owned()];
         for _ in 0..3 {
-            resolve(&connection, &ids).unwrap();
+            resolve(&connection, &ids, &mut Vec::new()).unwrap();
         }
         for sql in PRODUCT_SQL.iter().chain(VARIANT_SQL.iter()) {
             let statement = connection.prepare_cached(sql).unwrap();
