@@ -2,7 +2,9 @@
 //! of a catalog answer as views of them.
 //!
 //! A [`Served`] product is what the store's read cache holds: the document with its live
-//! stock laid over. Readers share it behind an `Arc`. It carries two slots filled on first use
+//! stock laid over, and (when the store kept them) the document's bytes and cuts, from which
+//! the transport makes its JSON ([`StoredDocument`], [`ProductJson`]) instead of serializing
+//! it. Readers share it behind an `Arc`. It carries two slots filled on first use
 //! and dropped with it (so whatever drops the product, a stock change or an import, drops them
 //! too): the transport's rendering of it, opaque here, and get_product's default view of it.
 //! A [`Shown`] product is one product of an answer: a served product narrowed to some of its
@@ -11,15 +13,40 @@
 
 use std::any::Any;
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::ops::Range;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use super::{Product, SelectedOption, Variant};
 
 /// A product as served, shared between readers.
 pub struct Served {
     product: Product,
+    /// Taken by the first rendering (a product only get_product shows is never rendered
+    /// itself, and pays nothing for it).
+    stored: Mutex<Option<StoredDocument>>,
     rendering: OnceLock<Box<dyn Any + Send + Sync>>,
     detail: OnceLock<Option<DefaultDetail>>,
+}
+
+/// What the store read of a product's rendering: the stored document's JSON (the product's,
+/// but for the availability the stock of this read may change) and its cuts, opaque here.
+pub struct StoredDocument {
+    pub doc: Vec<u8>,
+    pub cuts: Box<[u8]>,
+}
+
+/// A served product's JSON: the bytes `serde_json::to_vec` writes for it, with where the
+/// elements of its `variants` array sit. The transport makes it from a [`StoredDocument`], so
+/// it copies the stored bytes instead of serializing the product.
+pub struct ProductJson {
+    pub bytes: Box<[u8]>,
+    /// The members before `variants`: `bytes[..before]`, without the comma before them.
+    pub before: usize,
+    /// Each variant, in order.
+    pub variants: Box<[Range<usize>]>,
+    /// The members after the variants, each with its leading comma, and the closing brace:
+    /// `bytes[after..]`.
+    pub after: usize,
 }
 
 /// get_product's answer for a request that names the product and nothing else (no
@@ -32,11 +59,21 @@ pub struct DefaultDetail {
 
 impl Served {
     pub fn new(product: Product) -> Served {
-        Served { product, rendering: OnceLock::new(), detail: OnceLock::new() }
+        Served { product, stored: Mutex::new(None), rendering: OnceLock::new(), detail: OnceLock::new() }
+    }
+
+    /// A served product with what the store read of its rendering.
+    pub fn with_stored(product: Product, stored: StoredDocument) -> Served {
+        Served { stored: Mutex::new(Some(stored)), ..Served::new(product) }
     }
 
     pub fn product(&self) -> &Product {
         &self.product
+    }
+
+    /// What the store read of the product's rendering, once: for the rendering to take.
+    pub fn take_stored(&self) -> Option<StoredDocument> {
+        self.stored.lock().unwrap_or_else(PoisonError::into_inner).take()
     }
 
     /// The transport's rendering of this product, made by `render` on first use. `None` when

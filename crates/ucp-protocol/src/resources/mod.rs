@@ -11,6 +11,7 @@ mod rendered;
 mod session;
 pub mod shapes;
 mod split;
+pub mod stored;
 mod time;
 
 pub use catalog::{LookupBody, ProductBody, SearchBody};

@@ -14,10 +14,10 @@
 use std::sync::OnceLock;
 
 use serde::Serialize;
-use ucp_domain::catalog::{Product, Served, Shown};
+use ucp_domain::catalog::{Product, ProductJson, Served, Shown};
 
-use super::Message;
 use super::split::{Cuts, split};
+use super::{Message, stored};
 use crate::escape::escape_into;
 
 /// Between the members before the variants and the first variant.
@@ -137,6 +137,58 @@ struct Pieces {
     after: Box<[u8]>,
 }
 
+/// A served product's JSON in pieces, wherever they are kept: in its rendering, or in the JSON
+/// the store made for it.
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    Pieces(&'a Pieces),
+    Stored(&'a ProductJson),
+}
+
+impl<'a> Source<'a> {
+    fn before(self) -> &'a [u8] {
+        match self {
+            Source::Pieces(pieces) => &pieces.before,
+            Source::Stored(json) => &json.bytes[..json.before],
+        }
+    }
+
+    fn variant(self, index: usize) -> &'a [u8] {
+        match self {
+            Source::Pieces(pieces) => &pieces.variants[index],
+            Source::Stored(json) => &json.bytes[json.variants[index].clone()],
+        }
+    }
+
+    fn count(self) -> usize {
+        match self {
+            Source::Pieces(pieces) => pieces.variants.len(),
+            Source::Stored(json) => json.variants.len(),
+        }
+    }
+
+    fn after(self) -> &'a [u8] {
+        match self {
+            Source::Pieces(pieces) => &pieces.after,
+            Source::Stored(json) => &json.bytes[json.after..],
+        }
+    }
+
+    /// The escapes of the pieces.
+    fn escaped(self) -> Pieces {
+        let escape = |piece: &[u8]| {
+            let mut out = Vec::with_capacity(piece.len() + piece.len() / 4);
+            escape_into(&mut out, piece);
+            out.into_boxed_slice()
+        };
+        Pieces {
+            before: escape(self.before()),
+            variants: (0..self.count()).map(|index| escape(self.variant(index))).collect(),
+            after: escape(self.after()),
+        }
+    }
+}
+
 impl Pieces {
     /// The pieces of JSON (or of its escape) at its cuts.
     fn cut(cuts: &Cuts) -> Pieces {
@@ -147,26 +199,18 @@ impl Pieces {
             after: bytes[cuts.after..].into(),
         }
     }
-
-    fn escaped(&self) -> Pieces {
-        let escape = |piece: &[u8]| {
-            let mut out = Vec::with_capacity(piece.len() + piece.len() / 4);
-            escape_into(&mut out, piece);
-            out.into_boxed_slice()
-        };
-        Pieces {
-            before: escape(&self.before),
-            variants: self.variants.iter().map(|variant| escape(variant)).collect(),
-            after: escape(&self.after),
-        }
-    }
 }
 
-/// A served product's rendering: its pieces, and their escapes, made on the first mirrored
-/// answer that shows it.
+/// A served product's rendering: its JSON in pieces (serialized, or made from what the store
+/// kept of it), and their escapes, made on the first mirrored answer that shows it.
 pub(crate) struct Rendered {
-    pieces: Pieces,
+    json: Json,
     escaped: OnceLock<Pieces>,
+}
+
+enum Json {
+    Pieces(Pieces),
+    Stored(ProductJson),
 }
 
 impl Rendered {
@@ -181,7 +225,7 @@ impl Rendered {
             let (close, before) = full.split_last()?;
             let rendered = (*close == b'}').then(|| Rendered::new(before.into(), Box::new([]), Box::new([b'}'])))?;
             if mirror {
-                let _ = rendered.escaped.set(rendered.pieces.escaped());
+                let _ = rendered.escaped.set(rendered.source().escaped());
             }
             return Some(rendered);
         }
@@ -194,7 +238,7 @@ impl Rendered {
         {
             return None;
         }
-        let rendered = Rendered { pieces: Pieces::cut(&split.json), escaped: OnceLock::new() };
+        let rendered = Rendered { json: Json::Pieces(Pieces::cut(&split.json)), escaped: OnceLock::new() };
         if let Some(escaped) = &split.escaped {
             let _ = rendered.escaped.set(Pieces::cut(escaped));
         }
@@ -202,18 +246,35 @@ impl Rendered {
     }
 
     fn new(before: Box<[u8]>, variants: Box<[Box<[u8]>]>, after: Box<[u8]>) -> Rendered {
-        Rendered { pieces: Pieces { before, variants, after }, escaped: OnceLock::new() }
+        Rendered { json: Json::Pieces(Pieces { before, variants, after }), escaped: OnceLock::new() }
+    }
+
+    /// The rendering of a served product from what the store kept of it: its stored JSON with
+    /// this read's availability spliced in, not serialized ([`stored::served_json`]). `None`
+    /// when the store kept nothing, or nothing that fits.
+    fn stored(served: &Served) -> Option<Rendered> {
+        let kept = served.take_stored()?;
+        let json = stored::served_json(kept.doc, &kept.cuts, served.product())?;
+        Some(Rendered { json: Json::Stored(json), escaped: OnceLock::new() })
+    }
+
+    fn source(&self) -> Source<'_> {
+        match &self.json {
+            Json::Pieces(pieces) => Source::Pieces(pieces),
+            Json::Stored(json) => Source::Stored(json),
+        }
     }
 
     /// The escaped pieces, when `sink` mirrors.
     fn escaped_for(&self, sink: &Sink) -> Option<&Pieces> {
-        sink.mirrored().then(|| self.escaped.get_or_init(|| self.pieces.escaped()))
+        sink.mirrored().then(|| self.escaped.get_or_init(|| self.source().escaped()))
     }
 }
 
-/// The served product's rendering, made on first use.
+/// The served product's rendering, made on first use: from what the store kept of it when it
+/// kept something that fits, serialized otherwise.
 fn rendered(served: &Served, mirror: bool) -> Option<&Rendered> {
-    served.rendering(|product| Rendered::of(product, mirror))?.as_ref()
+    served.rendering(|product| Rendered::stored(served).or_else(|| Rendered::of(product, mirror)))?.as_ref()
 }
 
 /// Indices of the variants a shown product shows: `picked`, or all `count` of them.
@@ -227,22 +288,22 @@ pub(crate) fn write_product(sink: &mut Sink, shown: &Shown) -> serde_json::Resul
     if let Shown::Served { served, variants } = shown
         && let Some(rendered) = rendered(served, sink.mirrored())
     {
-        let (pieces, escaped) = (&rendered.pieces, rendered.escaped_for(sink));
-        sink.piece(&pieces.before, escaped.map(|escaped| &escaped.before[..]));
+        let (pieces, escaped) = (rendered.source(), rendered.escaped_for(sink));
+        sink.piece(pieces.before(), escaped.map(|escaped| &escaped.before[..]));
         let mut any = false;
-        for index in shown_indices(variants.as_deref(), pieces.variants.len()) {
+        for index in shown_indices(variants.as_deref(), pieces.count()) {
             if any {
                 sink.piece(b",", Some(b","));
             } else {
                 sink.piece(VARIANTS_KEY, Some(VARIANTS_KEY_ESCAPED));
             }
-            sink.piece(&pieces.variants[index], escaped.map(|escaped| &escaped.variants[index][..]));
+            sink.piece(pieces.variant(index), escaped.map(|escaped| &escaped.variants[index][..]));
             any = true;
         }
         if any {
             sink.piece(b"]", Some(b"]"));
         }
-        sink.piece(&pieces.after, escaped.map(|escaped| &escaped.after[..]));
+        sink.piece(pieces.after(), escaped.map(|escaped| &escaped.after[..]));
         return Ok(());
     }
     sink.serialize(shown)
@@ -258,17 +319,18 @@ pub(crate) fn write_lookup_product(
 ) -> serde_json::Result<bool> {
     let Shown::Served { served, variants } = shown else { return Ok(false) };
     let Some(rendered) = rendered(served, sink.mirrored()) else { return Ok(false) };
-    let (pieces, escaped) = (&rendered.pieces, rendered.escaped_for(sink));
+    let (pieces, escaped) = (rendered.source(), rendered.escaped_for(sink));
     // Every piece but `before` ends with a closing brace, unescaped in either form.
     let open = |piece: &[u8]| piece.len() - 1;
-    sink.piece(&pieces.before, escaped.map(|escaped| &escaped.before[..]));
-    sink.piece(&pieces.after[..open(&pieces.after)], escaped.map(|escaped| &escaped.after[..open(&escaped.after)]));
+    sink.piece(pieces.before(), escaped.map(|escaped| &escaped.before[..]));
+    let after = pieces.after();
+    sink.piece(&after[..open(after)], escaped.map(|escaped| &escaped.after[..open(&escaped.after)]));
     sink.piece(VARIANTS_KEY, Some(VARIANTS_KEY_ESCAPED));
-    for (position, index) in shown_indices(variants.as_deref(), pieces.variants.len()).enumerate() {
+    for (position, index) in shown_indices(variants.as_deref(), pieces.count()).enumerate() {
         if position > 0 {
             sink.piece(b",", Some(b","));
         }
-        let variant = &pieces.variants[index];
+        let variant = pieces.variant(index);
         sink.piece(
             &variant[..open(variant)],
             escaped.map(|escaped| &escaped.variants[index][..open(&escaped.variants[index])]),
@@ -285,12 +347,12 @@ mod tests {
     use std::sync::Arc;
 
     use serde_json::json;
-    use ucp_domain::catalog::{LookupMatch, Product, SelectedOption, Served, Shown};
+    use ucp_domain::catalog::{LookupMatch, Product, SelectedOption, Served, Shown, StoredDocument};
     use ucp_domain::checkout::Message;
     use ucp_domain::commerce::{LookupResults, ProductView, SearchResults};
     use ucp_domain::store::MatchKind;
 
-    use super::{Rendered, Sink};
+    use super::{Json, Rendered, Sink, Source};
     use crate::resources::{LookupBody, ProductBody, SearchBody};
 
     fn variant(product: &str, index: usize) -> serde_json::Value {
@@ -330,6 +392,29 @@ mod tests {
         Arc::new(Served::new(product))
     }
 
+    /// `product` as the store serves it when it kept its rendering: read back from its stored
+    /// document with its stock laid over, and the stored JSON with that stock spliced in.
+    fn stored(product: Product) -> Arc<Served> {
+        let (doc, cuts) = crate::resources::stored::document(&product).unwrap();
+        let mut read: Product = serde_json::from_slice(&doc).unwrap();
+        for (variant, stock) in read.variants.iter_mut().zip(&product.variants) {
+            variant.inventory_quantity = stock.inventory_quantity;
+        }
+        read.refresh_availability();
+        match cuts {
+            Some(cuts) => Arc::new(Served::with_stored(read, StoredDocument { doc, cuts: cuts.into() })),
+            None => {
+                assert!(read.variants.is_empty(), "a product with variants is cut");
+                Arc::new(Served::new(read))
+            }
+        }
+    }
+
+    /// Served as rendered on first use, or as the store made its JSON.
+    fn serve(product: Product, from_store: bool) -> Arc<Served> {
+        if from_store { stored(product) } else { served(product) }
+    }
+
     fn ucp() -> serde_json::Value {
         json!({"version": "2026-04-08", "capabilities": {}})
     }
@@ -366,32 +451,29 @@ mod tests {
             let rendered = Rendered::of(&product, false).expect("the product splits");
             // Escaped as it is written, the pieces are what escaping them afterwards gives.
             let mirrored = Rendered::of(&product, true).expect("the product splits");
-            let (now, later) = (mirrored.escaped.get().expect("escaped as written"), rendered.pieces.escaped());
+            let Json::Pieces(pieces) = &rendered.json else { panic!("serialized") };
+            let (now, later) = (mirrored.escaped.get().expect("escaped as written"), Source::Pieces(pieces).escaped());
             assert_eq!(now.before, later.before);
             assert_eq!(now.variants, later.variants);
             assert_eq!(now.after, later.after);
             assert!(rendered.escaped.get().is_none(), "escaped only when mirrored");
-            assert_eq!(rendered.pieces.variants.len(), variants);
+            assert_eq!(pieces.variants.len(), variants);
             // With no variants the whole head is `before`: nothing goes between it and `after`.
             let only_brace = !after || variants == 0;
-            assert_eq!(
-                rendered.pieces.after.as_ref() == b"}",
-                only_brace,
-                "{variants} variants, members after: {after}"
-            );
+            assert_eq!(pieces.after.as_ref() == b"}", only_brace, "{variants} variants, members after: {after}");
         }
     }
 
     #[test]
     fn a_search_body_is_written_as_serde_serializes_it() {
-        for mirror_first in [false, true] {
-            search_body_is_written_as_serde_serializes_it(mirror_first);
+        for (mirror_first, from_store) in [(false, false), (true, false), (false, true), (true, true)] {
+            search_body_is_written_as_serde_serializes_it(mirror_first, from_store);
         }
     }
 
-    fn search_body_is_written_as_serde_serializes_it(mirror_first: bool) {
-        let long = served(product("long", 7, true));
-        let short = served(product("short", 3, false));
+    fn search_body_is_written_as_serde_serializes_it(mirror_first: bool, from_store: bool) {
+        let long = serve(product("long", 7, true), from_store);
+        let short = serve(product("short", 3, false), from_store);
         let results = SearchResults {
             products: vec![
                 Shown::whole(Arc::clone(&long)),
@@ -416,14 +498,14 @@ mod tests {
 
     #[test]
     fn a_lookup_body_is_written_as_serde_serializes_it() {
-        for mirror_first in [false, true] {
-            lookup_body_is_written_as_serde_serializes_it(mirror_first);
+        for (mirror_first, from_store) in [(false, false), (true, false), (false, true), (true, true)] {
+            lookup_body_is_written_as_serde_serializes_it(mirror_first, from_store);
         }
     }
 
-    fn lookup_body_is_written_as_serde_serializes_it(mirror_first: bool) {
-        let long = served(product("long", 7, true));
-        let short = served(product("short", 3, false));
+    fn lookup_body_is_written_as_serde_serializes_it(mirror_first: bool, from_store: bool) {
+        let long = serve(product("long", 7, true), from_store);
+        let short = serve(product("short", 3, false), from_store);
         let inputs = |ids: &[&str]| -> Vec<(String, MatchKind)> {
             ids.iter().map(|id| ((*id).to_owned(), MatchKind::Exact)).collect()
         };
@@ -455,6 +537,8 @@ mod tests {
         for (index, (shown, selected, messages)) in [
             (Shown::whole(served(product("p", 4, true))), Some(selected.clone()), vec![]),
             (Shown::whole(served(product("q", 2, false))), None, vec![Message::info("x", "y".to_owned(), None)]),
+            (Shown::whole(stored(product("s", 4, true))), Some(selected.clone()), vec![]),
+            (Shown::whole(stored(product("t", 3, false))), None, vec![]),
             (Shown::Changed(Box::new(product("r", 2, true))), Some(selected), vec![]),
         ]
         .into_iter()

@@ -28,6 +28,9 @@ pub(crate) struct Cuts {
     /// The members after the variants, each with its leading comma, and the closing brace:
     /// `bytes[after..]`.
     pub(crate) after: usize,
+    /// In the JSON (not its escape): each variant's `availability` member, from its leading
+    /// comma to its value's end, when it has one (and it is not the variant's first member).
+    pub(crate) availability: Vec<Option<Range<usize>>>,
 }
 
 /// A document's JSON, and its escape when asked for, each with its cuts.
@@ -53,6 +56,11 @@ pub(crate) fn split(document: &impl Serialize, escape: bool) -> Option<Split> {
         member_start: None,
         variants: Vec::new(),
         array_end: None,
+        variant_key_start: 0,
+        variant_key: String::new(),
+        in_variant_key: false,
+        at_availability: false,
+        availability: Vec::new(),
     };
     let mut out = Tally { json: Vec::with_capacity(4096), written: &written };
     let mut serializer = serde_json::Serializer::with_formatter(&mut out, &mut marks);
@@ -66,12 +74,14 @@ pub(crate) fn split(document: &impl Serialize, escape: bool) -> Option<Split> {
         before: before.json,
         variants: marks.variants.iter().map(|(start, end)| start.json..end.json).collect(),
         after: after.json,
+        availability: marks.availability,
     };
     let escaped = marks.escaped.map(|bytes| Cuts {
         bytes,
         before: before.escaped,
         variants: marks.variants.iter().map(|(start, end)| start.escaped..end.escaped).collect(),
         after: after.escaped,
+        availability: Vec::new(),
     });
     Some(Split { json, escaped })
 }
@@ -124,6 +134,14 @@ struct Marks<'a> {
     member_start: Option<At>,
     variants: Vec<(At, At)>,
     array_end: Option<At>,
+    /// Where the current key of a variant starts (at its comma, in the JSON), and its text.
+    variant_key_start: usize,
+    variant_key: String,
+    in_variant_key: bool,
+    /// The variant's key just written is `availability`.
+    at_availability: bool,
+    /// Each variant's `availability` member, as [`Cuts::availability`].
+    availability: Vec<Option<Range<usize>>>,
 }
 
 impl Marks<'_> {
@@ -189,6 +207,9 @@ impl Formatter for &mut Marks<'_> {
         if self.in_key && self.key.len() <= "variants".len() {
             self.key.push_str(fragment);
         }
+        if self.in_variant_key && self.variant_key.len() <= "availability".len() {
+            self.variant_key.push_str(fragment);
+        }
         // serde_json cuts a string at every character it escapes: a fragment holds none.
         self.both(writer, fragment.as_bytes())
     }
@@ -197,6 +218,9 @@ impl Formatter for &mut Marks<'_> {
         if self.in_key {
             // A key with an escape is not `variants`.
             self.key.push('\\');
+        }
+        if self.in_variant_key {
+            self.variant_key.push('\\');
         }
         match &mut self.escaped {
             Some(escaped) => {
@@ -242,6 +266,7 @@ impl Formatter for &mut Marks<'_> {
         if self.depth == 2 && self.in_variants {
             let at = self.at();
             self.variants.push((at, at));
+            self.availability.push(None);
         }
         Ok(())
     }
@@ -272,6 +297,12 @@ impl Formatter for &mut Marks<'_> {
             self.key.clear();
             self.in_key = true;
         }
+        // A member of a variant (not its first: a member that has no comma cannot be cut out).
+        if self.depth == 3 && self.in_variants && !first {
+            self.variant_key_start = self.written.get();
+            self.variant_key.clear();
+            self.in_variant_key = true;
+        }
         if first { Ok(()) } else { self.both(writer, b",") }
     }
 
@@ -279,6 +310,10 @@ impl Formatter for &mut Marks<'_> {
         if self.depth == 1 {
             self.in_key = false;
             self.at_variants = self.key == "variants";
+        }
+        if self.in_variant_key {
+            self.in_variant_key = false;
+            self.at_availability = self.variant_key == "availability";
         }
         Ok(())
     }
@@ -288,6 +323,13 @@ impl Formatter for &mut Marks<'_> {
     }
 
     fn end_object_value<W: ?Sized + Write>(&mut self, _writer: &mut W) -> io::Result<()> {
+        if self.depth == 3 && self.in_variants && self.at_availability {
+            self.at_availability = false;
+            let member = self.variant_key_start..self.written.get();
+            if let Some(slot) = self.availability.last_mut() {
+                *slot = Some(member);
+            }
+        }
         Ok(())
     }
 }

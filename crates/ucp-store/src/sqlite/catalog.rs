@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension};
-use ucp_domain::catalog::{Product, Served};
+use ucp_domain::catalog::{Product, Served, StoredDocument};
 use ucp_domain::store::{CatalogStore, ImportSummary, Pick, Resolution, SearchPage, SearchQuery, StoreError};
 
 use super::cache::{self, Loaded};
@@ -262,11 +262,14 @@ fn keep_products(cache: &cache::ReadCache, epoch: u64, loaded: Vec<ReadProduct>,
     }
 }
 
-/// The product stored at `row` as served: its document with live stock laid over it.
+/// The product stored at `row` as served: its document with live stock laid over it, and its
+/// JSON as served when the import kept its cuts.
 fn load_row(connection: &Connection, row: i64) -> Result<Option<Arc<Served>>, StoreError> {
-    let mut statement = connection.prepare_cached("SELECT doc FROM products WHERE row = ?1").map_err(backend)?;
-    let Some(doc) =
-        statement.query_row([row], |found| Ok(document::unpack(found.get_ref(0)?))).optional().map_err(backend)?
+    let mut statement = connection.prepare_cached("SELECT doc, cuts FROM products WHERE row = ?1").map_err(backend)?;
+    let Some((doc, cuts)) = statement
+        .query_row([row], |found| Ok((document::unpack(found.get_ref(0)?), found.get::<_, Option<Vec<u8>>>(1)?)))
+        .optional()
+        .map_err(backend)?
     else {
         return Ok(None);
     };
@@ -289,7 +292,13 @@ fn load_row(connection: &Connection, row: i64) -> Result<Option<Arc<Served>>, St
         }
     }
     product.refresh_availability();
-    Ok(Some(Arc::new(Served::new(product))))
+    // The stored JSON and its cuts, for the first answer to show the product to splice rather
+    // than serialize (`ucp_protocol::resources::stored`).
+    let served = match cuts {
+        Some(cuts) => Served::with_stored(product, StoredDocument { doc, cuts: cuts.into_boxed_slice() }),
+        None => Served::new(product),
+    };
+    Ok(Some(Arc::new(served)))
 }
 
 // One statement per table an id can name a row of, merged here. Where one table has two
@@ -465,6 +474,33 @@ mod tests {
             let products: Vec<&str> = products.iter().map(|product| product.id.as_str()).collect();
             assert_eq!(products, vec!["c"], "{round}");
         }
+    }
+
+    // A product read from the store comes with its stored document and cuts (migration 11),
+    // from which its JSON as served is the product's own serialization whatever its stock; a
+    // product imported before the cuts were kept is served without, and serialized on first
+    // use as before.
+    #[tokio::test]
+    async fn a_product_is_served_with_its_json_and_its_stock_in_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("catalog.db");
+        let products = vec![product("a", "a1", 100), product("b", "b1", 200)];
+        let store = super::super::SqliteStore::open(&path, 1).unwrap();
+        store.import_products(Box::new(products.into_iter().map(Ok))).await.unwrap();
+        drop(store);
+        let connection = Connection::open(&path).unwrap();
+        connection.execute("UPDATE variants SET stock = 0 WHERE id = 'b1'", []).unwrap();
+        connection.execute("UPDATE products SET cuts = NULL WHERE id = 'a'", []).unwrap();
+        let read = |row: i64| load_row(&connection, row).unwrap().expect("stored");
+        let (a, b) = (read(1), read(2));
+        assert!(a.take_stored().is_none(), "no cuts kept: rendered on first use");
+        let stored = b.take_stored().expect("served with its stored document");
+        assert!(b.take_stored().is_none(), "taken once");
+        let json = ucp_protocol::resources::stored::served_json(stored.doc, &stored.cuts, b.product()).expect("fits");
+        assert_eq!(*json.bytes, serde_json::to_vec(b.product()).unwrap()[..]);
+        let variant = String::from_utf8(json.bytes[json.variants[0].clone()].to_vec()).unwrap();
+        assert!(variant.contains(r#""availability":{"available":false,"status":"out_of_stock"}"#), "{variant}");
+        assert_eq!(&json.bytes[json.after..], b"}");
     }
 
     // The id resolution runs on every catalog read and cart line: its statements must stay

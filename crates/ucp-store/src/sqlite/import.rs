@@ -41,6 +41,8 @@ pub(super) struct Prepared {
     pub(super) title: String,
     /// The product's JSON document, packed (`document::pack`).
     pub(super) doc: Vec<u8>,
+    /// Where the document's variants and their availability sit (`products.cuts`).
+    pub(super) cuts: Option<Vec<u8>>,
     /// Its searchable text besides the title.
     pub(super) body: String,
     pub(super) variants: Vec<PreparedVariant>,
@@ -59,7 +61,7 @@ pub(super) struct PreparedVariant {
 
 impl Prepared {
     fn of(product: Product) -> Result<Prepared, StoreError> {
-        let json = serde_json::to_vec(&product)
+        let (json, cuts) = ucp_protocol::resources::stored::document(&product)
             .map_err(|error| StoreError::Backend(format!("product {:?}: {error}", product.id)))?;
         let doc =
             document::pack(&json).map_err(|error| StoreError::Backend(format!("product {:?}: {error}", product.id)))?;
@@ -79,7 +81,7 @@ impl Prepared {
                 }
             })
             .collect();
-        Ok(Prepared { id, handle, title, doc, body, variants, categories })
+        Ok(Prepared { id, handle, title, doc, cuts, body, variants, categories })
     }
 }
 
@@ -170,12 +172,14 @@ fn upsert_all(connection: &Connection, products: &[Prepared], fresh: bool) -> Re
     let mut find = connection.prepare_cached("SELECT row FROM products WHERE id = ?1").map_err(backend)?;
     let mut insert_product = connection
         .prepare_cached(
-            "INSERT INTO products (id, handle, doc, search_title, search_body, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            "INSERT INTO products (id, handle, doc, cuts, search_title, search_body, updated_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         )
         .map_err(backend)?;
     let mut update_product = connection
         .prepare_cached(
-            "UPDATE products SET handle = ?2, doc = ?3, search_title = ?4, search_body = ?5, updated_at = ?6 WHERE row = ?1",
+            "UPDATE products SET handle = ?2, doc = ?3, cuts = ?4, search_title = ?5, search_body = ?6, updated_at = ?7 \
+             WHERE row = ?1",
         )
         .map_err(backend)?;
     let mut clear_variants =
@@ -196,10 +200,10 @@ fn upsert_all(connection: &Connection, products: &[Prepared], fresh: bool) -> Re
 
     let mut summary = ImportSummary::default();
     for product in products {
-        let Prepared { id, handle, title, doc, body, .. } = product;
+        let Prepared { id, handle, title, doc, cuts, body, .. } = product;
         // In a fresh catalog a product is new, unless its id came earlier in this import.
         let inserted = if fresh {
-            match insert_product.execute(params![id, handle, doc, title, body, now]).map_err(backend) {
+            match insert_product.execute(params![id, handle, doc, cuts, title, body, now]).map_err(backend) {
                 Ok(_) => Some(connection.last_insert_rowid()),
                 Err(StoreError::Conflict { .. }) => None,
                 Err(other) => return Err(other),
@@ -217,14 +221,14 @@ fn upsert_all(connection: &Connection, products: &[Prepared], fresh: bool) -> Re
                 row
             }
             (None, Some(row)) => {
-                update_product.execute(params![row, handle, doc, title, body, now]).map_err(backend)?;
+                update_product.execute(params![row, handle, doc, cuts, title, body, now]).map_err(backend)?;
                 clear_variants.execute([row]).map_err(backend)?;
                 clear_categories.execute([row]).map_err(backend)?;
                 summary.products_updated += 1;
                 row
             }
             (None, None) => {
-                insert_product.execute(params![id, handle, doc, title, body, now]).map_err(backend)?;
+                insert_product.execute(params![id, handle, doc, cuts, title, body, now]).map_err(backend)?;
                 summary.products_inserted += 1;
                 connection.last_insert_rowid()
             }

@@ -35,6 +35,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("schema_8.sql"),
     include_str!("schema_9.sql"),
     include_str!("schema_10.sql"),
+    include_str!("schema_11.sql"),
 ];
 
 /// A SQLite database shared by every store trait.
