@@ -12,7 +12,9 @@
 # req/s, p99 and server CPU per request (utime + stime of the server over the run / requests).
 #
 # Environment: ROUNDS [3], DURATION [5s], WARMUP [2s], CONNECTIONS [32], THREADS [2],
-# OPS [ping search lookup get_product], IDS [bench-out/work/ids.lua], WORK [a temporary dir].
+# OPS [ping search lookup get_product], IDS [bench-out/work/ids.lua], WORK [a temporary dir],
+# B_DATA [DATA_DIR]: B's own data directory, for a B that stores the catalog differently (the
+# same feed imported by B; A cannot open a database B migrated).
 set -euo pipefail
 
 BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -49,10 +51,13 @@ python3 -m http.server "$PROFILE_PORT" --bind 127.0.0.1 --directory "$WORK/profi
 PIDS+=($!)
 
 declare -A URL PID
+B_DATA="$(realpath "${B_DATA:-$DATA}")"
 for side in A B; do
   bin="${side}_BIN"
   rm -rf "$WORK/data-$side"
-  cp -r "$DATA" "$WORK/data-$side"
+  source_data="$DATA"
+  [[ "$side" == B ]] && source_data="$B_DATA"
+  cp -r "$source_data" "$WORK/data-$side"
   port=$(free_port)
   "${!bin}" serve --listen "127.0.0.1:$port" --data-dir "$WORK/data-$side" --no-demo --dev-insecure-profiles \
     >"$WORK/server-$side.log" 2>&1 &
