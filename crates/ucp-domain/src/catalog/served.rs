@@ -14,7 +14,7 @@
 use std::any::Any;
 use std::fmt;
 use std::ops::Range;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 
 use super::{Product, SelectedOption, Variant};
 
@@ -26,6 +26,9 @@ pub struct Served {
     stored: Mutex<Option<StoredDocument>>,
     rendering: OnceLock<Box<dyn Any + Send + Sync>>,
     detail: OnceLock<Option<DefaultDetail>>,
+    /// For a view of another served product (get_product's default view): that product, whose
+    /// rendering the view's can be cut from. Weak: the product holds its view.
+    view_of: Weak<Served>,
 }
 
 /// What the store read of a product's rendering: the stored document's JSON (the product's,
@@ -59,7 +62,30 @@ pub struct DefaultDetail {
 
 impl Served {
     pub fn new(product: Product) -> Served {
-        Served { product, stored: Mutex::new(None), rendering: OnceLock::new(), detail: OnceLock::new() }
+        Served {
+            product,
+            stored: Mutex::new(None),
+            rendering: OnceLock::new(),
+            detail: OnceLock::new(),
+            view_of: Weak::new(),
+        }
+    }
+
+    /// A view of `of` (the same members but for its options' flags, and some of its variants,
+    /// unchanged): its rendering may then be cut from the rendering of `of`.
+    pub fn view_of(product: Product, of: &Arc<Served>) -> Served {
+        Served { view_of: Arc::downgrade(of), ..Served::new(product) }
+    }
+
+    /// The served product this one is a view of, while it is served.
+    pub fn viewed(&self) -> Option<Arc<Served>> {
+        self.view_of.upgrade()
+    }
+
+    /// Whether the product's rendering is made, or the store kept what makes it without
+    /// serializing: a view of it is then best cut from it.
+    pub fn is_rendered_cheaply(&self) -> bool {
+        self.rendering.get().is_some() || self.stored.lock().unwrap_or_else(PoisonError::into_inner).is_some()
     }
 
     /// A served product with what the store read of its rendering.

@@ -320,9 +320,11 @@ impl Commerce {
             && !variant_filter.is_set()
             && presentment.is_base();
         let (shown, selected, has_options) = if default {
-            let Some(default) = product.default_detail(|product| {
-                let detailed = detail(product, &DetailRequest::default(), &|_| true)?;
-                Some(DefaultDetail { product: Arc::new(Served::new(detailed.product)), selected: detailed.selected })
+            let Some(default) = product.default_detail(|served| {
+                let detailed = detail(served, &DetailRequest::default(), &|_| true)?;
+                // A view of the served product: its rendering is cut from the product's.
+                let view = Served::view_of(detailed.product, &product);
+                Some(DefaultDetail { product: Arc::new(view), selected: detailed.selected })
             }) else {
                 return no_variant();
             };

@@ -22,6 +22,8 @@ use crate::escape::escape_into;
 
 /// Between the members before the variants and the first variant.
 const VARIANTS_KEY: &[u8] = b",\"variants\":[";
+/// A product's `options` member, up to its array.
+const OPTIONS_KEY: &[u8] = b",\"options\":[";
 /// [`VARIANTS_KEY`] inside a JSON string.
 const VARIANTS_KEY_ESCAPED: &[u8] = b",\\\"variants\\\":[";
 
@@ -258,6 +260,37 @@ impl Rendered {
         Some(Rendered { json: Json::Stored(json), escaped: OnceLock::new() })
     }
 
+    /// The rendering of a view of another served product (get_product's default view), cut
+    /// from that product's rendering rather than serialized: its members before the variants
+    /// with the view's `options` in place of the product's (the one member a view changes),
+    /// the pieces of the variants it shows, and the members after them. `None` when the view
+    /// is of no product, the product's rendering would have to be serialized (the view's is
+    /// then smaller to serialize), or a piece cannot be found.
+    fn view(served: &Served) -> Option<Rendered> {
+        let of = served.viewed()?;
+        if !of.is_rendered_cheaply() {
+            return None;
+        }
+        let source = rendered(&of, false)?.source();
+        let (view, product) = (served.product(), of.product());
+        let mut before = source.before().to_vec();
+        if !view.options.is_empty() {
+            // The last member before the variants, and the only `"options"` key at that level
+            // or below it (none of the members before the variants holds one); a key's quotes
+            // are never escaped, a string's always are, so no string can look like it.
+            let at = memchr::memmem::rfind(&before, OPTIONS_KEY)?;
+            before.truncate(at + OPTIONS_KEY.len() - 1);
+            serde_json::to_writer(&mut before, &view.options).ok()?;
+        }
+        let variants = (view.variants.iter())
+            .map(|variant| {
+                let index = product.variants.iter().position(|shown| shown.id == variant.id)?;
+                Some(Box::from(source.variant(index)))
+            })
+            .collect::<Option<Box<[Box<[u8]>]>>>()?;
+        Some(Rendered::new(before.into(), variants, source.after().into()))
+    }
+
     fn source(&self) -> Source<'_> {
         match &self.json {
             Json::Pieces(pieces) => Source::Pieces(pieces),
@@ -272,9 +305,14 @@ impl Rendered {
 }
 
 /// The served product's rendering, made on first use: from what the store kept of it when it
-/// kept something that fits, serialized otherwise.
+/// kept something that fits, cut from the rendering of the product it is a view of, or
+/// serialized.
 fn rendered(served: &Served, mirror: bool) -> Option<&Rendered> {
-    served.rendering(|product| Rendered::stored(served).or_else(|| Rendered::of(product, mirror)))?.as_ref()
+    served
+        .rendering(|product| {
+            Rendered::stored(served).or_else(|| Rendered::view(served)).or_else(|| Rendered::of(product, mirror))
+        })?
+        .as_ref()
 }
 
 /// Indices of the variants a shown product shows: `picked`, or all `count` of them.
@@ -347,7 +385,9 @@ mod tests {
     use std::sync::Arc;
 
     use serde_json::json;
-    use ucp_domain::catalog::{LookupMatch, Product, SelectedOption, Served, Shown, StoredDocument};
+    use ucp_domain::catalog::{
+        DetailRequest, LookupMatch, Product, SelectedOption, Served, Shown, StoredDocument, detail,
+    };
     use ucp_domain::checkout::Message;
     use ucp_domain::commerce::{LookupResults, ProductView, SearchResults};
     use ucp_domain::store::MatchKind;
@@ -547,6 +587,27 @@ mod tests {
             let view = ProductView { product: shown, selected, messages };
             let body = ProductBody::new(ucp(), &view);
             assert_written_as_serialized(&body, index % 2 == 0, |sink| body.write_json(sink).unwrap());
+        }
+    }
+
+    // get_product's default view, as get_product derives it: cut from its product's rendering
+    // when the store kept the product's JSON (which that takes), serialized otherwise; the
+    // same bytes either way, also with a title that reads like the options' key.
+    #[test]
+    fn a_default_view_is_cut_from_its_products_rendering() {
+        for (variants, after, from_store) in [(4, true, true), (3, false, true), (1, true, true), (4, true, false)] {
+            let mut of = product("p", variants, after);
+            of.title = ",\"options\":[{\"name\":\"Size\"}],\"variants\":[".to_owned();
+            let of = serve(of, from_store);
+            let detailed = detail(&of, &DetailRequest::default(), &|_| true).expect("a default view");
+            assert_ne!(detailed.product.options, of.options, "the view flags its options");
+            let view = Arc::new(Served::view_of(detailed.product, &of));
+            let shown =
+                ProductView { product: Shown::whole(view), selected: Some(detailed.selected), messages: vec![] };
+            let body = ProductBody::new(ucp(), &shown);
+            assert_written_as_serialized(&body, false, |sink| body.write_json(sink).unwrap());
+            let _ = of.take_stored();
+            assert_eq!(of.is_rendered_cheaply(), from_store, "{variants} variants: the product rendered for its view");
         }
     }
 }
