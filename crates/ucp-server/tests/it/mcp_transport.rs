@@ -153,6 +153,9 @@ async fn malformed_requests_get_json_rpc_errors_with_matching_statuses() {
             json!(9),
         ),
         (r#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":"nope"}"#, 200, -32602, json!(10)),
+        (r#"{"jsonrpc":"2.0","id":null,"method":"nope"}"#, 200, -32601, Value::Null),
+        (r#"{"jsonrpc":"2.0","id":11,"method":"ping"} x"#, 400, -32700, Value::Null),
+        (r#"{"jsonrpc":"2.0","method":7,"id":12}"#, 400, -32600, json!(12)),
     ];
     for (body, status, code, id) in cases {
         let (got_status, _, response) = app.post_raw(body.to_string()).await;
@@ -161,6 +164,14 @@ async fn malformed_requests_get_json_rpc_errors_with_matching_statuses() {
         assert_eq!(response["id"], *id, "{body}");
         assert!(response["error"]["message"].as_str().unwrap().len() > 5);
     }
+    // Read as a JSON value reads them: a member sent twice counts as its last, members the
+    // endpoint does not read are ignored, whitespace may lead.
+    let (status, _, response) = app
+        .post_raw(" \r\n\t{\"jsonrpc\":\"2.0\",\"id\":1,\"x\":[{}],\"method\":\"ping\",\"id\":\"13\"}".to_owned())
+        .await;
+    assert_eq!(status.as_u16(), 200, "{response}");
+    assert_eq!(response["id"], "13", "{response}");
+    assert_eq!(response["result"], json!({}), "{response}");
     for method in [reqwest::Method::GET, reqwest::Method::DELETE, reqwest::Method::PUT] {
         let response = app.http.request(method.clone(), &app.mcp_url).send().await.unwrap();
         assert_eq!(response.status(), 405, "{method}");
