@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A/B of two ucpd builds on the same catalog: both servers run at once on copies of one data
 # directory; in each round every operation is measured on A and on B back to back (the other
-# server idle), and which goes first alternates per round, so drift favours neither.
+# server idle), and which goes first alternates per round, so drift favours neither. Halfway
+# through the rounds both servers are restarted the other way round (B started first), so
+# neither build keeps the slot an A/A run found favoured.
 #
 #   bench/ab.sh A_BINARY B_BINARY DATA_DIR                  # e.g. the build before a change and after
 #   ROUNDS=5 DURATION=5s OPS="ping get_product" bench/ab.sh ...
@@ -52,21 +54,31 @@ PIDS+=($!)
 
 declare -A URL PID
 B_DATA="$(realpath "${B_DATA:-$DATA}")"
-for side in A B; do
-  bin="${side}_BIN"
-  rm -rf "$WORK/data-$side"
-  source_data="$DATA"
-  [[ "$side" == B ]] && source_data="$B_DATA"
-  cp -r "$source_data" "$WORK/data-$side"
-  port=$(free_port)
-  "${!bin}" serve --listen "127.0.0.1:$port" --data-dir "$WORK/data-$side" --no-demo --dev-insecure-profiles \
-    >"$WORK/server-$side.log" 2>&1 &
-  PID[$side]=$!
-  PIDS+=($!)
-  URL[$side]="http://127.0.0.1:$port"
-  for _ in $(seq 1 600); do grep -q 'ucpd ready' "$WORK/server-$side.log" && break; sleep 0.1; done
-  grep -q 'ucpd ready' "$WORK/server-$side.log" || { tail "$WORK/server-$side.log" >&2; exit 1; }
-done
+# Starts both servers, in the order given: the first started gets the first port and data copy.
+# The rounds' second half restarts them the other way round, so whatever favours one slot (an
+# A/A run measured the second server's lookup about 8 % slower) falls on both builds alike.
+start_servers() {
+  for pid in "${PID[@]}"; do
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  for side in "$@"; do
+    bin="${side}_BIN"
+    rm -rf "$WORK/data-$side"
+    source_data="$DATA"
+    [[ "$side" == B ]] && source_data="$B_DATA"
+    cp -r "$source_data" "$WORK/data-$side"
+    port=$(free_port)
+    "${!bin}" serve --listen "127.0.0.1:$port" --data-dir "$WORK/data-$side" --no-demo --dev-insecure-profiles \
+      >"$WORK/server-$side.log" 2>&1 &
+    PID[$side]=$!
+    PIDS+=($!)
+    URL[$side]="http://127.0.0.1:$port"
+    for _ in $(seq 1 600); do grep -q 'ucpd ready' "$WORK/server-$side.log" && break; sleep 0.1; done
+    grep -q 'ucpd ready' "$WORK/server-$side.log" || { tail "$WORK/server-$side.log" >&2; exit 1; }
+  done
+}
+start_servers A B
 
 export BENCH_DIR BENCH_DATA="$IDS" BENCH_PROFILE_URL="http://127.0.0.1:$PROFILE_PORT/profile.json"
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
@@ -87,12 +99,20 @@ print(f'{float(fields["rps"]):.0f} {float(fields["p99_ms"]):.2f} {cpu / requests
 PY
 }
 
-for op in "${OPS[@]}"; do
-  for side in A B; do measure "$side" "$op" "$WARMUP" >/dev/null; done
-done
+warm_up() {
+  for op in "${OPS[@]}"; do
+    for side in A B; do measure "$side" "$op" "$WARMUP" >/dev/null; done
+  done
+}
+warm_up
 RESULTS="$WORK/results.tsv"
 : >"$RESULTS"
 for round in $(seq 1 "$ROUNDS"); do
+  if ((ROUNDS > 1 && round == ROUNDS / 2 + 1)); then
+    echo "restarting the servers the other way round (B first) for rounds $round-$ROUNDS" >&2
+    start_servers B A
+    warm_up
+  fi
   order=(A B)
   ((round % 2 == 0)) && order=(B A)
   for op in "${OPS[@]}"; do
