@@ -49,17 +49,14 @@ pub fn detail(
     // Option signals are relative to the effective selections, over all variants.
     for option in &mut view.options {
         for value in &mut option.values {
-            let probe: Vec<SelectedOption> = selected
-                .iter()
-                .filter(|selection| selection.name != option.name)
-                .cloned()
-                .chain(std::iter::once(SelectedOption {
-                    name: option.name.clone(),
-                    label: value.label.clone(),
-                    id: value.id.clone(),
-                }))
-                .collect();
-            let candidates = product.variants.iter().filter(|variant| matches(variant, &probe));
+            // The effective selections with this value in place of this option's: compared
+            // where they are, not copied into a probe per value.
+            let others = || selected.iter().filter(|selection| selection.name != option.name);
+            let candidates = product.variants.iter().filter(|variant| {
+                carries(variant, &option.name, &value.label, value.id.as_deref())
+                    && others()
+                        .all(|selection| carries(variant, &selection.name, &selection.label, selection.id.as_deref()))
+            });
             let (mut exists, mut available) = (false, false);
             for variant in candidates {
                 exists = true;
@@ -123,14 +120,18 @@ fn without_variants(product: &Product) -> Product {
 
 /// Whether the variant carries every selection (by value id when both sides have one, else by label).
 fn matches(variant: &Variant, selections: &[SelectedOption]) -> bool {
-    selections.iter().all(|selection| {
-        variant.options.iter().any(|option| {
-            option.name == selection.name
-                && match (&option.id, &selection.id) {
-                    (Some(left), Some(right)) => left == right,
-                    _ => option.label == selection.label,
-                }
-        })
+    selections.iter().all(|selection| carries(variant, &selection.name, &selection.label, selection.id.as_deref()))
+}
+
+/// Whether the variant carries the option value `name`: `label` (or `id`, when both sides have
+/// one).
+fn carries(variant: &Variant, name: &str, label: &str, id: Option<&str>) -> bool {
+    variant.options.iter().any(|option| {
+        option.name == name
+            && match (option.id.as_deref(), id) {
+                (Some(left), Some(right)) => left == right,
+                _ => option.label == label,
+            }
     })
 }
 
