@@ -10,7 +10,8 @@ use ucp_domain::commerce::{LookupResults, ProductView, SearchResults};
 use ucp_domain::store::MatchKind;
 
 use super::Message;
-use super::rendered::{Sink, write_lookup_product, write_product};
+use super::rendered::{write_lookup_product, write_product};
+use super::sink::Sink;
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct Pagination<'a> {

@@ -10,14 +10,15 @@ mod order;
 mod rendered;
 mod session;
 pub mod shapes;
+mod sink;
 mod split;
 pub mod stored;
 mod time;
 
 pub use catalog::{LookupBody, ProductBody, SearchBody};
 pub use order::OrderBody;
-pub use rendered::Sink;
 pub use session::{Links, SessionBody};
+pub use sink::Sink;
 pub use time::rfc3339;
 
 use schemars::JsonSchema;
