@@ -167,18 +167,10 @@ impl Product {
     pub fn refresh_availability(&mut self) {
         for variant in &mut self.variants {
             let Some(quantity) = variant.inventory_quantity else { continue };
-            let in_stock = quantity > 0;
-            let status = variant.availability.as_ref().and_then(|availability| availability.status.clone());
-            let status = match status.as_deref() {
-                Some("backorder" | "preorder") => status,
-                _ if in_stock => Some("in_stock".to_owned()),
-                _ => Some("out_of_stock".to_owned()),
-            };
-            let available = in_stock || matches!(status.as_deref(), Some("backorder" | "preorder"));
-            variant.availability = Some(Availability { available: Some(available), status });
+            let stated = variant.availability.as_ref().and_then(|availability| availability.status.as_deref());
+            variant.availability = Some(Availability::for_stock(stated, quantity));
         }
     }
-
     /// The currency every variant is priced in.
     pub fn currency(&self) -> &str {
         &self.price_range.min.currency
@@ -220,4 +212,31 @@ fn derive_options(variants: &[Variant]) -> Vec<ProductOption> {
         }
     }
     axes
+}
+
+impl Availability {
+    /// A stock-tracked variant's availability for `quantity` units on hand, given the status
+    /// its document states: `backorder` and `preorder` stay orderable at zero stock.
+    pub fn for_stock(stated: Option<&str>, quantity: i64) -> Availability {
+        let in_stock = quantity > 0;
+        let status = match stated {
+            Some(status @ ("backorder" | "preorder")) => status,
+            _ if in_stock => "in_stock",
+            _ => "out_of_stock",
+        };
+        let available = in_stock || matches!(status, "backorder" | "preorder");
+        Availability { available: Some(available), status: Some(status.to_owned()) }
+    }
+
+    /// Whether a variant whose document states `stated` is available with `stock` laid over
+    /// it: what [`Variant::is_available`] answers once [`Product::refresh_availability`] ran.
+    pub fn is_orderable(stated: Option<&Availability>, stock: Option<i64>) -> bool {
+        match stock {
+            Some(quantity) => {
+                let status = stated.and_then(|availability| availability.status.as_deref());
+                Availability::for_stock(status, quantity).available == Some(true)
+            }
+            None => stated.and_then(|availability| availability.available).unwrap_or(true),
+        }
+    }
 }

@@ -4,9 +4,12 @@
 //! A [`Served`] product is what the store's read cache holds: the document with its live
 //! stock laid over, and (when the store kept them) the document's bytes and cuts, from which
 //! the transport makes its JSON ([`StoredDocument`], [`ProductJson`]) instead of serializing
-//! it. Readers share it behind an `Arc`. It carries two slots filled on first use
-//! and dropped with it (so whatever drops the product, a stock change or an import, drops them
-//! too): the transport's rendering of it, opaque here, and get_product's default view of it.
+//! it. Readers share it behind an `Arc`. A product the store kept that way is parsed only when
+//! something reads it ([`Served::product`]): a search result that shows the product as it is
+//! only splices its stored JSON, and never pays for the parse. It carries two slots filled on
+//! first use and dropped with it (so whatever drops the product, a stock change or an import,
+//! drops them too): the transport's rendering of it, opaque here, and get_product's default
+//! view of it.
 //! A [`Shown`] product is one product of an answer: a served product narrowed to some of its
 //! variants (search results, lookup matches) with nothing copied, or a product the answer had
 //! to change (prices in another currency, get_product's selections).
@@ -16,14 +19,21 @@ use std::fmt;
 use std::ops::Range;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 
-use super::{Product, SelectedOption, Variant};
+use super::{Description, PriceRange, Product, SelectedOption, Variant};
+use crate::money::Price;
 
 /// A product as served, shared between readers.
 pub struct Served {
-    product: Product,
-    /// Taken by the first rendering (a product only get_product shows is never rendered
-    /// itself, and pays nothing for it).
-    stored: Mutex<Option<StoredDocument>>,
+    /// Parsed on first use from `stored` when the store kept the product that way.
+    product: OnceLock<Product>,
+    /// What the store read of the product, kept until both the product and its rendering are
+    /// made (whichever comes second lets it go).
+    stored: Mutex<Option<Arc<StoredDocument>>>,
+    /// How the store's bytes become the product.
+    parse: Option<Parse>,
+    variant_count: usize,
+    /// The length of the stored document it was made from, or 0.
+    stored_len: usize,
     rendering: OnceLock<Box<dyn Any + Send + Sync>>,
     detail: OnceLock<Option<DefaultDetail>>,
     /// For a view of another served product (get_product's default view): that product, whose
@@ -31,11 +41,30 @@ pub struct Served {
     view_of: Weak<Served>,
 }
 
-/// What the store read of a product's rendering: the stored document's JSON (the product's,
-/// but for the availability the stock of this read may change) and its cuts, opaque here.
+/// The store's parse of what it kept: the product with the read's stock laid over.
+pub type Parse = fn(&StoredDocument) -> Result<Product, String>;
+
+/// What the store read of a product: the stored document's JSON (the product's, but for the
+/// availability the stock of this read may change), its cuts (opaque here), and the stock of
+/// each variant in this read, in the document's order.
 pub struct StoredDocument {
-    pub doc: Vec<u8>,
+    pub id: Box<str>,
+    pub doc: Box<[u8]>,
     pub cuts: Box<[u8]>,
+    /// Each variant as this read found it, in the document's order.
+    pub variants: Box<[StoredVariant]>,
+}
+
+/// What the store read of a variant beside its document: enough to pick a search result's
+/// variants without parsing the product.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoredVariant {
+    /// Units on hand; `None` where stock is not tracked.
+    pub stock: Option<i64>,
+    /// Its price's amount, in the catalog's currency's minor units.
+    pub price: i64,
+    /// What `Variant::is_available` answers for it once its stock is laid over.
+    pub available: bool,
 }
 
 /// A served product's JSON: the bytes `serde_json::to_vec` writes for it, with where the
@@ -63,8 +92,25 @@ pub struct DefaultDetail {
 impl Served {
     pub fn new(product: Product) -> Served {
         Served {
-            product,
+            variant_count: product.variants.len(),
+            stored_len: 0,
+            product: OnceLock::from(product),
             stored: Mutex::new(None),
+            parse: None,
+            rendering: OnceLock::new(),
+            detail: OnceLock::new(),
+            view_of: Weak::new(),
+        }
+    }
+
+    /// A served product the store kept as `stored`, parsed by `parse` when first read.
+    pub fn stored(stored: StoredDocument, parse: Parse) -> Served {
+        Served {
+            product: OnceLock::new(),
+            variant_count: stored.variants.len(),
+            stored_len: stored.doc.len(),
+            stored: Mutex::new(Some(Arc::new(stored))),
+            parse: Some(parse),
             rendering: OnceLock::new(),
             detail: OnceLock::new(),
             view_of: Weak::new(),
@@ -85,28 +131,79 @@ impl Served {
     /// Whether the product's rendering is made, or the store kept what makes it without
     /// serializing: a view of it is then best cut from it.
     pub fn is_rendered_cheaply(&self) -> bool {
-        self.rendering.get().is_some() || self.stored.lock().unwrap_or_else(PoisonError::into_inner).is_some()
+        self.rendering.get().is_some() || self.kept().is_some()
     }
 
-    /// A served product with what the store read of its rendering.
-    pub fn with_stored(product: Product, stored: StoredDocument) -> Served {
-        Served { stored: Mutex::new(Some(stored)), ..Served::new(product) }
-    }
-
+    /// The product, parsed from what the store kept on first use. A stored document that does
+    /// not parse (the database was damaged behind our back: it was written by this release's
+    /// serializer, or its cuts would not be of this release) serves as a product with no
+    /// variants, which nothing can show or buy, and is logged.
     pub fn product(&self) -> &Product {
-        &self.product
+        self.product.get_or_init(|| {
+            let kept = self.kept();
+            let parsed = match (&kept, self.parse) {
+                (Some(stored), Some(parse)) => parse(stored).map_err(|error| (stored.id.to_string(), error)),
+                _ => Err((String::new(), "nothing kept to parse".to_owned())),
+            };
+            let product = parsed.unwrap_or_else(|(id, error)| {
+                tracing::error!(product = %id, %error, "a stored product does not parse; served without variants");
+                Product::unreadable(&id)
+            });
+            if self.rendering.get().is_some() {
+                self.release();
+            }
+            product
+        })
     }
 
-    /// What the store read of the product's rendering, once: for the rendering to take.
-    pub fn take_stored(&self) -> Option<StoredDocument> {
-        self.stored.lock().unwrap_or_else(PoisonError::into_inner).take()
+    /// Whether the product was parsed (or never needed to be).
+    pub fn is_parsed(&self) -> bool {
+        self.product.get().is_some()
+    }
+
+    /// How many variants the product has, without parsing it (as read: fixed for the served
+    /// product's life, so the cache can weigh by it).
+    pub fn variant_count(&self) -> usize {
+        self.variant_count
+    }
+
+    /// The length of the stored document a product kept as stored was made from (whether or
+    /// not it was parsed since); `None` for a product made parsed.
+    pub fn stored_len(&self) -> Option<usize> {
+        (self.stored_len > 0).then_some(self.stored_len)
+    }
+
+    /// Each variant's price amount and whether it is available, in order, without parsing the
+    /// product when the store kept what gives them.
+    pub fn variant_facts(&self) -> Vec<(i64, bool)> {
+        if let (None, Some(stored)) = (self.product.get(), self.kept()) {
+            return stored.variants.iter().map(|variant| (variant.price, variant.available)).collect();
+        }
+        self.product().variants.iter().map(|variant| (variant.price.amount, variant.is_available())).collect()
+    }
+
+    /// What the store read of the product, while the product or its rendering still needs it.
+    pub fn kept(&self) -> Option<Arc<StoredDocument>> {
+        self.stored.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    fn release(&self) {
+        self.stored.lock().unwrap_or_else(PoisonError::into_inner).take();
     }
 
     /// The transport's rendering of this product, made by `render` on first use. `None` when
     /// the slot already holds a rendering of another type (one transport renders products
     /// one way, so that does not happen in the server).
-    pub fn rendering<T: Any + Send + Sync>(&self, render: impl FnOnce(&Product) -> T) -> Option<&T> {
-        self.rendering.get_or_init(|| Box::new(render(&self.product))).downcast_ref()
+    pub fn rendering<T: Any + Send + Sync>(&self, render: impl FnOnce(&Served) -> T) -> Option<&T> {
+        let mut made = false;
+        let rendering = self.rendering.get_or_init(|| {
+            made = true;
+            Box::new(render(self))
+        });
+        if made && self.product.get().is_some() {
+            self.release();
+        }
+        rendering.downcast_ref()
     }
 
     /// get_product's default view, derived by `derive` on first use.
@@ -114,7 +211,31 @@ impl Served {
         &self,
         derive: impl FnOnce(&Product) -> Option<DefaultDetail>,
     ) -> Option<&DefaultDetail> {
-        self.detail.get_or_init(|| derive(&self.product)).as_ref()
+        self.detail.get_or_init(|| derive(self.product())).as_ref()
+    }
+}
+
+impl Product {
+    /// What serves in place of a stored product that does not parse: its id, and nothing to
+    /// show or buy.
+    fn unreadable(id: &str) -> Product {
+        let nothing = Price::new(0, String::new());
+        Product {
+            id: id.to_owned(),
+            handle: None,
+            title: String::new(),
+            description: Description::plain(""),
+            url: None,
+            categories: Vec::new(),
+            price_range: PriceRange { min: nothing.clone(), max: nothing },
+            list_price_range: None,
+            media: Vec::new(),
+            options: Vec::new(),
+            variants: Vec::new(),
+            rating: None,
+            tags: Vec::new(),
+            metadata: None,
+        }
     }
 }
 
@@ -122,13 +243,13 @@ impl std::ops::Deref for Served {
     type Target = Product;
 
     fn deref(&self) -> &Product {
-        &self.product
+        self.product()
     }
 }
 
 impl fmt::Debug for Served {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.debug_struct("Served").field("product", &self.product).finish_non_exhaustive()
+        formatter.debug_struct("Served").field("product", &self.product.get()).finish_non_exhaustive()
     }
 }
 
@@ -150,9 +271,9 @@ impl Shown {
     /// The variants that show, in order.
     pub fn variants(&self) -> Vec<&Variant> {
         match self {
-            Shown::Served { served, variants: None } => served.product.variants.iter().collect(),
+            Shown::Served { served, variants: None } => served.product().variants.iter().collect(),
             Shown::Served { served, variants: Some(picked) } => {
-                picked.iter().filter_map(|index| served.product.variants.get(*index)).collect()
+                picked.iter().filter_map(|index| served.product().variants.get(*index)).collect()
             }
             Shown::Changed(product) => product.variants.iter().collect(),
         }
@@ -161,9 +282,9 @@ impl Shown {
     /// The product as it shows: a copy for a served product.
     pub fn to_product(&self) -> Product {
         match self {
-            Shown::Served { served, variants: None } => served.product.clone(),
+            Shown::Served { served, variants: None } => served.product().clone(),
             Shown::Served { served, variants: Some(_) } => {
-                let mut product = served.product.clone_without_variants();
+                let mut product = served.product().clone_without_variants();
                 product.variants = self.variants().into_iter().cloned().collect();
                 product
             }
@@ -208,7 +329,7 @@ impl Product {
 impl serde::Serialize for Shown {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
-            Shown::Served { served, variants: None } => served.product.serialize(serializer),
+            Shown::Served { served, variants: None } => served.product().serialize(serializer),
             Shown::Served { .. } => self.to_product().serialize(serializer),
             Shown::Changed(product) => product.serialize(serializer),
         }
@@ -268,5 +389,45 @@ mod tests {
             });
         }
         assert_eq!(derived, 1);
+    }
+
+    fn kept(product: &Product, stock: Vec<Option<i64>>) -> StoredDocument {
+        let doc = serde_json::to_vec(product).unwrap();
+        let variants = stock.iter().map(|stock| StoredVariant { stock: *stock, price: 100, available: true }).collect();
+        StoredDocument { id: product.id.as_str().into(), doc: doc.into(), cuts: Box::default(), variants }
+    }
+
+    fn parse(stored: &StoredDocument) -> Result<Product, String> {
+        serde_json::from_slice(&stored.doc).map_err(|error| error.to_string())
+    }
+
+    #[test]
+    fn a_stored_product_is_parsed_when_first_read_and_lets_what_was_read_go() {
+        let served = Served::stored(kept(&product(2), vec![None, Some(3)]), parse);
+        assert!(!served.is_parsed());
+        assert_eq!(served.variant_count(), 2, "counted without parsing");
+        assert_eq!(served.variant_facts(), [(100, true), (100, true)], "read without parsing");
+        let rendered = served.rendering(|served| served.kept().map(|kept| kept.variants.len()));
+        assert_eq!(rendered, Some(&Some(2)), "rendered from what the store read");
+        assert!(!served.is_parsed() && served.kept().is_some(), "rendered, not parsed: kept for the parse");
+        assert_eq!(served.title, "P");
+        assert!(served.is_parsed() && served.kept().is_none(), "parsed and rendered: let go");
+        // Parsed first, rendered second.
+        let served = Served::stored(kept(&product(1), vec![None]), parse);
+        assert_eq!(served.variants.len(), 1);
+        assert!(served.kept().is_some(), "parsed, not rendered: kept for the rendering");
+        served.rendering(|_| ());
+        assert!(served.kept().is_none());
+    }
+
+    #[test]
+    fn a_stored_product_that_does_not_parse_serves_with_nothing_to_show() {
+        let mut stored = kept(&product(2), vec![None, None]);
+        stored.doc = b"{\"id\":\"p\",\"title\":5}".to_vec().into();
+        let served = Served::stored(stored, parse);
+        assert_eq!(served.id, "p");
+        assert!(served.variants.is_empty() && served.options.is_empty());
+        assert_eq!(served.variant_count(), 2, "as read, whatever the parse found");
+        assert!(served.variant_facts().is_empty(), "nothing to pick from");
     }
 }

@@ -130,8 +130,11 @@ impl VariantFilter {
     }
 
     fn keeps(&self, variant: &Variant) -> bool {
-        self.price_min.is_none_or(|min| variant.price.amount >= min)
-            && self.price_max.is_none_or(|max| variant.price.amount <= max)
+        self.keeps_price(variant.price.amount)
+    }
+
+    fn keeps_price(&self, amount: i64) -> bool {
+        self.price_min.is_none_or(|min| amount >= min) && self.price_max.is_none_or(|max| amount <= max)
     }
 
     fn is_set(&self) -> bool {
@@ -372,14 +375,16 @@ fn named_product(resolutions: &[Resolution]) -> Vec<String> {
 /// product's: those inside the price filter and available first (catalog order otherwise), at
 /// most [`SEARCH_RESULT_VARIANTS`]; `None` (all of them) when that is every variant in order.
 /// The product's `price_range` still spans every variant.
-fn variants_for_search(product: &Product, filter: &VariantFilter) -> Option<Vec<usize>> {
-    if product.variants.len() <= SEARCH_RESULT_VARIANTS && !filter.is_set() {
+/// (Nor is the product parsed for it: [`Served::variant_count`], [`Served::variant_facts`].)
+fn variants_for_search(served: &Served, filter: &VariantFilter) -> Option<Vec<usize>> {
+    if served.variant_count() <= SEARCH_RESULT_VARIANTS && !filter.is_set() {
         return None;
     }
-    let mut picked: Vec<usize> = (0..product.variants.len()).collect();
+    let facts = served.variant_facts();
+    let mut picked: Vec<usize> = (0..facts.len()).collect();
     picked.sort_by_key(|&index| {
-        let variant = &product.variants[index];
-        (!filter.keeps(variant), !variant.is_available())
+        let (price, available) = facts[index];
+        (!filter.keeps_price(price), !available)
     });
     picked.truncate(SEARCH_RESULT_VARIANTS);
     Some(picked)

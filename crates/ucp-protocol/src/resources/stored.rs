@@ -13,7 +13,7 @@
 
 use std::ops::Range;
 
-use ucp_domain::catalog::{Product, ProductJson};
+use ucp_domain::catalog::{Availability, Product, ProductJson, StoredVariant};
 
 use super::split::split;
 
@@ -113,38 +113,89 @@ fn decode(encoded: &[u8], doc: &[u8], variants: usize) -> Option<Cuts> {
     Some(Cuts { before, after, variants: cut })
 }
 
-/// The JSON of `product` (its stored document `doc` with the stock of this read laid over)
-/// made from `doc` itself and its stored `cuts`: each stock-tracked variant's `availability`
-/// member written from `product` and, where it differs from the stored one (the stock moved
-/// across zero since the import), spliced in; nothing else is touched or copied. `None` when
-/// the cuts do not fit (another version, damaged, or a tracked variant whose document has no
-/// `availability` member to replace): the product is then serialized on first use.
-pub fn served_json(mut doc: Vec<u8>, cuts: &[u8], product: &Product) -> Option<ProductJson> {
-    let cuts = decode(cuts, &doc, product.variants.len())?;
+/// The JSON of a product as served: its stored document `doc` with the stock of this read
+/// (`read`, each variant's in order) laid over, made from `doc`
+/// itself and its stored `cuts` without parsing the product: each stock-tracked variant's
+/// `availability` member written from its stock and the status its document states
+/// (`Availability::for_stock`, the rule the parsed product follows) and, where it differs from
+/// the stored one (the stock moved across zero since the import), spliced in; nothing else is
+/// touched. `None` when the cuts do not fit (another version, damaged, another number of
+/// variants, or a tracked variant whose document has no `availability` member to replace): the
+/// product is then serialized on first use.
+pub fn served_json(doc: &[u8], cuts: &[u8], read: &[StoredVariant]) -> Option<ProductJson> {
+    let cuts = decode(cuts, doc, read.len())?;
+    let mut bytes = doc.to_vec();
     let mut variants = Vec::with_capacity(cuts.variants.len());
     // How far the bytes after the last splice moved.
     let mut shift: isize = 0;
     let moved = |at: usize, shift: isize| at.checked_add_signed(shift);
     let mut member = Vec::new();
-    for ((range, availability), variant) in cuts.variants.iter().zip(&product.variants) {
+    for ((range, availability), variant) in cuts.variants.iter().zip(read) {
         let start = moved(range.start, shift)?;
-        if variant.inventory_quantity.is_some() {
+        if let Some(quantity) = variant.stock {
             // Stock tracked: the served availability is the one the stock says.
             let stored = availability.as_ref()?;
-            member.clear();
-            member.extend_from_slice(b",\"availability\":");
-            serde_json::to_writer(&mut member, variant.availability.as_ref()?).ok()?;
-            let stored = moved(stored.start, shift)?..moved(stored.end, shift)?;
-            if doc[stored.clone()] != member[..] {
-                let (old, new) = (stored.len() as isize, member.len() as isize);
-                doc.splice(stored, member.iter().copied());
-                shift += new - old;
+            let old = doc.get(stored.clone())?;
+            let new = match old {
+                // What stock alone gives, as the serializer writes it (the usual case).
+                IN_STOCK | OUT_OF_STOCK => {
+                    if quantity > 0 {
+                        IN_STOCK
+                    } else {
+                        OUT_OF_STOCK
+                    }
+                }
+                _ => {
+                    let stated = stated(old)?;
+                    member.clear();
+                    member.extend_from_slice(AVAILABILITY_KEY);
+                    let served = Availability::for_stock(stated.status.as_deref(), quantity);
+                    serde_json::to_writer(&mut member, &served).ok()?;
+                    &member[..]
+                }
+            };
+            if old != new {
+                let stored = moved(stored.start, shift)?..moved(stored.end, shift)?;
+                let (old, new_len) = (stored.len() as isize, new.len() as isize);
+                bytes.splice(stored, new.iter().copied());
+                shift += new_len - old;
             }
         }
         variants.push(start..moved(range.end, shift)?);
     }
     let after = moved(cuts.after, shift)?;
-    Some(ProductJson { bytes: doc.into_boxed_slice(), before: cuts.before, variants: variants.into(), after })
+    Some(ProductJson { bytes: bytes.into_boxed_slice(), before: cuts.before, variants: variants.into(), after })
+}
+
+/// The `availability` each variant's document states, in order, read from the members the
+/// cuts name (nothing else is parsed); `None` when the cuts do not fit `doc` and its
+/// `variants` variants.
+pub fn stated_availability(doc: &[u8], cuts: &[u8], variants: usize) -> Option<Vec<Option<Availability>>> {
+    let cuts = decode(cuts, doc, variants)?;
+    (cuts.variants.iter())
+        .map(|(_, member)| match member {
+            Some(member) => stated(doc.get(member.clone())?).map(Some),
+            None => Some(None),
+        })
+        .collect()
+}
+
+/// How a variant's `availability` member starts, as the cuts name it.
+const AVAILABILITY_KEY: &[u8] = b",\"availability\":";
+/// The members stock alone gives a tracked variant (`Availability::for_stock` of a status
+/// that is neither backorder nor preorder), as the serializer writes them.
+const IN_STOCK: &[u8] = b",\"availability\":{\"available\":true,\"status\":\"in_stock\"}";
+const OUT_OF_STOCK: &[u8] = b",\"availability\":{\"available\":false,\"status\":\"out_of_stock\"}";
+
+/// The availability an `availability` member states: the two forms stock gives matched as
+/// bytes, any other parsed.
+fn stated(member: &[u8]) -> Option<Availability> {
+    let (available, status) = match member {
+        IN_STOCK => (true, "in_stock"),
+        OUT_OF_STOCK => (false, "out_of_stock"),
+        _ => return serde_json::from_slice(member.strip_prefix(AVAILABILITY_KEY)?).ok(),
+    };
+    Some(Availability { available: Some(available), status: Some(status.to_owned()) })
 }
 
 #[cfg(test)]
@@ -184,6 +235,11 @@ mod tests {
         product
     }
 
+    /// What the store reads beside a document: each variant's stock.
+    fn variants(stock: &[Option<i64>]) -> Vec<StoredVariant> {
+        stock.iter().map(|stock| StoredVariant { stock: *stock, price: 0, available: false }).collect()
+    }
+
     /// What the store does on read: parse the document, lay stock over it.
     fn read(doc: &[u8], stock: &[Option<i64>]) -> Product {
         let mut product: Product = serde_json::from_slice(doc).unwrap();
@@ -211,7 +267,46 @@ mod tests {
         let cuts = cuts.expect("a product with variants is cut");
         for stock in [[Some(5), Some(0), None], [Some(0), Some(9), None], [Some(1), Some(1), None]] {
             let served = read(&doc, &stock);
-            check(&served_json(doc.clone(), &cuts, &served).expect("the cuts fit"), &served);
+            check(&served_json(&doc, &cuts, &variants(&stock)).expect("the cuts fit"), &served);
+        }
+    }
+
+    // The availability written from the stock keeps the status the document states where
+    // that status is orderable without stock, as the parsed product's does.
+    #[test]
+    fn a_backordered_variant_stays_orderable_at_no_stock() {
+        let mut stored = product();
+        stored.variants[0].availability =
+            Some(Availability { available: Some(true), status: Some("backorder".to_owned()) });
+        let (doc, cuts) = document(&stored).unwrap();
+        let cuts = cuts.unwrap();
+        for stock in [[Some(0), Some(0), None], [Some(4), Some(0), None]] {
+            let served = read(&doc, &stock);
+            assert_eq!(served.variants[0].availability.as_ref().unwrap().status.as_deref(), Some("backorder"));
+            check(&served_json(&doc, &cuts, &variants(&stock)).expect("the cuts fit"), &served);
+        }
+    }
+
+    // What a search picks its variants by, read beside the document without parsing it, is
+    // what the parsed product says: each variant's availability with the read's stock.
+    #[test]
+    fn the_stated_availability_gives_what_the_parsed_product_says() {
+        let mut backordered = product();
+        backordered.variants[1].availability =
+            Some(Availability { available: Some(true), status: Some("backorder".to_owned()) });
+        let mut unavailable = product();
+        unavailable.variants[2].availability = Some(Availability { available: Some(false), status: None });
+        for stored in [product(), backordered, unavailable] {
+            let (doc, cuts) = document(&stored).unwrap();
+            let cuts = cuts.unwrap();
+            let stated = stated_availability(&doc, &cuts, 3).expect("the cuts fit");
+            assert!(stated_availability(&doc, &cuts, 2).is_none(), "another number of variants");
+            for stock in [[Some(5), Some(0), None], [Some(0), Some(9), None], [Some(0), Some(0), None]] {
+                let served = read(&doc, &stock);
+                for ((variant, stated), stock) in served.variants.iter().zip(&stated).zip(stock) {
+                    assert_eq!(Availability::is_orderable(stated.as_ref(), stock), variant.is_available(), "{stock:?}");
+                }
+            }
         }
     }
 
@@ -220,37 +315,44 @@ mod tests {
         let stored = product();
         let (doc, cuts) = document(&stored).unwrap();
         let cuts = cuts.unwrap();
-        let served = read(&doc, &[Some(5), Some(0), None]);
+        let stock = [Some(5), Some(0), None];
+        let served = read(&doc, &stock);
         // Another version.
         let mut other = cuts.clone();
         other[0] = 2;
-        assert!(served_json(doc.clone(), &other, &served).is_none());
+        assert!(served_json(&doc, &other, &variants(&stock)).is_none());
         // Damaged: every single word moved by one, and cut short.
         for word in 1..cuts.len() / 4 {
             let mut damaged = cuts.clone();
             damaged[4 * word] = damaged[4 * word].wrapping_add(1);
-            if let Some(json) = served_json(doc.clone(), &damaged, &served) {
+            if let Some(json) = served_json(&doc, &damaged, &variants(&stock)) {
                 // A moved availability start can still land on a comma inside the variant;
                 // whatever passes the checks must still be the product's JSON or be refused.
                 assert_eq!(*json.bytes, serde_json::to_vec(&served).unwrap()[..], "word {word}");
             }
         }
-        assert!(served_json(doc.clone(), &cuts[..cuts.len() - 4], &served).is_none());
-        assert!(served_json(doc.clone(), &[], &served).is_none());
-        // Another product's variants.
-        let mut fewer = served.clone();
-        fewer.variants.pop();
-        assert!(served_json(doc.clone(), &cuts, &fewer).is_none());
+        assert!(served_json(&doc, &cuts[..cuts.len() - 4], &variants(&stock)).is_none());
+        assert!(served_json(&doc, &[], &variants(&stock)).is_none());
+        // Another number of variants.
+        assert!(served_json(&doc, &cuts, &variants(&stock[..2])).is_none());
         // A tracked variant whose document has no availability to replace.
         let mut bare = stored.clone();
         bare.variants[2].availability = None;
         let (doc, cuts) = document(&bare).unwrap();
-        let served = read(&doc, &[Some(5), Some(0), Some(3)]);
-        assert!(served_json(doc, &cuts.unwrap(), &served).is_none());
+        assert!(served_json(&doc, &cuts.unwrap(), &variants(&[Some(5), Some(0), Some(3)])).is_none());
     }
 
     // Stored cuts are only as good as the serialization they were cut from: a change in how a
     // product serializes must bump CUTS_VERSION, so catalogs imported before stop using theirs.
+    #[test]
+    fn the_members_stock_gives_are_what_the_serializer_writes() {
+        for (quantity, member) in [(1, IN_STOCK), (0, OUT_OF_STOCK)] {
+            let written = serde_json::to_vec(&Availability::for_stock(None, quantity)).unwrap();
+            assert_eq!([AVAILABILITY_KEY, &written].concat(), member);
+            assert_eq!(stated(member), Some(Availability::for_stock(None, quantity)));
+        }
+    }
+
     #[test]
     fn a_products_json_keeps_the_shape_its_cuts_were_made_for() {
         let (doc, _) = document(&product()).unwrap();

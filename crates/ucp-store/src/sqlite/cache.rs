@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use quick_cache::Weighter;
 use quick_cache::sync::Cache;
-use ucp_domain::catalog::{Product, Served};
+use ucp_domain::catalog::Served;
 use ucp_domain::store::{Resolution, SearchQuery};
 
 use crate::index::IndexPage;
@@ -236,9 +236,19 @@ pub(super) enum Loaded {
 /// of JSON) grew the server's RSS by about 23 KB once cached, read and rendered (BENCHMARKS.md,
 /// "What a cached product costs"). The weight is fixed when the entry goes in, so it counts them
 /// whether or not they are ever made.
-fn weight_of(product: &Product) -> u64 {
-    let variants = product.variants.len() as u64;
-    let text = product.description.plain.as_ref().map_or(0, String::len) as u64 + product.title.len() as u64;
+pub(in crate::sqlite) fn weight_of(served: &Served) -> u64 {
+    let variants = served.variant_count() as u64;
+    // A product kept as stored is weighed without parsing it, by its JSON, which for the demo
+    // catalog's products is about fourteen times its title and description (so a product
+    // weighs about the same either way); a parsed one by that text. (Never by anything that
+    // changes while the entry is in: the cache weighs it again when it leaves.)
+    let text = match served.stored_len() {
+        Some(len) => len as u64 / 14,
+        None => {
+            let product = served.product();
+            product.description.plain.as_ref().map_or(0, String::len) as u64 + product.title.len() as u64
+        }
+    };
     (2048 + variants * 1024 + text * 2) * 7 / 2
 }
 

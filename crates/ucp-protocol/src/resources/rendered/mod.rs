@@ -153,8 +153,8 @@ impl Rendered {
     /// this read's availability spliced in, not serialized ([`stored::served_json`]). `None`
     /// when the store kept nothing, or nothing that fits.
     fn stored(served: &Served) -> Option<Rendered> {
-        let kept = served.take_stored()?;
-        let json = stored::served_json(kept.doc, &kept.cuts, served.product())?;
+        let kept = served.kept()?;
+        let json = stored::served_json(&kept.doc, &kept.cuts, &kept.variants)?;
         Some(Rendered { json: Json::Stored(json), escaped: OnceLock::new() })
     }
 
@@ -209,8 +209,10 @@ impl Rendered {
 /// serialized.
 fn rendered(served: &Served, mirror: bool) -> Option<&Rendered> {
     served
-        .rendering(|product| {
-            Rendered::stored(served).or_else(|| Rendered::view(served)).or_else(|| Rendered::of(product, mirror))
+        .rendering(|served| {
+            Rendered::stored(served)
+                .or_else(|| Rendered::view(served))
+                .or_else(|| Rendered::of(served.product(), mirror))
         })?
         .as_ref()
 }

@@ -1,7 +1,9 @@
 use std::sync::Arc;
 
 use serde_json::json;
-use ucp_domain::catalog::{DetailRequest, LookupMatch, Product, SelectedOption, Served, Shown, StoredDocument, detail};
+use ucp_domain::catalog::{
+    DetailRequest, LookupMatch, Product, SelectedOption, Served, Shown, StoredDocument, StoredVariant, detail,
+};
 use ucp_domain::checkout::Message;
 use ucp_domain::commerce::{LookupResults, ProductView, SearchResults};
 use ucp_domain::store::MatchKind;
@@ -50,18 +52,31 @@ fn served(product: Product) -> Arc<Served> {
 /// document with its stock laid over, and the stored JSON with that stock spliced in.
 fn stored(product: Product) -> Arc<Served> {
     let (doc, cuts) = crate::resources::stored::document(&product).unwrap();
-    let mut read: Product = serde_json::from_slice(&doc).unwrap();
-    for (variant, stock) in read.variants.iter_mut().zip(&product.variants) {
-        variant.inventory_quantity = stock.inventory_quantity;
-    }
-    read.refresh_availability();
+    let variants: Box<[StoredVariant]> = (product.variants.iter())
+        .map(|variant| StoredVariant {
+            stock: variant.inventory_quantity,
+            price: variant.price.amount,
+            available: variant.is_available(),
+        })
+        .collect();
+    let kept = StoredDocument { id: product.id.as_str().into(), doc: doc.into(), cuts: Box::default(), variants };
     match cuts {
-        Some(cuts) => Arc::new(Served::with_stored(read, StoredDocument { doc, cuts: cuts.into() })),
+        Some(cuts) => Arc::new(Served::stored(StoredDocument { cuts: cuts.into(), ..kept }, parse)),
         None => {
-            assert!(read.variants.is_empty(), "a product with variants is cut");
-            Arc::new(Served::new(read))
+            assert!(product.variants.is_empty(), "a product with variants is cut");
+            Arc::new(Served::new(parse(&kept).unwrap()))
         }
     }
+}
+
+/// What the store does on read: parse the document, lay the stock over it.
+fn parse(stored: &StoredDocument) -> Result<Product, String> {
+    let mut read: Product = serde_json::from_slice(&stored.doc).map_err(|error| error.to_string())?;
+    for (variant, stored) in read.variants.iter_mut().zip(&stored.variants) {
+        variant.inventory_quantity = stored.stock;
+    }
+    read.refresh_availability();
+    Ok(read)
 }
 
 /// Served as rendered on first use, or as the store made its JSON.
@@ -123,6 +138,29 @@ fn a_search_body_is_written_as_serde_serializes_it() {
     for (mirror_first, from_store) in [(false, false), (true, false), (false, true), (true, true)] {
         search_body_is_written_as_serde_serializes_it(mirror_first, from_store);
     }
+}
+
+// A search answer of products the store kept rendered, shown whole or narrowed by index, is
+// spliced from their stored JSON: none of them is parsed (BENCHMARKS.md, "Parsed when read").
+#[test]
+fn a_search_body_of_stored_products_parses_none_of_them() {
+    let (long, short) = (stored(product("long", 7, true)), stored(product("short", 3, false)));
+    let results = SearchResults {
+        products: vec![
+            Shown::Served { served: Arc::clone(&long), variants: Some(vec![6, 0, 3]) },
+            Shown::whole(Arc::clone(&short)),
+        ],
+        has_next_page: false,
+        cursor: None,
+        messages: vec![],
+    };
+    let body = SearchBody::new(ucp(), &results);
+    for mirror in [true, false] {
+        let mut sink = Sink::new(0, mirror);
+        body.write_json(&mut sink).unwrap();
+    }
+    assert!(!long.is_parsed() && !short.is_parsed(), "written from the stored JSON alone");
+    assert_written_as_serialized(&body, true, |sink| body.write_json(sink).unwrap());
 }
 
 fn search_body_is_written_as_serde_serializes_it(mirror_first: bool, from_store: bool) {
@@ -218,7 +256,7 @@ fn a_default_view_is_cut_from_its_products_rendering() {
         let shown = ProductView { product: Shown::whole(view), selected: Some(detailed.selected), messages: vec![] };
         let body = ProductBody::new(ucp(), &shown);
         assert_written_as_serialized(&body, false, |sink| body.write_json(sink).unwrap());
-        let _ = of.take_stored();
         assert_eq!(of.is_rendered_cheaply(), from_store, "{variants} variants: the product rendered for its view");
+        assert!(of.kept().is_none(), "parsed and rendered: what the store read is let go");
     }
 }

@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension};
-use ucp_domain::catalog::{Product, Served, StoredDocument};
+use ucp_domain::catalog::{Availability, Product, Served, StoredDocument, StoredVariant};
 use ucp_domain::store::{CatalogStore, ImportSummary, Pick, Resolution, SearchPage, SearchQuery, StoreError};
 
 use super::cache::{self, Loaded};
@@ -262,43 +262,98 @@ fn keep_products(cache: &cache::ReadCache, epoch: u64, loaded: Vec<ReadProduct>,
     }
 }
 
-/// The product stored at `row` as served: its document with live stock laid over it, and its
-/// JSON as served when the import kept its cuts.
+/// The product stored at `row` as served: its document with live stock laid over it. When the
+/// import kept its cuts, the product is not parsed here: the served product keeps the stored
+/// JSON, its cuts and the read's stock, renders from them, and is parsed by [`parse_stored`]
+/// only when something reads it (a search result shown whole never does).
 fn load_row(connection: &Connection, row: i64) -> Result<Option<Arc<Served>>, StoreError> {
-    let mut statement = connection.prepare_cached("SELECT doc, cuts FROM products WHERE row = ?1").map_err(backend)?;
-    let Some((doc, cuts)) = statement
-        .query_row([row], |found| Ok((document::unpack(found.get_ref(0)?), found.get::<_, Option<Vec<u8>>>(1)?)))
+    let mut statement =
+        connection.prepare_cached("SELECT doc, cuts, id FROM products WHERE row = ?1").map_err(backend)?;
+    let Some((doc, cuts, id)) = statement
+        .query_row([row], |found| {
+            Ok((document::unpack(found.get_ref(0)?), found.get::<_, Option<Vec<u8>>>(1)?, found.get::<_, String>(2)?))
+        })
         .optional()
         .map_err(backend)?
     else {
         return Ok(None);
     };
     let doc = doc.map_err(|error| StoreError::Backend(format!("stored product {row}: {error}")))?;
-    // UTF-8 checked once over the document, then parsed as text: serde_json checks each
-    // string of a byte slice on its own, which was a twentieth of a cold search.
-    let mut product: Product = std::str::from_utf8(&doc)
-        .map_err(|error| error.to_string())
-        .and_then(|doc| serde_json::from_str(doc).map_err(|error| error.to_string()))
-        .map_err(|error| StoreError::Backend(format!("stored product {row}: {error}")))?;
-    let mut statement =
-        connection.prepare_cached("SELECT id, stock FROM variants WHERE product_row = ?1").map_err(backend)?;
-    let mut stocks = statement.query([row]).map_err(backend)?;
-    while let Some(stock) = stocks.next().map_err(backend)? {
-        // The id is compared where SQLite holds it, not copied out.
-        let variant_id = stock.get_ref(0).and_then(|value| Ok(value.as_str()?)).map_err(backend)?;
-        let quantity = stock.get::<_, Option<i64>>(1).map_err(backend)?;
-        if let Some(variant) = product.variants.iter_mut().find(|variant| variant.id == variant_id) {
-            variant.inventory_quantity = quantity;
+    let mut statement = connection
+        .prepare_cached("SELECT position, stock, price FROM variants WHERE product_row = ?1")
+        .map_err(backend)?;
+    let mut rows = statement.query([row]).map_err(backend)?;
+    let mut variants: Vec<StoredVariant> = Vec::with_capacity(4);
+    let mut positions_fit = true;
+    while let Some(found) = rows.next().map_err(backend)? {
+        let position = found.get::<_, i64>(0).map_err(backend)?;
+        let read = StoredVariant {
+            stock: found.get(1).map_err(backend)?,
+            price: found.get(2).map_err(backend)?,
+            available: true,
+        };
+        // Positions are 0..n, written by the import in the document's order.
+        let Some(slot) = usize::try_from(position).ok().filter(|position| *position < MAX_POSITION) else {
+            positions_fit = false;
+            continue;
+        };
+        if variants.len() <= slot {
+            variants.resize(slot + 1, StoredVariant { stock: None, price: 0, available: false });
         }
+        variants[slot] = read;
     }
-    product.refresh_availability();
-    // The stored JSON and its cuts, for the first answer to show the product to splice rather
-    // than serialize (`ucp_protocol::resources::stored`).
-    let served = match cuts {
-        Some(cuts) => Served::with_stored(product, StoredDocument { doc, cuts: cuts.into_boxed_slice() }),
-        None => Served::new(product),
+    // Each variant's availability from the member its document states and its stock, read
+    // where the cuts say it is: a search picks its variants by it without parsing the product.
+    let stated = cuts
+        .as_deref()
+        .filter(|_| positions_fit)
+        .and_then(|cuts| ucp_protocol::resources::stored::stated_availability(&doc, cuts, variants.len()));
+    let served = match (cuts, stated) {
+        (Some(cuts), Some(stated)) => {
+            for (variant, stated) in variants.iter_mut().zip(&stated) {
+                variant.available = Availability::is_orderable(stated.as_ref(), variant.stock);
+            }
+            let stored =
+                StoredDocument { id: id.into(), doc: doc.into(), cuts: cuts.into(), variants: variants.into() };
+            Served::stored(stored, parse_stored)
+        }
+        // A catalog imported before cuts were kept (or cuts that do not fit): parsed now, and
+        // serialized on first use.
+        _ => {
+            let read =
+                StoredDocument { id: id.into(), doc: doc.into(), cuts: Box::default(), variants: variants.into() };
+            Served::new(
+                parse_stored(&read).map_err(|error| StoreError::Backend(format!("stored product {row}: {error}")))?,
+            )
+        }
     };
     Ok(Some(Arc::new(served)))
+}
+
+/// The most variant positions a read lays out without parsing: a position past it is damage
+/// (or a product of more variants than any catalog seen), and the product is parsed instead.
+const MAX_POSITION: usize = 1 << 16;
+
+/// A stored product with the stock of its read laid over: its document parsed, each variant
+/// given its stock by position (the import writes a product's variants in its document's
+/// order), and the availability of the stock-tracked ones derived from it.
+fn parse_stored(stored: &StoredDocument) -> Result<Product, String> {
+    // UTF-8 checked once over the document, then parsed as text: serde_json checks each
+    // string of a byte slice on its own, which was a twentieth of a cold search.
+    let text = std::str::from_utf8(&stored.doc).map_err(|error| error.to_string())?;
+    let mut product: Product = serde_json::from_str(text).map_err(|error| error.to_string())?;
+    if product.variants.len() != stored.variants.len() {
+        return Err(format!(
+            "the document has {} variants and the catalog {}",
+            product.variants.len(),
+            stored.variants.len()
+        ));
+    }
+    for (variant, read) in product.variants.iter_mut().zip(&stored.variants) {
+        variant.inventory_quantity = read.stock;
+    }
+    product.refresh_availability();
+    Ok(product)
 }
 
 // One statement per table an id can name a row of, merged here. Where one table has two
