@@ -31,6 +31,10 @@ pub struct Served {
     stored: Mutex<Option<Arc<StoredDocument>>>,
     /// How the store's bytes become the product.
     parse: Option<Parse>,
+    /// For a product kept as stored: its id and what the store read of each variant, which
+    /// answer without the parse ([`Served::id`], [`Served::facts`]); fixed for its life.
+    stored_id: Box<str>,
+    read: Arc<[StoredVariant]>,
     variant_count: usize,
     /// The length of the stored document it was made from, or 0.
     stored_len: usize,
@@ -52,13 +56,14 @@ pub struct StoredDocument {
     pub doc: Box<[u8]>,
     pub cuts: Box<[u8]>,
     /// Each variant as this read found it, in the document's order.
-    pub variants: Box<[StoredVariant]>,
+    pub variants: Arc<[StoredVariant]>,
 }
 
 /// What the store read of a variant beside its document: enough to pick a search result's
-/// variants without parsing the product.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// variants, or a lookup's, without parsing the product.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredVariant {
+    pub id: Box<str>,
     /// Units on hand; `None` where stock is not tracked.
     pub stock: Option<i64>,
     /// Its price's amount, in the catalog's currency's minor units.
@@ -81,6 +86,15 @@ pub struct ProductJson {
     pub after: usize,
 }
 
+/// What a catalog answer needs of a variant to pick it: its id, its price's amount (in the
+/// catalog's currency) and whether it is available.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fact<'a> {
+    pub id: &'a str,
+    pub price: i64,
+    pub available: bool,
+}
+
 /// get_product's answer for a request that names the product and nothing else (no
 /// selection, no variant, no price filter): derived once per served product.
 #[derive(Debug, Clone)]
@@ -97,6 +111,8 @@ impl Served {
             product: OnceLock::from(product),
             stored: Mutex::new(None),
             parse: None,
+            stored_id: Box::default(),
+            read: Arc::new([]),
             rendering: OnceLock::new(),
             detail: OnceLock::new(),
             view_of: Weak::new(),
@@ -109,6 +125,8 @@ impl Served {
             product: OnceLock::new(),
             variant_count: stored.variants.len(),
             stored_len: stored.doc.len(),
+            stored_id: stored.id.clone(),
+            read: Arc::clone(&stored.variants),
             stored: Mutex::new(Some(Arc::new(stored))),
             parse: Some(parse),
             rendering: OnceLock::new(),
@@ -173,13 +191,30 @@ impl Served {
         (self.stored_len > 0).then_some(self.stored_len)
     }
 
-    /// Each variant's price amount and whether it is available, in order, without parsing the
-    /// product when the store kept what gives them.
-    pub fn variant_facts(&self) -> Vec<(i64, bool)> {
-        if let (None, Some(stored)) = (self.product.get(), self.kept()) {
-            return stored.variants.iter().map(|variant| (variant.price, variant.available)).collect();
+    /// The product's id, without parsing it.
+    pub fn id(&self) -> &str {
+        match self.product.get() {
+            Some(product) => &product.id,
+            None => &self.stored_id,
         }
-        self.product().variants.iter().map(|variant| (variant.price.amount, variant.is_available())).collect()
+    }
+
+    /// Each variant's id, price amount and availability, in order, without parsing the product
+    /// when the store read them beside its document.
+    pub fn facts(&self) -> Vec<Fact<'_>> {
+        if self.product.get().is_none() && self.parse.is_some() {
+            return (self.read.iter())
+                .map(|read| Fact { id: &read.id, price: read.price, available: read.available })
+                .collect();
+        }
+        (self.product().variants.iter())
+            .map(|variant| Fact { id: &variant.id, price: variant.price.amount, available: variant.is_available() })
+            .collect()
+    }
+
+    /// What the store read of each variant (empty for a product not kept as stored).
+    pub fn read_variants(&self) -> &[StoredVariant] {
+        &self.read
     }
 
     /// What the store read of the product, while the product or its rendering still needs it.
@@ -393,7 +428,14 @@ mod tests {
 
     fn kept(product: &Product, stock: Vec<Option<i64>>) -> StoredDocument {
         let doc = serde_json::to_vec(product).unwrap();
-        let variants = stock.iter().map(|stock| StoredVariant { stock: *stock, price: 100, available: true }).collect();
+        let variants = (stock.iter().enumerate())
+            .map(|(index, stock)| StoredVariant {
+                id: format!("v{index}").into(),
+                stock: *stock,
+                price: 100,
+                available: true,
+            })
+            .collect();
         StoredDocument { id: product.id.as_str().into(), doc: doc.into(), cuts: Box::default(), variants }
     }
 
@@ -406,7 +448,9 @@ mod tests {
         let served = Served::stored(kept(&product(2), vec![None, Some(3)]), parse);
         assert!(!served.is_parsed());
         assert_eq!(served.variant_count(), 2, "counted without parsing");
-        assert_eq!(served.variant_facts(), [(100, true), (100, true)], "read without parsing");
+        let fact = |id| Fact { id, price: 100, available: true };
+        assert_eq!(served.facts(), [fact("v0"), fact("v1")], "read without parsing");
+        assert_eq!(served.id(), "p");
         let rendered = served.rendering(|served| served.kept().map(|kept| kept.variants.len()));
         assert_eq!(rendered, Some(&Some(2)), "rendered from what the store read");
         assert!(!served.is_parsed() && served.kept().is_some(), "rendered, not parsed: kept for the parse");
@@ -428,6 +472,6 @@ mod tests {
         assert_eq!(served.id, "p");
         assert!(served.variants.is_empty() && served.options.is_empty());
         assert_eq!(served.variant_count(), 2, "as read, whatever the parse found");
-        assert!(served.variant_facts().is_empty(), "nothing to pick from");
+        assert!(served.facts().is_empty(), "nothing to pick from");
     }
 }

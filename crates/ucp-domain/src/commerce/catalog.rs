@@ -4,7 +4,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::catalog::{
-    DefaultDetail, DetailRequest, LookupMatch, Product, SelectedOption, Served, Shown, Variant, assemble_lookup,
+    DefaultDetail, DetailRequest, LookupMatch, SelectedOption, Served, Shown, Variant, assemble_lookup,
     category_matches, detail,
 };
 use crate::checkout::Message;
@@ -151,10 +151,13 @@ fn categories_of(filters: &CatalogFilters) -> Vec<String> {
         .collect()
 }
 
-fn in_categories(product: &Product, categories: &[String]) -> bool {
+/// Whether the product is in one of `categories` (all of them pass when none is asked, and
+/// the product is then not parsed).
+fn in_categories(served: &Served, categories: &[String]) -> bool {
     if categories.is_empty() {
         return true;
     }
+    let product = served.product();
     let mut all = product.categories.iter().chain(product.variants.iter().flat_map(|variant| &variant.categories));
     all.any(|category| categories.iter().any(|wanted| category_matches(&category.value, wanted)))
 }
@@ -274,7 +277,7 @@ impl Commerce {
         let (resolutions, products) = self.ports.catalog.resolve_products(&ids, resolved_products).await?;
         let products: Vec<Arc<Served>> =
             products.into_iter().filter(|product| in_categories(product, &categories)).collect();
-        let mut matches = assemble_lookup(&resolutions, products, &|variant| variant_filter.keeps(variant));
+        let mut matches = assemble_lookup(&resolutions, products, &|price| variant_filter.keeps_price(price));
         for found in &mut matches {
             presentment.apply_shown(&mut found.product);
         }
@@ -375,17 +378,14 @@ fn named_product(resolutions: &[Resolution]) -> Vec<String> {
 /// product's: those inside the price filter and available first (catalog order otherwise), at
 /// most [`SEARCH_RESULT_VARIANTS`]; `None` (all of them) when that is every variant in order.
 /// The product's `price_range` still spans every variant.
-/// (Nor is the product parsed for it: [`Served::variant_count`], [`Served::variant_facts`].)
+/// (Nor is the product parsed for it: [`Served::variant_count`], [`Served::facts`].)
 fn variants_for_search(served: &Served, filter: &VariantFilter) -> Option<Vec<usize>> {
     if served.variant_count() <= SEARCH_RESULT_VARIANTS && !filter.is_set() {
         return None;
     }
-    let facts = served.variant_facts();
+    let facts = served.facts();
     let mut picked: Vec<usize> = (0..facts.len()).collect();
-    picked.sort_by_key(|&index| {
-        let (price, available) = facts[index];
-        (!filter.keeps_price(price), !available)
-    });
+    picked.sort_by_key(|&index| (!filter.keeps_price(facts[index].price), !facts[index].available));
     picked.truncate(SEARCH_RESULT_VARIANTS);
     Some(picked)
 }

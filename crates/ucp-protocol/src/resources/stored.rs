@@ -237,7 +237,10 @@ mod tests {
 
     /// What the store reads beside a document: each variant's stock.
     fn variants(stock: &[Option<i64>]) -> Vec<StoredVariant> {
-        stock.iter().map(|stock| StoredVariant { stock: *stock, price: 0, available: false }).collect()
+        stock
+            .iter()
+            .map(|stock| StoredVariant { id: Box::default(), stock: *stock, price: 0, available: false })
+            .collect()
     }
 
     /// What the store does on read: parse the document, lay stock over it.

@@ -52,8 +52,9 @@ fn served(product: Product) -> Arc<Served> {
 /// document with its stock laid over, and the stored JSON with that stock spliced in.
 fn stored(product: Product) -> Arc<Served> {
     let (doc, cuts) = crate::resources::stored::document(&product).unwrap();
-    let variants: Box<[StoredVariant]> = (product.variants.iter())
+    let variants: std::sync::Arc<[StoredVariant]> = (product.variants.iter())
         .map(|variant| StoredVariant {
+            id: variant.id.as_str().into(),
             stock: variant.inventory_quantity,
             price: variant.price.amount,
             available: variant.is_available(),
@@ -72,7 +73,7 @@ fn stored(product: Product) -> Arc<Served> {
 /// What the store does on read: parse the document, lay the stock over it.
 fn parse(stored: &StoredDocument) -> Result<Product, String> {
     let mut read: Product = serde_json::from_slice(&stored.doc).map_err(|error| error.to_string())?;
-    for (variant, stored) in read.variants.iter_mut().zip(&stored.variants) {
+    for (variant, stored) in read.variants.iter_mut().zip(stored.variants.iter()) {
         variant.inventory_quantity = stored.stock;
     }
     read.refresh_availability();

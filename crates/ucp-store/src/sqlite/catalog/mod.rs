@@ -280,7 +280,7 @@ fn load_row(connection: &Connection, row: i64) -> Result<Option<Arc<Served>>, St
     };
     let doc = doc.map_err(|error| StoreError::Backend(format!("stored product {row}: {error}")))?;
     let mut statement = connection
-        .prepare_cached("SELECT position, stock, price FROM variants WHERE product_row = ?1")
+        .prepare_cached("SELECT position, stock, price, id FROM variants WHERE product_row = ?1")
         .map_err(backend)?;
     let mut rows = statement.query([row]).map_err(backend)?;
     let mut variants: Vec<StoredVariant> = Vec::with_capacity(4);
@@ -288,6 +288,7 @@ fn load_row(connection: &Connection, row: i64) -> Result<Option<Arc<Served>>, St
     while let Some(found) = rows.next().map_err(backend)? {
         let position = found.get::<_, i64>(0).map_err(backend)?;
         let read = StoredVariant {
+            id: found.get_ref(3).and_then(|id| Ok(id.as_str()?)).map_err(backend)?.into(),
             stock: found.get(1).map_err(backend)?,
             price: found.get(2).map_err(backend)?,
             available: true,
@@ -298,7 +299,7 @@ fn load_row(connection: &Connection, row: i64) -> Result<Option<Arc<Served>>, St
             continue;
         };
         if variants.len() <= slot {
-            variants.resize(slot + 1, StoredVariant { stock: None, price: 0, available: false });
+            variants.resize(slot + 1, StoredVariant { id: Box::default(), stock: None, price: 0, available: false });
         }
         variants[slot] = read;
     }
@@ -349,7 +350,7 @@ fn parse_stored(stored: &StoredDocument) -> Result<Product, String> {
             stored.variants.len()
         ));
     }
-    for (variant, read) in product.variants.iter_mut().zip(&stored.variants) {
+    for (variant, read) in product.variants.iter_mut().zip(stored.variants.iter()) {
         variant.inventory_quantity = read.stock;
     }
     product.refresh_availability();

@@ -105,7 +105,9 @@ async fn a_product_is_served_with_its_json_and_its_stock_in_it() {
     assert!(a.kept().is_none() && a.is_parsed(), "no cuts kept: parsed now, rendered on first use");
     let stored = b.kept().expect("served with its stored document");
     assert!(!b.is_parsed(), "kept as stored: parsed when first read, not before");
-    assert_eq!(*stored.variants, [StoredVariant { stock: Some(0), price: 200, available: false }]);
+    assert_eq!(*stored.variants, [StoredVariant { id: "b1".into(), stock: Some(0), price: 200, available: false }]);
+    assert_eq!((b.id(), b.facts()[0].id, b.facts()[0].available), ("b", "b1", false));
+    assert!(!b.is_parsed(), "its id and variants answered from the read");
     let weight = super::super::cache::weight_of(&b);
     let json = ucp_protocol::resources::stored::served_json(&stored.doc, &stored.cuts, &stored.variants).expect("fits");
     assert_eq!(*json.bytes, serde_json::to_vec(b.product()).unwrap()[..]);
