@@ -10,7 +10,7 @@ OUT.lua (BENCH_DATA of bench/*.lua) defines:
 cold.lua, beside OUT.lua, is read by the cold scenarios only (the warm scripts never load it:
 in every wrk thread's Lua heap it slowed wrk by a third on search.lua):
   ANY_IDS      20,000 product ids drawn at random from the whole catalog (seed 42): more
-               than the read cache holds, so get_product_any.lua reads mostly cold products
+               than the read cache holds, so get_product_any.lua and lookup_any.lua read mostly cold products
   TITLES       the words of 2,000 titles drawn at random (seed 43): search_varied.lua makes
                its queries from them, so few repeat and the search page cache rarely answers
 cold.json, beside it too, holds the same for bench/callgrind_drive.py ({"any": [...], "titles": [[words]]}).

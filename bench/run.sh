@@ -63,8 +63,9 @@ export -n UCPD_BENCH
 # ceiling), measured in the same rounds as ucpd's ping.
 OPS=(bare ping search lookup get_product)
 # The cold scenarios, measured after the others (they evict the hot set from the read cache):
-# queries that rarely repeat, and get_product over 20,000 products drawn at random.
-COLD_OPS=(search_varied get_product_any)
+# queries that rarely repeat, get_product over 20,000 products drawn at random, and lookups of
+# 10 of them.
+COLD_OPS=(search_varied get_product_any lookup_any)
 
 log() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf '[bench] ERROR: %s\n' "$*" >&2; exit 1; }
@@ -263,6 +264,7 @@ declare -A SANITY=(
 )
 SANITY[search_varied]="${SANITY[search]}"
 SANITY[get_product_any]="${SANITY[get_product]}"
+SANITY[lookup_any]="${SANITY[lookup]}"
 bare_body=$(curl -sS --max-time 5 -H 'Content-Type: application/json' -d "${SANITY[ping]}" "$BARE_URL/ucp/mcp")
 [[ "$bare_body" == "$(mcp "${SANITY[ping]}")" ]] || die "bare-server does not answer ping with ucpd's bytes: $bare_body"
 log "sanity bare ok (the same ${#bare_body} bytes as ucpd's ping)"
