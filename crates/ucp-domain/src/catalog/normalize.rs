@@ -171,6 +171,7 @@ impl Product {
             variant.availability = Some(Availability::for_stock(stated, quantity));
         }
     }
+
     /// The currency every variant is priced in.
     pub fn currency(&self) -> &str {
         &self.price_range.min.currency

@@ -35,7 +35,6 @@ pub struct Served {
     /// answer without the parse ([`Served::id`], [`Served::facts`]); fixed for its life.
     stored_id: Box<str>,
     read: Arc<[StoredVariant]>,
-    variant_count: usize,
     /// The length of the stored document it was made from, or 0.
     stored_len: usize,
     rendering: OnceLock<Box<dyn Any + Send + Sync>>,
@@ -106,7 +105,6 @@ pub struct DefaultDetail {
 impl Served {
     pub fn new(product: Product) -> Served {
         Served {
-            variant_count: product.variants.len(),
             stored_len: 0,
             product: OnceLock::from(product),
             stored: Mutex::new(None),
@@ -123,7 +121,6 @@ impl Served {
     pub fn stored(stored: StoredDocument, parse: Parse) -> Served {
         Served {
             product: OnceLock::new(),
-            variant_count: stored.variants.len(),
             stored_len: stored.doc.len(),
             stored_id: stored.id.clone(),
             read: Arc::clone(&stored.variants),
@@ -182,7 +179,7 @@ impl Served {
     /// How many variants the product has, without parsing it (as read: fixed for the served
     /// product's life, so the cache can weigh by it).
     pub fn variant_count(&self) -> usize {
-        self.variant_count
+        if self.parse.is_some() { self.read.len() } else { self.product().variants.len() }
     }
 
     /// The length of the stored document a product kept as stored was made from (whether or
@@ -210,11 +207,6 @@ impl Served {
         (self.product().variants.iter())
             .map(|variant| Fact { id: &variant.id, price: variant.price.amount, available: variant.is_available() })
             .collect()
-    }
-
-    /// What the store read of each variant (empty for a product not kept as stored).
-    pub fn read_variants(&self) -> &[StoredVariant] {
-        &self.read
     }
 
     /// What the store read of the product, while the product or its rendering still needs it.
