@@ -22,10 +22,18 @@ use crate::error::{ApiError, ErrorKind};
 pub struct RawBody(pub Bytes);
 
 /// The JSON-RPC id of an MCP request, once known: the panic layer installs an empty slot, and
-/// the body layer (or an early refusal's peek) fills it. `null` until then, and for bodies
-/// without a string or number id.
+/// the body layer (or an early refusal's peek) fills it with the body. `null` until then, and
+/// for bodies without a string or number id. The body is kept (a reference to the same bytes)
+/// and scanned for its id only when something asks for it: a request answered in full never
+/// pays for a second parse of its body.
 #[derive(Debug, Clone, Default)]
-pub struct RpcId(Arc<OnceLock<Value>>);
+pub struct RpcId(Arc<Slot>);
+
+#[derive(Debug, Default)]
+struct Slot {
+    body: OnceLock<Bytes>,
+    id: OnceLock<Value>,
+}
 
 impl RpcId {
     /// The id to echo for `request`: `null` when unknown.
@@ -34,17 +42,21 @@ impl RpcId {
     }
 
     pub fn get(&self) -> Value {
-        self.0.get().cloned().unwrap_or(Value::Null)
+        match self.0.body.get() {
+            Some(body) => self.0.id.get_or_init(|| scan_id(body)).clone(),
+            None => Value::Null,
+        }
     }
 
     /// Whether the body has been looked at for an id already.
     pub fn is_known(&self) -> bool {
-        self.0.get().is_some()
+        self.0.body.get().is_some()
     }
 
-    /// Records the id found in `bytes` (a whole body or its first bytes); the first call wins.
-    pub fn record(&self, bytes: &[u8]) {
-        let _ = self.0.set(scan_id(bytes));
+    /// Records the body the id is to be found in (a whole body or its first bytes); the first
+    /// call wins.
+    pub fn record(&self, bytes: &Bytes) {
+        let _ = self.0.body.set(bytes.clone());
     }
 }
 
@@ -69,7 +81,7 @@ pub(super) async fn read(scope: &Scope, request: Request) -> super::scope::Step 
     if scope.binding == Binding::Mcp {
         match &read {
             Ok(bytes) | Err(Unread::TooLarge(bytes)) => slot.record(bytes),
-            Err(Unread::Failed) => slot.record(b""),
+            Err(Unread::Failed) => slot.record(&Bytes::new()),
         }
     }
     let error = match read {

@@ -3,15 +3,16 @@
 //! [`Binding`]. Outermost first:
 //!
 //! 1. request id and tracing ([`trace::shared`], once for the whole router): `x-request-id` is
-//!    the client's `Request-Id` when it sent one, a fresh UUID otherwise, and is echoed on the
-//!    response;
+//!    the client's `Request-Id` when it sent one, a fresh UUID otherwise, carried by the
+//!    request's span (so by every line it logs) and echoed on the response;
 //! 2. panic catching ([`panic`]): a panic anywhere below answers 500 in the binding's shape;
 //! 3. admission: a place among the requests in flight, or 503 + `Retry-After`, before any body
 //!    is read;
 //! 4. Host and Origin, still before the body is read;
 //! 5. the per-IP rate limit (when on), still before the body is read;
 //! 6. the body ([`body`]): read up to `http.max_body_bytes` (413 otherwise) into [`RawBody`],
-//!    and, on MCP, the JSON-RPC id into [`RpcId`];
+//!    and, on MCP, the body into [`RpcId`], which finds the JSON-RPC id in it when an answer
+//!    needs it;
 //! 7. RFC 9421 signatures ([`signature`]): `Content-Digest` and the signatures checked over
 //!    [`RawBody`] per the platform's policy (a [`crate::trust::Principal`] on success), and our
 //!    response signed on the way out;

@@ -54,7 +54,7 @@ mod tests {
                 "/",
                 post(|request: Request| async move {
                     if let Some(slot) = request.extensions().get::<RpcId>() {
-                        slot.record(br#"{"id":"p-1"}"#);
+                        slot.record(&axum::body::Bytes::from_static(br#"{"id":"p-1"}"#));
                     }
                     if request.uri().path() == "/" {
                         panic!("boom");

@@ -60,9 +60,9 @@ where
         self.inner.poll_ready(context)
     }
 
-    fn call(&mut self, mut request: Request) -> Self::Future {
+    fn call(&mut self, request: Request) -> Self::Future {
+        // The id is the span's and the response's: nothing below reads it from the request.
         let id = request_id(&request);
-        request.headers_mut().insert(X_REQUEST_ID, id.clone());
         // The id alone: the audit line names the operation, and every field here is
         // formatted on every request (method and path are on the 5xx line below).
         // `%`: Display writes it as is, where a `&str` value is escaped character by character.
@@ -113,25 +113,48 @@ mod tests {
 
     use super::*;
 
+    /// What the handler logged, captured.
+    #[derive(Clone, Default)]
+    struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Captured {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// The id the response echoes, and the line the handler logged inside the request span.
     async fn answer(request: axum::http::Request<Body>) -> (String, String) {
+        let captured = Captured::default();
+        let writer = captured.clone();
+        let subscriber = tracing_subscriber::fmt().with_ansi(false).with_writer(move || writer.clone()).finish();
+        // The test runtime runs on this thread: the handler logs through this subscriber.
+        let _default = tracing::subscriber::set_default(subscriber);
         let router: Router = Router::new()
             .route(
                 "/",
-                get(|request: Request| async move {
-                    request.headers().get("x-request-id").map(|id| id.to_str().unwrap().to_owned()).unwrap_or_default()
+                get(|| async {
+                    tracing::info!("handled");
                 }),
             )
             .layer(RequestIds);
         let response = router.oneshot(request).await.unwrap();
         let echoed = response.headers()["x-request-id"].to_str().unwrap().to_owned();
-        let body = axum::body::to_bytes(response.into_body(), 1024).await.unwrap();
-        (echoed, String::from_utf8(body.to_vec()).unwrap())
+        let logged = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+        (echoed, logged)
     }
 
     #[tokio::test]
     async fn the_clients_request_id_is_adopted_and_echoed() {
         let request = axum::http::Request::get("/").header("request-id", "client-42").body(Body::empty()).unwrap();
-        assert_eq!(answer(request).await, ("client-42".to_owned(), "client-42".to_owned()));
+        let (echoed, logged) = answer(request).await;
+        assert_eq!(echoed, "client-42");
+        assert!(logged.contains("request{request_id=client-42}"), "{logged}");
     }
 
     #[tokio::test]
@@ -144,8 +167,11 @@ mod tests {
                 .unwrap(),
             axum::http::Request::get("/").header("request-id", "").body(Body::empty()).unwrap(),
         ] {
-            let (echoed, seen) = answer(request).await;
-            assert_eq!(echoed, seen, "the handler sees the id the response echoes");
+            let (echoed, logged) = answer(request).await;
+            assert!(
+                logged.contains(&format!("request{{request_id={echoed}}}")),
+                "the request's lines carry the id the response echoes: {logged}"
+            );
             let parsed = uuid::Uuid::parse_str(&echoed).expect("a UUID");
             assert_eq!(parsed.get_version_num(), 4);
         }

@@ -2,7 +2,10 @@
 //! (no session, no `initialize` needed, any `Accept` header), as Google and generic MCP
 //! clients call it. See `spec/transport-mcp.md`.
 
+mod message;
 pub(crate) mod schemas;
+
+use std::fmt::Write as _;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
@@ -11,6 +14,7 @@ use axum::response::Response;
 use serde_json::{Value, json};
 use ucp_protocol::escape;
 
+use self::message::{Message, Text};
 use crate::error::{ApiError, ErrorKind};
 use crate::layers::{self, RawBody, RpcId, rpc_error};
 use crate::operations::{self, Operation};
@@ -25,11 +29,12 @@ const MCP_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-
 /// have admitted it, checked Host and Origin, read the body into [`RawBody`] and recorded the
 /// JSON-RPC id; errors from here on echo that id too.
 pub(crate) async fn endpoint(State(state): State<AppState>, request: Request) -> Response {
-    let id = RpcId::of(&request);
+    // The id is looked for in the body only if one of these refusals needs it.
+    let slot = request.extensions().get::<RpcId>().cloned().unwrap_or_default();
     let (mut parts, _body) = request.into_parts();
     if parts.method != Method::POST {
         let mut response = rpc_error(
-            &id,
+            &slot.get(),
             &ApiError::new(
                 ErrorKind::MethodNotAllowed,
                 format!(
@@ -42,10 +47,10 @@ pub(crate) async fn endpoint(State(state): State<AppState>, request: Request) ->
         return response;
     }
     if let Err(error) = check_headers(&parts.headers) {
-        return rpc_error(&id, &error);
+        return rpc_error(&slot.get(), &error);
     }
     let Some(RawBody(bytes)) = parts.extensions.remove::<RawBody>() else {
-        return rpc_error(&id, &ApiError::internal("the MCP route is missing the body layer"));
+        return rpc_error(&slot.get(), &ApiError::internal("the MCP route is missing the body layer"));
     };
     let principal = parts.extensions.remove::<Principal>();
     handle(&state, &parts.headers, principal, &bytes).await
@@ -66,7 +71,7 @@ fn check_headers(headers: &HeaderMap) -> Result<(), ApiError> {
 }
 
 async fn handle(state: &AppState, headers: &HeaderMap, principal: Option<Principal>, bytes: &Bytes) -> Response {
-    let message: Value = match serde_json::from_slice(bytes) {
+    let message = match Message::parse(bytes) {
         Ok(message) => message,
         Err(error) => {
             return rpc_error(
@@ -75,9 +80,9 @@ async fn handle(state: &AppState, headers: &HeaderMap, principal: Option<Princip
             );
         }
     };
-    let mut object = match message {
-        Value::Object(object) => object,
-        Value::Array(_) => {
+    let (jsonrpc, id, method, params) = match message {
+        Message::Object { jsonrpc, id, method, params } => (jsonrpc, id, method, params),
+        Message::Array => {
             return rpc_error(
                 &Value::Null,
                 &ApiError::new(
@@ -86,19 +91,16 @@ async fn handle(state: &AppState, headers: &HeaderMap, principal: Option<Princip
                 ),
             );
         }
-        _ => {
+        Message::Other => {
             return rpc_error(
                 &Value::Null,
                 &ApiError::new(ErrorKind::InvalidRequest, "body must be a JSON-RPC 2.0 request object"),
             );
         }
     };
-    // Moved out, not copied: the arguments are the largest part of the message.
-    let params = object.remove("params");
-    let id = match object.get("id") {
+    let id = match id {
         None => None,
-        Some(id @ (Value::String(_) | Value::Number(_))) => Some(id.clone()),
-        Some(Value::Null) => Some(Value::Null),
+        Some(id @ (Value::String(_) | Value::Number(_) | Value::Null)) => Some(id),
         Some(_) => {
             return rpc_error(
                 &Value::Null,
@@ -107,10 +109,10 @@ async fn handle(state: &AppState, headers: &HeaderMap, principal: Option<Princip
         }
     };
     let echo = id.clone().unwrap_or(Value::Null);
-    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+    if Text::as_str(&jsonrpc) != Some("2.0") {
         return rpc_error(&echo, &ApiError::new(ErrorKind::InvalidRequest, "jsonrpc must be \"2.0\""));
     }
-    let Some(method) = object.get("method").and_then(Value::as_str) else {
+    let Some(method) = Text::as_str(&method) else {
         return rpc_error(&echo, &ApiError::new(ErrorKind::InvalidRequest, "method must be a string"));
     };
     let Some(id) = id else {
@@ -306,8 +308,11 @@ fn rpc_answer(id: &Value, result_len: usize, write: impl FnOnce(&mut String)) ->
 fn push_id(body: &mut String, id: &Value) {
     match id {
         Value::String(id) => escape::json_string(body, id),
-        Value::Number(id) => body.push_str(&id.to_string()),
-        other => body.push_str(&other.to_string()),
+        // Written in place: `to_string` formats into a `String` of its own first.
+        Value::Number(id) => {
+            let _ = write!(body, "{id}");
+        }
+        _ => body.push_str("null"),
     }
 }
 
