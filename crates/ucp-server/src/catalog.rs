@@ -63,7 +63,7 @@ pub async fn search_catalog(
         limit: pagination.limit,
     };
     let results = state.core.search_catalog(request).await?;
-    to_reply(results.products.len(), mirror, |sink| SearchBody::new(envelope.ucp(), &results).write_json(sink))
+    to_reply(results.products.len(), mirror, |sink| SearchBody::new(envelope.ucp_json(), &results).write_json(sink))
 }
 
 /// `lookup_catalog`.
@@ -79,7 +79,7 @@ pub async fn lookup_catalog(
         filters: filters_of(request.filters),
     };
     let results = state.core.lookup_catalog(request).await?;
-    to_reply(results.products.len(), mirror, |sink| LookupBody::new(envelope.ucp(), &results).write_json(sink))
+    to_reply(results.products.len(), mirror, |sink| LookupBody::new(envelope.ucp_json(), &results).write_json(sink))
 }
 
 /// `get_product`.
@@ -97,7 +97,9 @@ pub async fn get_product(
         filters: filters_of(request.filters),
     };
     match state.core.get_product(request).await? {
-        Answer::Resource(view) => to_reply(1, mirror, |sink| ProductBody::new(envelope.ucp(), &view).write_json(sink)),
+        Answer::Resource(view) => {
+            to_reply(1, mirror, |sink| ProductBody::new(envelope.ucp_json(), &view).write_json(sink))
+        }
         Answer::Refused(refusal) => {
             let body = ErrorResponse::refusal(&envelope.version, &refusal, Some(&state.profile.base_url));
             serde_json::to_string(&body).map(Reply::from).map_err(ApiError::internal)

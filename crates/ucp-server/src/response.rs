@@ -2,6 +2,7 @@
 //! response, rendered with the wire types of `ucp_protocol`.
 
 use serde_json::Value;
+use serde_json::value::RawValue;
 use ucp_protocol::envelope::Ucp;
 use ucp_protocol::error_response::ErrorResponse;
 
@@ -11,9 +12,19 @@ pub struct Envelope {
     pub version: String,
     /// (capability name, version), only those negotiated and relevant to the operation.
     pub capabilities: Vec<(String, String)>,
+    /// The `ucp` member of a successful response, serialized once: the envelope is settled per
+    /// cached platform profile ([`crate::terms`]), so a catalog answer copies it.
+    rendered: Box<RawValue>,
 }
 
 impl Envelope {
+    pub fn new(version: String, capabilities: Vec<(String, String)>) -> Envelope {
+        let wire = Ucp::success(&version, capabilities.iter().map(|(name, version)| (name.as_str(), version.as_str())));
+        // A wire type serializes infallibly (string keys, no non-finite floats).
+        let rendered = serde_json::value::to_raw_value(&wire).unwrap_or_else(|_| RawValue::NULL.to_owned());
+        Envelope { version, capabilities, rendered }
+    }
+
     /// The typed `ucp` member of a successful response.
     pub fn wire(&self) -> Ucp {
         Ucp::success(&self.version, self.capabilities.iter().map(|(name, version)| (name.as_str(), version.as_str())))
@@ -22,6 +33,11 @@ impl Envelope {
     /// The `ucp` member of a successful response.
     pub fn ucp(&self) -> Value {
         to_value(&self.wire())
+    }
+
+    /// The `ucp` member of a successful response, as JSON, serialized when the envelope was made.
+    pub fn ucp_json(&self) -> &RawValue {
+        &self.rendered
     }
 }
 
@@ -52,5 +68,25 @@ pub struct Reply {
 impl From<String> for Reply {
     fn from(body: String) -> Reply {
         Reply { body, created: false, text: None }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_rendered_envelope_is_the_serialized_one() {
+        let envelope = Envelope::new(
+            "2026-04-08".to_owned(),
+            vec![
+                ("dev.ucp.shopping.catalog.search".to_owned(), "2026-04-08".to_owned()),
+                ("dev.ucp.shopping.catalog.lookup".to_owned(), "2026-04-08".to_owned()),
+            ],
+        );
+        let rendered: Value = serde_json::from_str(envelope.ucp_json().get()).unwrap();
+        assert_eq!(rendered, envelope.ucp());
+        assert_eq!(envelope.ucp_json().get(), serde_json::to_string(&envelope.wire()).unwrap());
+        assert_eq!(rendered["version"], "2026-04-08");
     }
 }

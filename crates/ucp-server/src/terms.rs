@@ -51,7 +51,7 @@ impl Terms {
                     shared: has(operation.capability()),
                     fulfillment: has(Capability::Fulfillment),
                     discounts: has(Capability::Discount),
-                    envelope: Envelope { version: negotiated.version.clone(), capabilities },
+                    envelope: Envelope::new(negotiated.version.clone(), capabilities),
                 }
             })
             .collect();
