@@ -78,7 +78,7 @@ where
     } else if ansi {
         builder.init();
     } else {
-        builder.fmt_fields(crate::log_fields::Fields).init();
+        builder.fmt_fields(crate::log_fields::Fields).event_format(crate::log_line::Line).init();
     }
 }
 

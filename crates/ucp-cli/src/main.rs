@@ -5,6 +5,7 @@
 
 mod catalog;
 mod log_fields;
+mod log_line;
 mod logging;
 mod orders;
 
