@@ -19,7 +19,7 @@ pub struct StoreSettings {
 
 impl Default for StoreSettings {
     fn default() -> StoreSettings {
-        StoreSettings { group_commit_max_jobs: 256, catalog_cache_mb: 40 }
+        StoreSettings { group_commit_max_jobs: 256, catalog_cache_mb: 44 }
     }
 }
 
