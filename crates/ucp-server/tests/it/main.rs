@@ -13,6 +13,7 @@ mod checkout_edges;
 mod concurrency;
 mod console;
 mod console_browser;
+mod console_forms;
 mod discovery;
 mod fuzz;
 mod handoff;
