@@ -8,8 +8,10 @@
 # UCPD a ucpd binary (release, with line tables for callgrind_annotate), DATA_DIR a data
 # directory with CATALOG_JSONL imported (`ucpd demo-catalog --products 100000 --seed 42
 # --output c.jsonl && ucpd import c.jsonl --format jsonl --data-dir d`), KIND search | get |
-# lookup | ping (bench/callgrind_drive.py), N requests [200]. The server runs on a copy of
-# DATA_DIR; 50 requests of another seed warm it up uninstrumented, then the N are counted.
+# lookup | ping (bench/callgrind_drive.py) | bare (pings to `ucpd-bench bare-server`, the
+# transport's ceiling, from UCPD_BENCH [target/release/ucpd-bench]; UCPD and DATA_DIR are then
+# unused), N requests [200]. The server runs on a copy of DATA_DIR; 50 requests of another seed
+# warm it up uninstrumented, then the N are counted.
 # MEASURE_SEED=99 measures the warm-up's own requests again: the warm path (cache hits).
 # Prints the total and per-request instructions; OUT [callgrind.out] is for callgrind_annotate.
 set -euo pipefail
@@ -40,18 +42,26 @@ python3 -m http.server "$PROFILE_PORT" --bind 127.0.0.1 --directory "$WORK/profi
 PIDS+=($!)
 PROFILE="http://127.0.0.1:$PROFILE_PORT/profile.json"
 
-cp -r "$DATA" "$WORK/data"
 PORT=$(free_port)
-valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$OUT" \
-  "$UCPD" serve --listen "127.0.0.1:$PORT" --data-dir "$WORK/data" --no-demo --dev-insecure-profiles \
-  >"$WORK/server.log" 2>&1 &
+if [[ "$KIND" == bare ]]; then
+  UCPD_BENCH="$(realpath "${UCPD_BENCH:-$BENCH_DIR/../target/release/ucpd-bench}")"
+  valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$OUT" \
+    "$UCPD_BENCH" bare-server --port "$PORT" >"$WORK/server.log" 2>&1 &
+  READY="bare-server ready" DRIVE=ping
+else
+  cp -r "$DATA" "$WORK/data"
+  valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$OUT" \
+    "$UCPD" serve --listen "127.0.0.1:$PORT" --data-dir "$WORK/data" --no-demo --dev-insecure-profiles \
+    >"$WORK/server.log" 2>&1 &
+  READY="ucpd ready" DRIVE="$KIND"
+fi
 SERVER=$!
 PIDS+=("$SERVER")
-for _ in $(seq 1 600); do grep -q "ucpd ready" "$WORK/server.log" && break; sleep 0.5; done
-grep -q "ucpd ready" "$WORK/server.log" || { tail -n 20 "$WORK/server.log" >&2; exit 1; }
-python3 "$BENCH_DIR/callgrind_drive.py" "http://127.0.0.1:$PORT" "$PROFILE" "$WORK/cold.json" "$KIND" 50 99 >/dev/null
+for _ in $(seq 1 600); do grep -q "$READY" "$WORK/server.log" && break; sleep 0.5; done
+grep -q "$READY" "$WORK/server.log" || { tail -n 20 "$WORK/server.log" >&2; exit 1; }
+python3 "$BENCH_DIR/callgrind_drive.py" "http://127.0.0.1:$PORT" "$PROFILE" "$WORK/cold.json" "$DRIVE" 50 99 >/dev/null
 callgrind_control -i on "$SERVER" >/dev/null 2>&1
-python3 "$BENCH_DIR/callgrind_drive.py" "http://127.0.0.1:$PORT" "$PROFILE" "$WORK/cold.json" "$KIND" "$COUNT" \
+python3 "$BENCH_DIR/callgrind_drive.py" "http://127.0.0.1:$PORT" "$PROFILE" "$WORK/cold.json" "$DRIVE" "$COUNT" \
   "${MEASURE_SEED:-7}"
 callgrind_control -i off "$SERVER" >/dev/null 2>&1
 kill "$SERVER"
