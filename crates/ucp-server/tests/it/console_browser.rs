@@ -13,7 +13,7 @@ use base64::Engine;
 use serde_json::{Value, json};
 
 use crate::console::{KEY, console_app, scripted_run};
-use crate::handoff::{CHROMIUM, artifacts_dir};
+use crate::handoff_browser::{CHROMIUM, artifacts_dir};
 
 /// A Chromium on the DevTools pipe, with one page attached.
 struct Browser {

@@ -17,6 +17,7 @@ mod console_forms;
 mod discovery;
 mod fuzz;
 mod handoff;
+mod handoff_browser;
 mod handoff_tokens;
 mod hardening;
 mod helpers;
