@@ -1,10 +1,11 @@
 //! Checkout edges over MCP: checklist 120-148 (status, discounts, fulfillment, validation,
-//! cancel, complete refusals, expiry, determinism, message paths, integer money).
+//! cancel, complete refusals). Expiry, determinism, message paths, integer money and stock
+//! across lines are `checkout_invariants.rs`.
 
 use serde_json::{Value, json};
 use ucp_server::config::DiscountSettings;
 
-use crate::checkout::{TOKEN_SUCCESS, address, complete, key, pay, ready_checkout, valid_checkout};
+use crate::checkout::{TOKEN_SUCCESS, complete, key, pay, ready_checkout, valid_checkout};
 use crate::helpers::{
     TestApp, assert_integer_money, assert_messages_resolve, fixture_products, messages_with, spawn_app, spawn_app_with,
     total_of,
@@ -86,7 +87,7 @@ pub fn assert_checkout(body: &Value) {
     assert_integer_money(body);
 }
 
-fn assert_not_found(body: &Value) {
+pub(crate) fn assert_not_found(body: &Value) {
     schema::error_response(body);
     assert_eq!(body["ucp"]["status"], "error", "{body}");
     assert!(body.get("id").is_none() && body.get("status").is_none(), "{body}");
@@ -94,20 +95,20 @@ fn assert_not_found(body: &Value) {
     assert_eq!(body["messages"][0]["severity"], "unrecoverable", "{body}");
 }
 
-async fn create(app: &TestApp, checkout: Value) -> Value {
+pub(crate) async fn create(app: &TestApp, checkout: Value) -> Value {
     let body = app.tool("create_checkout", json!({ "checkout": checkout })).await;
     assert_checkout(&body);
     body
 }
 
-async fn get(app: &TestApp, id: &str) -> Value {
+pub(crate) async fn get(app: &TestApp, id: &str) -> Value {
     let body = app.tool("get_checkout", json!({ "id": id })).await;
     assert_checkout(&body);
     body
 }
 
 /// `ready_checkout` with the line ids of `created` and extra fields merged in.
-fn update_of(created: &Value, item: &str, quantity: i64, extra: Value) -> Value {
+pub(crate) fn update_of(created: &Value, item: &str, quantity: i64, extra: Value) -> Value {
     let mut update = ready_checkout(item, quantity);
     update["line_items"][0]["id"] = created["line_items"][0]["id"].clone();
     for (name, value) in extra.as_object().unwrap() {
@@ -116,7 +117,7 @@ fn update_of(created: &Value, item: &str, quantity: i64, extra: Value) -> Value 
     update
 }
 
-async fn update(app: &TestApp, id: &str, checkout: Value) -> Value {
+pub(crate) async fn update(app: &TestApp, id: &str, checkout: Value) -> Value {
     let body = app.tool("update_checkout", json!({ "id": id, "checkout": checkout })).await;
     assert_checkout(&body);
     body
@@ -452,113 +453,4 @@ async fn complete_with_a_bad_instrument_is_payment_failed() {
     let stored = get(&app, id).await;
     assert!(stored.get("order").is_none());
     assert_ne!(stored["status"], "completed");
-}
-
-// Checklist 126, 140: unknown and expired checkouts are not_found.
-#[tokio::test]
-async fn expired_checkout_is_not_found() {
-    let app = spawn_app().await;
-    assert_not_found(&app.tool("get_checkout", json!({ "id": "chk_nope" })).await);
-    let created = create(&app, ready_checkout("mug-1", 1)).await;
-    let id = created["id"].as_str().unwrap();
-    let expires = time::OffsetDateTime::parse(
-        created["expires_at"].as_str().unwrap(),
-        &time::format_description::well_known::Rfc3339,
-    )
-    .unwrap();
-    assert!((6 * 3600 - 60..=6 * 3600).contains(&(expires.unix_timestamp() - app.clock.now())), "6 h TTL");
-    app.clock.advance(6 * 3600 + 1);
-    assert_not_found(&app.tool("get_checkout", json!({ "id": id })).await);
-    assert_not_found(
-        &app.tool("update_checkout", json!({ "id": id, "checkout": update_of(&created, "mug-1", 1, json!({})) })).await,
-    );
-    assert_not_found(&complete(&app, id, TOKEN_SUCCESS).await);
-    assert_not_found(&app.tool("cancel_checkout", json!({ "meta": app.keyed_meta(), "id": id })).await);
-}
-
-// Checklist 141: two fresh checkouts with the same payload give identical totals and messages.
-#[tokio::test]
-async fn checkout_logic_is_deterministic() {
-    let app = spawn_app().await;
-    let mut payload = ready_checkout("sweater-m", 2);
-    payload["line_items"].as_array_mut().unwrap().push(json!({ "item": { "id": "shoe-green-10" }, "quantity": 1 }));
-    payload["discounts"] = json!({ "codes": ["WELCOME10", "bogus"] });
-    payload["buyer"]["phone_number"] = json!("nope");
-    let first = create(&app, payload.clone()).await;
-    let second = create(&app, payload).await;
-    assert_ne!(first["id"], second["id"]);
-    for field in ["status", "totals", "messages", "discounts", "line_items", "currency"] {
-        assert_eq!(first[field], second[field], "{field} differs");
-    }
-    let first_again = get(&app, first["id"].as_str().unwrap()).await;
-    assert_eq!(first_again["totals"], first["totals"]);
-    assert_eq!(first_again["messages"], first["messages"]);
-}
-
-// Checklist 127, 148 across a whole walk, including messages of every kind.
-#[tokio::test]
-async fn every_response_has_resolvable_paths_and_integer_money() {
-    let app = spawn_app().await;
-    let mut payload = ready_checkout("shoe-green-10", 9);
-    payload["line_items"].as_array_mut().unwrap().push(json!({ "item": { "id": "mug-1" }, "quantity": 1 }));
-    payload["discounts"] = json!({ "codes": ["nope", "WELCOME10", "welcome10"] });
-    payload["buyer"]["email"] = json!("bad@");
-    payload["fulfillment"]["methods"][0]["groups"][0]["selected_option_id"] = json!("teleport");
-    let body = create(&app, payload).await;
-    let codes: Vec<&str> = body["messages"].as_array().unwrap().iter().map(|m| m["code"].as_str().unwrap()).collect();
-    for expected in ["out_of_stock", "discount_code_invalid", "invalid_email", "invalid_input"] {
-        assert!(codes.contains(&expected), "{expected} in {codes:?}");
-    }
-    let id = body["id"].as_str().unwrap();
-    let mut fixed = ready_checkout("shoe-green-10", 1);
-    fixed["line_items"][0]["id"] = body["line_items"][0]["id"].clone();
-    fixed["fulfillment"]["methods"][0]["destinations"] = json!([address(), address()]);
-    let body = update(&app, id, fixed).await;
-    assert_eq!(messages_with(&body, "field_required")[0]["path"], "$.fulfillment.methods[0].selected_destination_id");
-    let mut fixed = ready_checkout("shoe-green-10", 1);
-    fixed["fulfillment"]["methods"][0]["selected_destination_id"] = json!("dest_1");
-    let body = update(&app, id, fixed).await;
-    assert_eq!(body["status"], "ready_for_complete", "{body}");
-    let completed = complete(&app, id, TOKEN_SUCCESS).await;
-    assert_checkout(&completed);
-    assert_eq!(completed["status"], "completed");
-    let order = app.tool("get_order", json!({ "id": completed["order"]["id"] })).await;
-    assert_integer_money(&order);
-}
-
-#[test]
-fn path_resolver_understands_the_message_paths() {
-    use crate::helpers::resolve_path;
-    let body =
-        json!({ "line_items": [{ "quantity": 1 }], "signals": { "dev.ucp.buyer_ip": "x" }, "a": { "b": [0, [1, 2]] } });
-    assert_eq!(resolve_path(&body, "$"), Some(&body));
-    assert_eq!(resolve_path(&body, "$.line_items[0].quantity"), Some(&json!(1)));
-    assert_eq!(resolve_path(&body, "$.signals['dev.ucp.buyer_ip']"), Some(&json!("x")));
-    assert_eq!(resolve_path(&body, "$.a.b[1][0]"), Some(&json!(1)));
-    for bad in ["$.line_items[1]", "$.missing", "line_items", "$.", "$.a.b[x]", "$.line_items[0]x"] {
-        assert_eq!(resolve_path(&body, bad), None, "{bad}");
-    }
-}
-
-// Checklist 128, 130: stock is checked over all lines of one variant (named by id or SKU), so a
-// checkout is never ready_for_complete for more units than exist.
-#[tokio::test]
-async fn stock_is_checked_across_lines_of_the_same_variant() {
-    let app = spawn_app().await;
-    let mut payload = ready_checkout("shoe-green-10", 2);
-    payload["line_items"].as_array_mut().unwrap().push(json!({ "item": { "id": "SHOE-G-10" }, "quantity": 2 }));
-    let body = create(&app, payload).await;
-    assert_eq!(body["line_items"][1]["item"]["id"], "shoe-green-10", "the SKU resolves to the variant");
-    assert_eq!(body["status"], "incomplete", "5 wanted, 3 in stock: {body}");
-    let out = messages_with(&body, "out_of_stock");
-    assert_eq!(out.len(), 1, "one message per problem: {body}");
-    assert_eq!(out[0]["severity"], "recoverable");
-    let completed = complete(&app, body["id"].as_str().unwrap(), TOKEN_SUCCESS).await;
-    assert!(completed.get("order").is_none(), "{completed}");
-
-    // Within stock across the lines: ready.
-    let mut payload = ready_checkout("shoe-green-10", 2);
-    payload["line_items"].as_array_mut().unwrap().push(json!({ "item": { "id": "SHOE-G-10" }, "quantity": 1 }));
-    let body = create(&app, payload).await;
-    assert_eq!(body["status"], "ready_for_complete", "{body}");
 }

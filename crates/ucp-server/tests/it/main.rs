@@ -10,6 +10,7 @@ mod cart;
 mod catalog;
 mod checkout;
 mod checkout_edges;
+mod checkout_invariants;
 mod concurrency;
 mod console;
 mod console_browser;
