@@ -4,6 +4,7 @@
 #![allow(unreachable_pub)]
 
 mod abuse;
+mod abuse_profiles;
 mod admin;
 mod auth;
 mod cart;
