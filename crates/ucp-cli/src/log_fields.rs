@@ -126,16 +126,16 @@ impl VisitFmt for Visitor<'_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::sync::{Arc, Mutex};
 
     use tracing_subscriber::fmt::MakeWriter;
 
     use super::*;
 
-    /// Lines written to memory.
+    /// Lines written to memory (the log line tests' writer too).
     #[derive(Clone, Default)]
-    struct Memory(Arc<Mutex<Vec<u8>>>);
+    pub(crate) struct Memory(pub(crate) Arc<Mutex<Vec<u8>>>);
 
     impl std::io::Write for Memory {
         fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {

@@ -109,28 +109,17 @@ fn write_time(writer: &mut Writer<'_>, now: SystemTime) -> fmt::Result {
 
 /// `YYYY-MM-DDTHH:MM:SS` of `seconds` since 1970 in UTC, for years up to 9999.
 fn date_time(seconds: u64) -> Option<[u8; 19]> {
-    let (days, of_day) = (seconds / 86_400, seconds % 86_400);
-    // Howard Hinnant's civil_from_days, for days since 1970-01-01 (which are never negative
-    // here): eras of 400 years from 0000-03-01.
-    let shifted = days.checked_add(719_468)?;
-    let era = shifted / 146_097;
-    let of_era = shifted % 146_097;
-    let year_of_era = (of_era - of_era / 1_460 + of_era / 36_524 - of_era / 146_096) / 365;
-    let day_of_year = of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let month_index = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
-    let month = if month_index < 10 { month_index + 3 } else { month_index - 9 };
-    let year = year_of_era + era * 400 + u64::from(month <= 2);
+    let (year, month, day, hour, minute, second) = ucp_domain::time::civil(i64::try_from(seconds).ok()?);
     if year > 9_999 {
         return None;
     }
     let mut text = *b"0000-00-00T00:00:00";
-    digits(&mut text[0..4], year as u32);
-    digits(&mut text[5..7], month as u32);
-    digits(&mut text[8..10], day as u32);
-    digits(&mut text[11..13], (of_day / 3_600) as u32);
-    digits(&mut text[14..16], (of_day / 60 % 60) as u32);
-    digits(&mut text[17..19], (of_day % 60) as u32);
+    // Each in range for its field (the year checked above), so none is cut.
+    for (field, value) in
+        [(0..4, year), (5..7, month), (8..10, day), (11..13, hour), (14..16, minute), (17..19, second)]
+    {
+        digits(&mut text[field], value as u32);
+    }
     Some(text)
 }
 
@@ -144,25 +133,11 @@ fn digits(into: &mut [u8], mut value: u32) {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::{Arc, Mutex};
     use std::time::Duration;
 
     use super::*;
     use crate::log_fields::Fields;
-
-    #[derive(Clone, Default)]
-    struct Memory(Arc<Mutex<Vec<u8>>>);
-
-    impl std::io::Write for Memory {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(bytes);
-            Ok(bytes.len())
-        }
-
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
+    use crate::log_fields::tests::Memory;
 
     /// Lines at every level, inside nested spans (one without fields) and outside any.
     fn log_everything() {
@@ -182,11 +157,10 @@ mod tests {
     /// What a text subscriber writes for [`log_everything`], each line's timestamp apart.
     fn written(ours: bool) -> Vec<(String, String)> {
         let memory = Memory::default();
-        let writer = memory.clone();
         let builder = tracing_subscriber::fmt()
             .with_ansi(false)
             .with_max_level(Level::TRACE)
-            .with_writer(move || writer.clone())
+            .with_writer(memory.clone())
             .fmt_fields(Fields);
         if ours {
             tracing::subscriber::with_default(builder.event_format(Line).finish(), log_everything);

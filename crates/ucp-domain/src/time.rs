@@ -1,8 +1,14 @@
 //! RFC 3339 timestamps from unix seconds (UTC), without a time library.
 
-/// `1767225600` → `2026-01-01T00:00:00Z`. Days from the epoch to a civil date after
-/// Howard Hinnant's `civil_from_days`.
+/// `1767225600` → `2026-01-01T00:00:00Z`.
 pub fn rfc3339(seconds: i64) -> String {
+    let (year, month, day, hour, minute, second) = civil(seconds);
+    format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}Z")
+}
+
+/// The UTC calendar date and time of `seconds` since 1970: (year, month, day, hour, minute,
+/// second). Days from the epoch to a civil date after Howard Hinnant's `civil_from_days`.
+pub fn civil(seconds: i64) -> (i64, i64, i64, i64, i64, i64) {
     let days = seconds.div_euclid(86_400);
     let of_day = seconds.rem_euclid(86_400);
     let z = days + 719_468;
@@ -14,7 +20,7 @@ pub fn rfc3339(seconds: i64) -> String {
     let day = day_of_year - (153 * month_index + 2) / 5 + 1;
     let month = if month_index < 10 { month_index + 3 } else { month_index - 9 };
     let year = year_of_era + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", of_day / 3600, of_day % 3600 / 60, of_day % 60)
+    (year, month, day, of_day / 3600, of_day % 3600 / 60, of_day % 60)
 }
 
 #[cfg(test)]

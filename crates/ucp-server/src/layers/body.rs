@@ -48,7 +48,7 @@ impl RpcId {
         }
     }
 
-    /// Whether the body has been looked at for an id already.
+    /// Whether the body (or its first bytes) the id is to be found in was recorded already.
     pub fn is_known(&self) -> bool {
         self.0.body.get().is_some()
     }
