@@ -2,6 +2,7 @@
 //! negotiation, and the stateless MCP endpoint, over one commerce core.
 
 pub mod admin;
+pub mod app;
 pub mod auth;
 pub mod catalog;
 pub mod clock;

@@ -14,7 +14,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use axum::Router;
 use axum::extract::ConnectInfo;
 use axum::http::Request;
 use hyper::body::Incoming;
@@ -27,13 +26,14 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
+use crate::app::App;
 use crate::config::ConnectionLimits;
 use crate::trust::ClientCertificate;
 
 /// How long connections get to finish their requests once shutdown starts.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
-/// Serves `router` on `listener` until `shutdown` resolves, then lets open connections finish
+/// Serves `app` (a router, or an [`App`]) on `listener` until `shutdown` resolves, then lets open connections finish
 /// (each within [`SHUTDOWN_GRACE`]). Every request carries `ConnectInfo<std::net::SocketAddr>`.
 ///
 /// With `tls`, each connection first completes its TLS handshake (within the acceptor's
@@ -41,11 +41,12 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 /// proved a certificate carries it as a [`crate::trust::ClientCertificate`] extension.
 pub async fn serve(
     listener: TcpListener,
-    router: Router,
+    app: impl Into<App>,
     limits: &ConnectionLimits,
     tls: Option<crate::tls::TlsAcceptor>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let app = app.into();
     let places = Arc::new(Semaphore::new(limits.max_connections));
     let stopping = CancellationToken::new();
     let stop = stopping.clone();
@@ -75,13 +76,13 @@ pub async fn serve(
         };
         let _ = stream.set_nodelay(true);
         let mut facts = ConnectionFacts { peer, certificate: None };
-        let router = router.clone();
+        let app = app.clone();
         let limits = limits.clone();
         let stopping = stopping.clone();
         let tls = tls.clone();
         tokio::spawn(async move {
             match tls {
-                None => serve_connection(stream, router, facts, &limits, stopping).await,
+                None => serve_connection(stream, app, facts, &limits, stopping).await,
                 Some(acceptor) => {
                     let accepted = tokio::select! {
                         accepted = acceptor.accept(stream) => accepted,
@@ -92,7 +93,7 @@ pub async fn serve(
                             if let Some(certificate) = certificate {
                                 facts.certificate = Some(Arc::new(certificate));
                             }
-                            serve_connection(stream, router, facts, &limits, stopping).await;
+                            serve_connection(stream, app, facts, &limits, stopping).await;
                         }
                         // Plain HTTP on the TLS port, an unknown client CA, a timeout: the
                         // client's problem, so not a warning.
@@ -116,7 +117,7 @@ pub async fn serve(
 /// first). Every request of the connection gets its `facts` as extensions.
 pub async fn serve_connection<I>(
     io: I,
-    router: Router,
+    app: App,
     facts: ConnectionFacts,
     limits: &ConnectionLimits,
     shutdown: CancellationToken,
@@ -126,7 +127,7 @@ pub async fn serve_connection<I>(
     let epoch = Instant::now();
     let last_activity = Arc::new(AtomicU64::new(0));
     let io = Watched { io, epoch, last_activity: Arc::clone(&last_activity) };
-    let service = router.map_request(move |mut request: Request<Incoming>| {
+    let service = app.map_request(move |mut request: Request<Incoming>| {
         let extensions = request.extensions_mut();
         extensions.insert(ConnectInfo(facts.peer));
         if let Some(certificate) = &facts.certificate {

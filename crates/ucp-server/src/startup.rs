@@ -44,7 +44,7 @@ pub enum StartError {
 #[derive(Debug)]
 pub struct Application {
     listener: TcpListener,
-    router: Router,
+    app: crate::app::App,
     state: AppState,
     /// Set when ucpd terminates TLS itself (`[tls]`).
     tls: Option<crate::tls::TlsAcceptor>,
@@ -176,8 +176,8 @@ impl Application {
         if let Some(shared) = state.get_mut() {
             shared.links = links;
         }
-        let router = router(state.clone());
-        Ok(Application { listener, router, state, tls, webhooks })
+        let app = crate::app::App::new(router(state.clone()), &state);
+        Ok(Application { listener, app, state, tls, webhooks })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
@@ -252,7 +252,7 @@ impl Application {
         // Order webhooks leave from the outbox in the background, never on a request's path.
         let webhooks = self.webhooks.map(crate::webhooks::Dispatcher::spawn);
         let connections = self.state.settings.limits.connections.clone();
-        let served = crate::listener::serve(self.listener, self.router, &connections, self.tls, shutdown).await;
+        let served = crate::listener::serve(self.listener, self.app, &connections, self.tls, shutdown).await;
         refresher.abort();
         sweeper.abort();
         recovery.abort();

@@ -6,12 +6,10 @@
 //! The step here makes the request's [`Principal`] (a request extension the transports do not
 //! pass down) visible to dispatch for the duration of the request.
 
-use std::convert::Infallible;
-
 use axum::extract::Request;
 use axum::response::Response;
-use tower::{Service, ServiceExt};
 
+use super::Endpoint;
 use crate::error::ApiError;
 use crate::operations::Operation;
 use crate::trust::Principal;
@@ -21,15 +19,9 @@ tokio::task_local! {
 }
 
 /// The step: runs `inner` with the request's principal in scope.
-pub(super) async fn scope<S>(request: Request, inner: S) -> Response
-where
-    S: Service<Request, Response = Response, Error = Infallible>,
-{
+pub(super) async fn scope(request: Request, inner: impl Endpoint) -> Response {
     let principal = request.extensions().get::<Principal>().cloned();
-    match PRINCIPAL.scope(principal, inner.oneshot(request)).await {
-        Ok(response) => response,
-        Err(never) => match never {},
-    }
+    PRINCIPAL.scope(principal, inner.answer(request)).await
 }
 
 /// Writes the audit line of one call.

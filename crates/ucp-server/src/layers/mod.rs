@@ -49,7 +49,7 @@ pub use body::{RawBody, RpcId, reject};
 pub use limiters::RateLimiters;
 pub use media::require_json;
 pub use render::{PAGE_CONTENT_SECURITY_POLICY, page_headers, render, rest_error, rpc_error};
-pub use scope::{Binding, Scope};
+pub use scope::{Binding, Endpoint, Scope};
 pub use trace::shared;
 
 use crate::state::AppState;
@@ -61,18 +61,48 @@ use crate::state::AppState;
 /// for this binding would only pass every request through, so it is left out (see
 /// [`Present`]). The order of those that remain is always the one above.
 pub fn binding_stack(router: Router<AppState>, state: &AppState, binding: Binding) -> Router<AppState> {
+    router.layer(StackLayer { scope: Scope { state: state.clone(), binding }, present: present(state, binding) })
+}
+
+/// `endpoint` behind the whole stack of `binding` (request ids and tracing, then the steps
+/// [`binding_stack`] puts in front of a route group), as one service, for a path the listener
+/// dispatches itself rather than through the router (`crate::app`).
+pub fn direct<E>(state: &AppState, binding: Binding, endpoint: E) -> Direct<E> {
+    let scope = Scope { state: state.clone(), binding };
+    Direct(trace::Traced::new(StackLayer { scope, present: present(state, binding) }.around(endpoint)))
+}
+
+/// An endpoint behind its binding's whole stack: see [`direct`].
+#[derive(Debug, Clone)]
+pub struct Direct<E>(trace::Traced<stack::Stack<E>>);
+
+impl<E: Endpoint> tower::Service<axum::extract::Request> for Direct<E> {
+    type Response = axum::response::Response;
+    type Error = std::convert::Infallible;
+    type Future = trace::Answer;
+
+    fn poll_ready(&mut self, context: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Self::Error>> {
+        self.0.poll_ready(context)
+    }
+
+    fn call(&mut self, request: axum::extract::Request) -> Self::Future {
+        self.0.call(request)
+    }
+}
+
+/// The steps a binding's stack has, from the settings.
+fn present(state: &AppState, binding: Binding) -> Present {
     let platform_binding = binding != Binding::Page;
     let settings = &state.signatures.settings;
     let signatures = platform_binding
         && (settings.any_verification() || settings.sign_responses != crate::config::ResponseSigning::None);
     let principals = settings.any_verification() || !state.settings.platforms.is_empty();
-    let present = Present {
+    Present {
         rate_limits: state.rate_limits.enabled(),
         signatures,
         authentication: platform_binding,
         audit_scope: platform_binding && principals,
-    };
-    router.layer(StackLayer { scope: Scope { state: state.clone(), binding }, present })
+    }
 }
 
 /// The stack for the merchant's admin routes: panic catching, admission, Host/Origin, the

@@ -16,10 +16,11 @@ use std::task::{Context, Poll};
 
 use axum::extract::Request;
 use axum::response::Response;
-use tower::{Layer, Service, ServiceExt};
+use tower::{Layer, Service};
 
 use super::allowed::check;
-use super::{Binding, RpcId, Scope, audit, auth, body, panic, ratelimit, render, signature};
+use super::scope::Routed;
+use super::{Binding, Endpoint, RpcId, Scope, audit, auth, body, panic, ratelimit, render, signature};
 use crate::error::{ApiError, ErrorKind};
 
 /// Which of the optional steps a stack has (panic catching, admission, Host/Origin and the
@@ -47,26 +48,29 @@ pub(super) struct StackLayer {
 }
 
 impl<S> Layer<S> for StackLayer {
-    type Service = Stack<S>;
+    type Service = Stack<Routed<S>>;
 
-    fn layer(&self, inner: S) -> Stack<S> {
-        Stack { inner, scope: self.scope.clone(), present: self.present }
+    fn layer(&self, inner: S) -> Stack<Routed<S>> {
+        self.around(Routed(inner))
+    }
+}
+
+impl StackLayer {
+    /// The stack around `endpoint`.
+    pub(super) fn around<E>(&self, endpoint: E) -> Stack<E> {
+        Stack { inner: endpoint, scope: self.scope.clone(), present: self.present }
     }
 }
 
 /// The service: the steps, then `inner`.
 #[derive(Debug, Clone)]
-pub(super) struct Stack<S> {
-    inner: S,
+pub(super) struct Stack<E> {
+    inner: E,
     scope: Scope,
     present: Present,
 }
 
-impl<S> Service<Request> for Stack<S>
-where
-    S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
-    S::Future: Send + 'static,
-{
+impl<E: Endpoint> Service<Request> for Stack<E> {
     type Response = Response;
     type Error = Infallible;
     type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
@@ -87,10 +91,7 @@ where
 
 /// Every step around `inner`, with panics answered as 500 and, on the pages, the security
 /// headers on every answer (refusals and caught panics included).
-async fn run<S>(scope: Scope, present: Present, mut request: Request, inner: S) -> Response
-where
-    S: Service<Request, Response = Response, Error = Infallible>,
-{
+async fn run(scope: Scope, present: Present, mut request: Request, inner: impl Endpoint) -> Response {
     let slot = RpcId::default();
     request.extensions_mut().insert(slot.clone());
     let binding = scope.binding;
@@ -111,10 +112,7 @@ macro_rules! step {
     };
 }
 
-async fn steps<S>(scope: &Scope, present: Present, request: Request, inner: S) -> Response
-where
-    S: Service<Request, Response = Response, Error = Infallible>,
-{
+async fn steps(scope: &Scope, present: Present, request: Request, inner: impl Endpoint) -> Response {
     let state = &scope.state;
     // Admission: a place among the requests in flight, held until the handler has answered,
     // before anything else costs us work.
@@ -143,13 +141,6 @@ where
     if present.rate_limits {
         request = step!(ratelimit::by_platform(scope, request));
     }
-    let response = if present.audit_scope {
-        audit::scope(request, inner).await
-    } else {
-        match inner.oneshot(request).await {
-            Ok(response) => response,
-            Err(never) => match never {},
-        }
-    };
+    let response = if present.audit_scope { audit::scope(request, inner).await } else { inner.answer(request).await };
     if sign { signature::sign_response(state, response).await } else { response }
 }

@@ -43,9 +43,18 @@ impl<S> Layer<S> for RequestIds {
 }
 
 #[derive(Debug, Clone)]
-struct Traced<S> {
+pub(super) struct Traced<S> {
     inner: S,
 }
+
+impl<S> Traced<S> {
+    pub(super) fn new(inner: S) -> Traced<S> {
+        Traced { inner }
+    }
+}
+
+/// A traced request's answer.
+pub(crate) type Answer = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
 
 impl<S> Service<Request> for Traced<S>
 where
@@ -54,7 +63,7 @@ where
 {
     type Response = Response;
     type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+    type Future = Answer;
 
     fn poll_ready(&mut self, context: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         self.inner.poll_ready(context)

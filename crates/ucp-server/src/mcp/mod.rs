@@ -56,6 +56,17 @@ pub(crate) async fn endpoint(State(state): State<AppState>, request: Request) ->
     handle(&state, &parts.headers, principal, &bytes).await
 }
 
+/// [`endpoint`] as a service, for the path the listener dispatches without the router
+/// (`crate::app`): a `POST` to the MCP path, the one agents call most.
+#[derive(Debug, Clone)]
+pub struct Endpoint(pub AppState);
+
+impl layers::Endpoint for Endpoint {
+    fn answer(self, request: Request) -> impl Future<Output = Response> + Send {
+        endpoint(State(self.0), request)
+    }
+}
+
 fn check_headers(headers: &HeaderMap) -> Result<(), ApiError> {
     layers::require_json(headers)?;
     if let Some(version) = headers.get("mcp-protocol-version") {

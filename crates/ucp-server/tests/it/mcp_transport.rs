@@ -3,7 +3,7 @@
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::helpers::spawn_app;
+use crate::helpers::{spawn_app, spawn_app_with};
 
 // Checklist 29, 30, 31, 32: a Google-shaped raw POST (no Accept, no initialize, no session).
 #[tokio::test]
@@ -266,4 +266,72 @@ async fn overload_is_a_503_with_retry_after_echoing_the_id() {
     assert_eq!(held.status(), 424);
     let (status, _, _) = app.post_raw(r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#).await;
     assert_eq!(status, 200, "the place is free again");
+}
+
+// A POST to the MCP path is dispatched past the router (`ucp_server::app`); everything else on
+// and around the path still goes through it. Both answer in the MCP binding's shape, behind
+// the same stack: request ids, Host rules, and the JSON-RPC id echoed by a refusal.
+#[tokio::test]
+async fn the_mcp_path_answers_alike_past_the_router_and_through_it() {
+    let app = spawn_app_with(crate::helpers::fixture_products(), |settings, _| {
+        settings.http.mcp_path = "/agents/mcp".into();
+    })
+    .await;
+    let url = format!("{}/agents/mcp", app.base_url);
+    let ping = r#"{"jsonrpc":"2.0","id":"p-1","method":"ping"}"#;
+    // The direct path, with a query string too (routing ignores it).
+    for target in [url.clone(), format!("{url}?via=query")] {
+        let response = app
+            .http
+            .post(&target)
+            .header("content-type", "application/json")
+            .header("request-id", "direct-1")
+            .body(ping)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200, "{target}");
+        assert_eq!(response.headers()["x-request-id"], "direct-1");
+        assert_eq!(response.headers()["content-type"], "application/json");
+        let body: Value = response.json().await.unwrap();
+        assert_eq!(body, json!({ "jsonrpc": "2.0", "id": "p-1", "result": {} }));
+    }
+    // The old default path is not the MCP endpoint any more: the REST 404.
+    let response =
+        app.http.post(&app.mcp_url).header("content-type", "application/json").body(ping).send().await.unwrap();
+    assert_eq!(response.status(), 404);
+    // Neither is the path with a trailing slash.
+    let response =
+        app.http.post(format!("{url}/")).header("content-type", "application/json").body(ping).send().await.unwrap();
+    assert_eq!(response.status(), 404);
+    // Other methods go through the router to the same endpoint: 405 in JSON-RPC shape, with
+    // the request id; HEAD gets the headers without the body.
+    let response = app.http.get(&url).header("request-id", "routed-1").send().await.unwrap();
+    assert_eq!(response.status(), 405);
+    assert_eq!(response.headers()["allow"], "POST");
+    assert_eq!(response.headers()["x-request-id"], "routed-1");
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["jsonrpc"], "2.0", "{body}");
+    let response = app.http.head(&url).send().await.unwrap();
+    assert_eq!(response.status(), 405);
+    assert!(response.bytes().await.unwrap().is_empty());
+    // The direct path has the whole stack: a foreign Host is refused, echoing the id.
+    let response = app
+        .http
+        .post(&url)
+        .header("content-type", "application/json")
+        .header("host", "evil.example")
+        .body(ping)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 403);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["id"], "p-1", "{body}");
+    // And the binding's checks: a body that is not JSON is a JSON-RPC parse error.
+    let response =
+        app.http.post(&url).header("content-type", "application/json").body("{not json").send().await.unwrap();
+    assert_eq!(response.status(), 400);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["error"]["code"], -32700, "{body}");
 }
