@@ -108,7 +108,12 @@ impl Visit for Visitor<'_> {
             let text = format!("{value:?}");
             write_message(&mut self.writer, &text)
         } else {
-            write!(self.writer, "{}={:?}", Self::name(field), value)
+            // The name and `=` as they are: one argument through `fmt` rather than three.
+            let writer = &mut self.writer;
+            writer
+                .write_str(Self::name(field))
+                .and_then(|()| writer.write_char('='))
+                .and_then(|()| write!(writer, "{value:?}"))
         };
     }
 }

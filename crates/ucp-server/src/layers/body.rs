@@ -9,7 +9,7 @@ use std::time::Duration;
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
 use axum::response::Response;
-use futures_util::StreamExt;
+use futures_util::{FutureExt, StreamExt};
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
@@ -68,7 +68,15 @@ pub(super) async fn read(scope: &Scope, request: Request) -> super::scope::Step 
     // The whole body within `limits.connections.body_read_timeout_ms` (slowloris): a stalled
     // upload gives back its place among the requests in flight.
     let deadline = std::time::Duration::from_millis(scope.state.settings.limits.connections.body_read_timeout_ms);
-    let read = match tokio::time::timeout(deadline, collect(body, limit)).await {
+    // A small body has usually arrived with the headers: read what is there first, and arm the
+    // timer (a clock read, and a timer registered and removed) only for a body still on its way.
+    let mut collecting = std::pin::pin!(collect(body, limit));
+    let arrived = collecting.as_mut().now_or_never();
+    let read = match arrived {
+        Some(read) => Ok(read),
+        None => tokio::time::timeout(deadline, collecting).await,
+    };
+    let read = match read {
         Ok(read) => read,
         Err(_) => {
             let error = ApiError::new(
