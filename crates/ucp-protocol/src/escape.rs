@@ -46,15 +46,14 @@ fn push_escaped(out: &mut Vec<u8>, byte: u8) {
     }
 }
 
-/// Appends `text` to `out` as a JSON string literal, quotes included.
-pub fn json_string(out: &mut String, text: &str) {
-    let mut bytes = std::mem::take(out).into_bytes();
-    bytes.reserve(text.len() + text.len() / 16 + 2);
-    bytes.push(b'"');
-    escape_into(&mut bytes, text.as_bytes());
-    bytes.push(b'"');
-    // Only ASCII bytes were replaced, by ASCII: still the UTF-8 it was.
-    *out = String::from_utf8(bytes).unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned());
+/// Appends `text` to `out` as a JSON string literal, quotes included. `out` is bytes: UTF-8
+/// as long as what was written before is (only ASCII bytes are replaced, by ASCII), with no
+/// check of it over again.
+pub fn json_string(out: &mut Vec<u8>, text: &str) {
+    out.reserve(text.len() + text.len() / 16 + 2);
+    out.push(b'"');
+    escape_into(out, text.as_bytes());
+    out.push(b'"');
 }
 
 /// Appends the inside of the JSON string literal of `input` (UTF-8 text) to `out`, without
@@ -160,9 +159,9 @@ mod tests {
     use super::*;
 
     fn escaped(text: &str) -> String {
-        let mut out = String::from("prefix:");
+        let mut out = b"prefix:".to_vec();
         json_string(&mut out, text);
-        out
+        String::from_utf8(out).unwrap()
     }
 
     // The mask flags exactly the bytes that need an escape, whatever their neighbours: no

@@ -39,11 +39,9 @@ fn to_reply(
 ) -> Result<Reply, ApiError> {
     let mut sink = Sink::new(1024 + products * PRODUCT_BYTES_HINT, mirror);
     write(&mut sink).map_err(ApiError::internal)?;
-    let (json, escaped) = sink.into_parts();
     // serde_json writes UTF-8 only, and so do the writers (whole pieces of its output, and
     // escapes that replace ASCII bytes by ASCII).
-    let body = String::from_utf8(json).map_err(ApiError::internal)?;
-    let text = escaped.map(String::from_utf8).transpose().map_err(ApiError::internal)?;
+    let (body, text) = sink.into_parts();
     Ok(Reply { body, created: false, text })
 }
 

@@ -209,7 +209,7 @@ async fn execute(
     };
     let id = invocation.id.as_deref().unwrap_or_default();
     let mirror = invocation.mirror;
-    let created = |(body, created): (String, bool)| Reply { body, created, text: None };
+    let created = |(body, created): (String, bool)| Reply { body: body.into_bytes(), created, text: None };
     // One arm per operation and no wildcard: an operation without a handler does not compile.
     let reply = match request {
         ParsedRequest::SearchCatalog(request) => catalog::search_catalog(state, envelope, request, mirror).await?,

@@ -157,7 +157,7 @@ impl Idempotency {
                         return Err(conflict(&keyed));
                     }
                     tracing::info!(operation = %keyed.scope.operation, target = %keyed.scope.target, "idempotent replay");
-                    return Ok(Reply { body: reply.body, created: reply.created, text: None });
+                    return Ok(Reply { body: reply.body.into_bytes(), created: reply.created, text: None });
                 }
                 IdempotencyClaim::InProgress { fingerprint } => {
                     if fingerprint != keyed.fingerprint {
@@ -174,7 +174,8 @@ impl Idempotency {
         let outcome = work.await;
         match &outcome {
             Ok(reply) => {
-                let stored = StoredReply { body: reply.body.clone(), created: reply.created };
+                let body = String::from_utf8(reply.body.clone()).map_err(ApiError::internal)?;
+                let stored = StoredReply { body, created: reply.created };
                 match self.store.finish(&keyed.scope, &pending.owner, &stored, self.clock.now()).await {
                     Ok(true) => pending.armed = false,
                     Ok(false) => {

@@ -5,8 +5,6 @@
 mod message;
 pub(crate) mod schemas;
 
-use std::fmt::Write as _;
-
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
@@ -154,20 +152,16 @@ async fn handle(state: &AppState, headers: &HeaderMap, principal: Option<Princip
 /// never parsed or copied in between.
 fn tool_result(id: &Value, reply: &dispatch::Reply) -> Result<Response, ApiError> {
     let body = &reply.body;
-    let text_len = reply.text.as_ref().map_or(body.len() + body.len() / 4, String::len);
+    let text_len = reply.text.as_ref().map_or(body.len() + body.len() / 4, Vec::len);
     Ok(rpc_answer(id, body.len() + text_len + 64, |answer| {
-        answer.push_str("{\"structuredContent\":");
-        answer.push_str(body);
-        answer.push_str(",\"content\":[{\"type\":\"text\",\"text\":");
+        answer.extend_from_slice(b"{\"structuredContent\":");
+        answer.extend_from_slice(body);
+        answer.extend_from_slice(b",\"content\":[{\"type\":\"text\",\"text\":\"");
         match &reply.text {
-            Some(text) => {
-                answer.push('"');
-                answer.push_str(text);
-                answer.push('"');
-            }
-            None => escape::json_string(answer, body),
+            Some(text) => answer.extend_from_slice(text),
+            None => escape::escape_into(answer, body),
         }
-        answer.push_str("}]}");
+        answer.extend_from_slice(b"\"}]}");
     }))
 }
 
@@ -299,31 +293,31 @@ fn header_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
 
 /// A JSON-RPC success response around an already serialized `result`.
 fn rpc_result(id: &Value, result: &str) -> Response {
-    rpc_answer(id, result.len(), |answer| answer.push_str(result))
+    rpc_answer(id, result.len(), |answer| answer.extend_from_slice(result.as_bytes()))
 }
 
 /// A JSON-RPC success response whose `result` `write` appends, in one buffer.
-fn rpc_answer(id: &Value, result_len: usize, write: impl FnOnce(&mut String)) -> Response {
-    let mut body = String::with_capacity(result_len + 64);
-    body.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
+fn rpc_answer(id: &Value, result_len: usize, write: impl FnOnce(&mut Vec<u8>)) -> Response {
+    let mut body = Vec::with_capacity(result_len + 64);
+    body.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
     push_id(&mut body, id);
-    body.push_str(",\"result\":");
+    body.extend_from_slice(b",\"result\":");
     write(&mut body);
-    body.push('}');
+    body.push(b'}');
     let mut response = Response::new(Body::from(body));
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     response
 }
 
 /// Appends a JSON-RPC id (a string, a number or null) as JSON.
-fn push_id(body: &mut String, id: &Value) {
+fn push_id(body: &mut Vec<u8>, id: &Value) {
     match id {
         Value::String(id) => escape::json_string(body, id),
         // Written in place: `to_string` formats into a `String` of its own first.
         Value::Number(id) => {
-            let _ = write!(body, "{id}");
+            let _ = std::io::Write::write_fmt(body, format_args!("{id}"));
         }
-        _ => body.push_str("null"),
+        _ => body.extend_from_slice(b"null"),
     }
 }
 
