@@ -313,9 +313,10 @@ fn rpc_answer(id: &Value, result_len: usize, write: impl FnOnce(&mut Vec<u8>)) -
 fn push_id(body: &mut Vec<u8>, id: &Value) {
     match id {
         Value::String(id) => escape::json_string(body, id),
-        // Written in place: `to_string` formats into a `String` of its own first.
+        // Written in place, as serde_json writes numbers: `to_string` formats into a `String`
+        // of its own first. Writing to a `Vec` cannot fail.
         Value::Number(id) => {
-            let _ = std::io::Write::write_fmt(body, format_args!("{id}"));
+            let _ = serde_json::to_writer(&mut *body, id);
         }
         _ => body.extend_from_slice(b"null"),
     }
