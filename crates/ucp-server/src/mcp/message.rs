@@ -1,6 +1,10 @@
 //! A JSON-RPC message as the MCP endpoint reads it: the four members it acts on, parsed in one
 //! pass over the body, every other member skipped without being built (a `serde_json::Value`
 //! of the whole message was 7 % of a `ping`: a map, a `String` per key, then lookups in it).
+//! `params` is read the same way, in the same pass: the members a method reads (a `tools/call`'s
+//! `name`, and of its `arguments` the `meta`, the `id` and the payload members; `initialize`'s
+//! `protocolVersion`), each other member skipped (a `Value` of a tool call's whole `params`,
+//! built, looked up and dropped, was a tenth of a cached `get_product`).
 
 use std::borrow::Cow;
 use std::fmt;
@@ -10,14 +14,45 @@ use serde_json::Value;
 
 /// The body's top-level value, as far as the endpoint cares.
 #[derive(Debug, PartialEq)]
+#[expect(clippy::large_enum_variant, reason = "one per request, on the stack: boxing would allocate per request")]
 pub(super) enum Message<'a> {
     /// An object: its `jsonrpc`, `id`, `method` and `params` members when it has them (of a
-    /// member named twice, the last, as a parsed object would keep). `id` and `params` as JSON
-    /// values; `jsonrpc` and `method` as text, borrowed from the body unless escaped.
-    Object { jsonrpc: Option<Text<'a>>, id: Option<Value>, method: Option<Text<'a>>, params: Option<Value> },
+    /// member named twice, the last, as a parsed object would keep). `id` as a JSON value;
+    /// `jsonrpc` and `method` as text, borrowed from the body unless escaped; `params` as
+    /// [`Params`].
+    Object { jsonrpc: Option<Text<'a>>, id: Option<Value>, method: Option<Text<'a>>, params: Option<Params<'a>> },
     /// An array (a batch, which we do not take).
     Array,
     /// Any other JSON value.
+    Other,
+}
+
+/// `params`: `null`, an object's members that a method reads, or some other JSON value. Of a
+/// member named twice, the last, as a parsed object would keep.
+#[derive(Debug, PartialEq)]
+#[expect(clippy::large_enum_variant, reason = "one per request, on the stack: boxing would allocate per request")]
+pub(super) enum Params<'a> {
+    Null,
+    Object {
+        /// A `tools/call`'s tool.
+        name: Option<Text<'a>>,
+        /// What `initialize` asks for.
+        protocol_version: Option<Text<'a>>,
+        /// A `tools/call`'s arguments.
+        arguments: Option<Arguments>,
+    },
+    Other,
+}
+
+/// The payload members an operation may take (`ucp_protocol::Payload::member`), in
+/// [`Arguments::Object`]'s `payloads`.
+pub(super) const PAYLOAD_MEMBERS: [&str; 3] = ["catalog", "cart", "checkout"];
+
+/// A tool call's `arguments`: an object's `meta`, `id` and payload members, as JSON values,
+/// or that they were some other JSON value (`null` too).
+#[derive(Debug, PartialEq)]
+pub(super) enum Arguments {
+    Object { meta: Option<Value>, id: Option<Value>, payloads: [Option<Value>; PAYLOAD_MEMBERS.len()] },
     Other,
 }
 
@@ -67,7 +102,7 @@ impl<'de> Visitor<'de> for MessageVisitor {
                 Key::Jsonrpc => jsonrpc = Some(map.next_value::<Text<'de>>()?),
                 Key::Id => id = Some(map.next_value::<Value>()?),
                 Key::Method => method = Some(map.next_value::<Text<'de>>()?),
-                Key::Params => params = Some(map.next_value::<Value>()?),
+                Key::Params => params = Some(map.next_value::<Params<'de>>()?),
                 Key::Other => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -160,6 +195,131 @@ impl<'de> Visitor<'de> for TextVisitor {
     }
 }
 
+impl<'de> Deserialize<'de> for Params<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Params<'de>, D::Error> {
+        deserializer.deserialize_any(ParamsVisitor)
+    }
+}
+
+struct ParamsVisitor;
+
+impl<'de> Visitor<'de> for ParamsVisitor {
+    type Value = Params<'de>;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("a JSON value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Params<'de>, A::Error> {
+        let (mut name, mut protocol_version, mut arguments) = (None, None, None);
+        while let Some(key) = map.next_key::<Text<'de>>()? {
+            match &key {
+                Text::Str(key) if key == "name" => name = Some(map.next_value::<Text<'de>>()?),
+                Text::Str(key) if key == "protocolVersion" => protocol_version = Some(map.next_value::<Text<'de>>()?),
+                Text::Str(key) if key == "arguments" => arguments = Some(map.next_value::<Arguments>()?),
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(Params::Object { name, protocol_version, arguments })
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Params<'de>, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Params::Other)
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Params<'de>, E> {
+        Ok(Params::Other)
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Params<'de>, E> {
+        Ok(Params::Other)
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Params<'de>, E> {
+        Ok(Params::Other)
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Params<'de>, E> {
+        Ok(Params::Other)
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Params<'de>, E> {
+        Ok(Params::Other)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Params<'de>, E> {
+        Ok(Params::Null)
+    }
+}
+
+impl<'de> Deserialize<'de> for Arguments {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Arguments, D::Error> {
+        deserializer.deserialize_any(ArgumentsVisitor)
+    }
+}
+
+struct ArgumentsVisitor;
+
+impl<'de> Visitor<'de> for ArgumentsVisitor {
+    type Value = Arguments;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("a JSON value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Arguments, A::Error> {
+        let (mut meta, mut id, mut payloads) = (None, None, [None, None, None]);
+        while let Some(key) = map.next_key::<Text<'de>>()? {
+            let Text::Str(key) = key else {
+                map.next_value::<IgnoredAny>()?;
+                continue;
+            };
+            if key == "meta" {
+                meta = Some(map.next_value::<Value>()?);
+            } else if key == "id" {
+                id = Some(map.next_value::<Value>()?);
+            } else if let Some(index) = PAYLOAD_MEMBERS.iter().position(|member| *member == key) {
+                payloads[index] = Some(map.next_value::<Value>()?);
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(Arguments::Object { meta, id, payloads })
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Arguments, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Arguments::Other)
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Arguments, E> {
+        Ok(Arguments::Other)
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Arguments, E> {
+        Ok(Arguments::Other)
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Arguments, E> {
+        Ok(Arguments::Other)
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Arguments, E> {
+        Ok(Arguments::Other)
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Arguments, E> {
+        Ok(Arguments::Other)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Arguments, E> {
+        Ok(Arguments::Other)
+    }
+}
+
 /// A member's name, matched where it lies in the body (no `String` made for it).
 enum Key {
     Jsonrpc,
@@ -215,16 +375,48 @@ mod tests {
                 jsonrpc: text(object.get("jsonrpc")),
                 id: object.get("id").cloned(),
                 method: text(object.get("method")),
-                params: object.get("params").cloned(),
+                params: object.get("params").map(params_of),
             },
             Value::Array(_) => Message::Array,
             _ => Message::Other,
         })
     }
 
+    /// `params` as read from a parsed `Value`.
+    fn params_of(params: &Value) -> Params<'static> {
+        let text = |member: Option<&Value>| {
+            member.map(|member| match member {
+                Value::String(text) => Text::Str(Cow::Owned(text.clone())),
+                _ => Text::NotAString,
+            })
+        };
+        match params {
+            Value::Null => Params::Null,
+            Value::Object(object) => Params::Object {
+                name: text(object.get("name")),
+                protocol_version: text(object.get("protocolVersion")),
+                arguments: object.get("arguments").map(|arguments| match arguments {
+                    Value::Object(arguments) => Arguments::Object {
+                        meta: arguments.get("meta").cloned(),
+                        id: arguments.get("id").cloned(),
+                        payloads: PAYLOAD_MEMBERS.map(|member| arguments.get(member).cloned()),
+                    },
+                    _ => Arguments::Other,
+                }),
+            },
+            _ => Params::Other,
+        }
+    }
+
     #[test]
     fn a_message_reads_as_the_parsed_value_would() {
-        let bodies: [&[u8]; 18] = [
+        let bodies: [&[u8]; 24] = [
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_product","arguments":{"meta":{"ucp-agent":{"profile":"https://p.example/p.json"}},"id":"p-1","catalog":{"id":"p-1"},"x":[1]}}}"#,
+            br#"{"params":{"arguments":{"cart":{"a":1},"cart":null,"checkout":[],"meta":1,"meta":{"k":"v"}},"name":"a","n\u0061me":7,"arguments":3}}"#,
+            br#"{"params":{"arguments":{"catalog":"\u00e9","id":{"nested":{"id":2}}},"protocolVersion":"2025-06-18","name":{"x":1}}}"#,
+            br#"{"params":{"arguments":null,"protocolVersion":5}}"#,
+            br#"{"params":"x"}"#,
+            br#"{"params":[{"name":"ping"}],"params":{}}"#,
             br#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#,
             br#"{"jsonrpc":"2.0","id":"a\"b","method":"tools/call","params":{"name":"x","arguments":{"id":1}}}"#,
             br#"{"method":"ping","extra":{"id":[1,2,{"method":3}]},"id":1.5}"#,
@@ -257,6 +449,23 @@ mod tests {
                 method: Some(Text::Str("ping".into())),
                 params: None
             }
+        );
+        let Message::Object { params, .. } =
+            Message::parse(br#"{"params":{"name":"search_catalog","arguments":{"catalog":{"query":"mug"}}}}"#).unwrap()
+        else {
+            panic!("an object");
+        };
+        assert_eq!(
+            params,
+            Some(Params::Object {
+                name: Some(Text::Str("search_catalog".into())),
+                protocol_version: None,
+                arguments: Some(Arguments::Object {
+                    meta: None,
+                    id: None,
+                    payloads: [Some(json!({"query": "mug"})), None, None]
+                }),
+            })
         );
     }
 

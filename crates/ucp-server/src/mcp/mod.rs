@@ -12,7 +12,7 @@ use axum::response::Response;
 use serde_json::{Value, json};
 use ucp_protocol::escape;
 
-use self::message::{Message, Text};
+use self::message::{Arguments, Message, PAYLOAD_MEMBERS, Params, Text};
 use crate::error::{ApiError, ErrorKind};
 use crate::layers::{self, RawBody, RpcId, rpc_error};
 use crate::operations::{self, Operation};
@@ -128,18 +128,21 @@ async fn handle(state: &AppState, headers: &HeaderMap, principal: Option<Princip
         // A notification: nothing to answer.
         return Response::builder().status(StatusCode::ACCEPTED).body(Body::empty()).unwrap_or_default();
     };
-    let params = params.unwrap_or(Value::Null);
-    if !matches!(params, Value::Null | Value::Object(_)) {
-        return rpc_error(&id, &ApiError::invalid_params("params must be an object"));
-    }
+    let params = match params {
+        None | Some(Params::Null) => None,
+        Some(Params::Object { name, protocol_version, arguments }) => Some((name, protocol_version, arguments)),
+        Some(Params::Other) => return rpc_error(&id, &ApiError::invalid_params("params must be an object")),
+    };
+    let (name, protocol_version, arguments) = params.unwrap_or((None, None, None));
     let result = match method {
-        "initialize" => Ok(rpc_result(&id, &initialize(state, &params).to_string())),
+        "initialize" => Ok(rpc_result(&id, &initialize(state, Text::as_str(&protocol_version)).to_string())),
         "ping" => Ok(rpc_result(&id, "{}")),
         "tools/list" => Ok(rpc_result(&id, &state.tools_list_result)),
         // Boxed: the operations' futures are large, and unboxed they would make every
         // request's future (a `ping` too) as large, to be moved on each poll path.
         "tools/call" => {
-            Box::pin(call_tool(state, headers, principal, &params)).await.and_then(|reply| tool_result(&id, &reply))
+            let call = ToolCall { name: Text::as_str(&name), arguments, body: bytes };
+            Box::pin(call_tool(state, headers, principal, call)).await.and_then(|reply| tool_result(&id, &reply))
         }
         _ => Err(ApiError::new(ErrorKind::MethodNotFound, format!("method {method:?} is not supported"))),
     };
@@ -165,8 +168,8 @@ fn tool_result(id: &Value, reply: &dispatch::Reply) -> Result<Response, ApiError
     }))
 }
 
-fn initialize(state: &AppState, params: &Value) -> Value {
-    let requested = params.get("protocolVersion").and_then(Value::as_str).unwrap_or_default();
+fn initialize(state: &AppState, requested: Option<&str>) -> Value {
+    let requested = requested.unwrap_or_default();
     let version = MCP_VERSIONS.iter().find(|version| **version == requested).unwrap_or(&MCP_VERSIONS[0]);
     json!({
         "protocolVersion": version,
@@ -194,29 +197,33 @@ pub fn tool_list(enabled: &[String]) -> Vec<Value> {
         .collect()
 }
 
+/// A `tools/call`'s params as [`Message::parse`] read them, and the body they are in.
+struct ToolCall<'a> {
+    name: Option<&'a str>,
+    arguments: Option<Arguments>,
+    body: &'a Bytes,
+}
+
 async fn call_tool(
     state: &AppState,
     headers: &HeaderMap,
     principal: Option<Principal>,
-    params: &Value,
+    call: ToolCall<'_>,
 ) -> Result<dispatch::Reply, ApiError> {
-    let name = params
-        .get("name")
-        .and_then(Value::as_str)
-        .ok_or_else(|| ApiError::invalid_params("params.name must name a tool"))?;
+    let name = call.name.ok_or_else(|| ApiError::invalid_params("params.name must name a tool"))?;
     let operation = Operation::from_name(name)
         .filter(|operation| operations::is_enabled(&state.settings.capabilities.enabled, operation.capability()))
         .ok_or_else(|| {
             ApiError::invalid_params(format!("unknown tool {name:?}; tools/list names the tools this server offers"))
         })?;
-    let arguments = match params.get("arguments") {
-        Some(Value::Object(arguments)) => arguments,
-        Some(_) => return Err(ApiError::invalid_params("params.arguments must be an object")),
+    let (meta, target, mut payloads) = match call.arguments {
+        Some(Arguments::Object { meta, id, payloads }) => (meta, id, payloads),
+        Some(Arguments::Other) => return Err(ApiError::invalid_params("params.arguments must be an object")),
         None => {
             return Err(ApiError::invalid_params("params.arguments is required (with meta[\"ucp-agent\"].profile)"));
         }
     };
-    let meta = match arguments.get("meta") {
+    let meta = match meta {
         Some(Value::Object(meta)) => meta,
         Some(_) => return Err(ApiError::invalid_params("arguments.meta must be an object")),
         None => return Err(ApiError::invalid_params("arguments.meta is required, with meta[\"ucp-agent\"].profile")),
@@ -255,8 +262,8 @@ async fn call_tool(
         None => None,
     };
     let target_id = if operation.takes_id() {
-        match arguments.get("id") {
-            Some(Value::String(id)) if !id.is_empty() => Some(id.clone()),
+        match target {
+            Some(Value::String(id)) if !id.is_empty() => Some(id),
             Some(_) => return Err(ApiError::invalid_params("arguments.id must be a non-empty string")),
             None => return Err(ApiError::invalid_params(format!("{name} requires arguments.id"))),
         }
@@ -264,15 +271,24 @@ async fn call_tool(
         None
     };
     let member = dispatch::payload_member(operation);
+    let payload = member
+        .and_then(|member| PAYLOAD_MEMBERS.iter().position(|known| *known == member))
+        .and_then(|index| payloads[index].take());
+    // What a key's fingerprint covers: all of the arguments, read again from the body only for
+    // a call that is fingerprinted (a state-changing call with a key).
+    let arguments = match &idempotency_key {
+        Some(_) if !operation.read_only() => whole_arguments(call.body)?,
+        _ => serde_json::Map::new(),
+    };
     let invocation = dispatch::Invocation {
         operation,
         headers,
         meta_profile: Some(profile),
         idempotency_key,
         id: target_id,
-        payload: member.and_then(|member| arguments.get(member)),
+        payload: payload.as_ref(),
         payload_label: member.map(|member| format!("arguments.{member}")).unwrap_or_default(),
-        arguments: idempotency::Arguments::Mcp(arguments),
+        arguments: idempotency::Arguments::Mcp(&arguments),
         principal,
         mirror: true,
     };
@@ -280,6 +296,22 @@ async fn call_tool(
 }
 
 /// The HTTP `Idempotency-Key` header, when it stands in for a missing meta key.
+/// A tool call's `params.arguments` as a parsed object, from the body it came in (which
+/// [`Message::parse`] read as one JSON value with an object there).
+fn whole_arguments(body: &Bytes) -> Result<serde_json::Map<String, Value>, ApiError> {
+    let message: Value = serde_json::from_slice(body).map_err(ApiError::internal)?;
+    match message {
+        Value::Object(mut message) => match message.remove("params") {
+            Some(Value::Object(mut params)) => match params.remove("arguments") {
+                Some(Value::Object(arguments)) => Ok(arguments),
+                _ => Err(ApiError::internal("the tool call's arguments are no longer an object")),
+            },
+            _ => Err(ApiError::internal("the tool call's params are no longer an object")),
+        },
+        _ => Err(ApiError::internal("the tool call is no longer an object")),
+    }
+}
+
 fn header_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
     let Some(value) = headers.get("idempotency-key") else { return Ok(None) };
     match value.to_str() {
@@ -330,7 +362,7 @@ mod tests {
 
     /// The size of the future `call` returns, without calling it.
     fn future_size<'a, F: Future>(
-        _call: impl FnOnce(&'a AppState, &'a HeaderMap, Option<Principal>, &'a Value) -> F,
+        _call: impl FnOnce(&'a AppState, &'a HeaderMap, Option<Principal>, ToolCall<'a>) -> F,
     ) -> usize {
         std::mem::size_of::<F>()
     }
@@ -342,5 +374,15 @@ mod tests {
     fn a_tool_call_future_stays_small() {
         let size = future_size(call_tool);
         assert!(size <= 16 * 1024, "call_tool's future is {size} bytes");
+    }
+
+    /// Every operation's payload member is one the message reader keeps.
+    #[test]
+    fn every_payload_member_is_read() {
+        for operation in Operation::ALL {
+            if let Some(member) = dispatch::payload_member(operation) {
+                assert!(PAYLOAD_MEMBERS.contains(&member), "{member} of {}", operation.name());
+            }
+        }
     }
 }
