@@ -124,9 +124,8 @@ pub async fn serve_connection<I>(
 ) where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let epoch = Instant::now();
-    let last_activity = Arc::new(AtomicU64::new(0));
-    let io = Watched { io, epoch, last_activity: Arc::clone(&last_activity) };
+    let moves = Arc::new(AtomicU64::new(0));
+    let io = Watched { io, moves: Arc::clone(&moves) };
     let service = app.map_request(move |mut request: Request<Incoming>| {
         let extensions = request.extensions_mut();
         extensions.insert(ConnectInfo(facts.peer));
@@ -145,6 +144,8 @@ pub async fn serve_connection<I>(
     let mut ticks = tokio::time::interval((idle / 4).max(Duration::from_millis(25)));
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut closing: Option<Instant> = None;
+    // The count of reads and writes the last tick saw, and since when it has not moved.
+    let (mut seen, mut quiet_since) = (0, Instant::now());
     loop {
         tokio::select! {
             result = connection.as_mut() => {
@@ -160,7 +161,12 @@ pub async fn serve_connection<I>(
                     }
                     continue;
                 }
-                let quiet_for = epoch.elapsed().saturating_sub(Duration::from_millis(last_activity.load(Ordering::Relaxed)));
+                let moved = moves.load(Ordering::Relaxed);
+                if moved != seen {
+                    (seen, quiet_since) = (moved, Instant::now());
+                    continue;
+                }
+                let quiet_for = quiet_since.elapsed();
                 if quiet_for >= idle {
                     tracing::debug!(idle_ms = quiet_for.as_millis() as u64, "closing an idle connection");
                     // Nothing moved for the whole idle period: there is nothing to finish.
@@ -184,18 +190,20 @@ pub struct ConnectionFacts {
     pub certificate: Option<Arc<ClientCertificate>>,
 }
 
-/// An accepted stream that records when it last moved a byte either way.
+/// An accepted stream that counts the reads and writes that moved bytes. The connection's
+/// idle ticker notes when the count last changed, so a connection is closed between
+/// `idle_timeout_ms` and a quarter more after its last byte; a read or a write costs an
+/// increment rather than a clock read (two per request).
 struct Watched<I> {
     io: I,
-    epoch: Instant,
-    /// Milliseconds after `epoch` of the last read or write.
-    last_activity: Arc<AtomicU64>,
+    /// Reads and writes that moved bytes; only this stream writes it.
+    moves: Arc<AtomicU64>,
 }
 
 impl<I> Watched<I> {
     fn touch(&self) {
-        let now = u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX);
-        self.last_activity.store(now, Ordering::Relaxed);
+        let moved = self.moves.load(Ordering::Relaxed);
+        self.moves.store(moved.wrapping_add(1), Ordering::Relaxed);
     }
 }
 

@@ -373,3 +373,54 @@ async fn every_call_writes_one_audit_line_without_secrets() {
     );
     assert!(!logs.contains(TOKEN_SUCCESS), "payment tokens never reach the logs");
 }
+
+// Slowloris limits (issue 8 item 5): a keep-alive connection that stays quiet past
+// `limits.connections.idle_timeout_ms` is closed; one that keeps sending requests is not.
+#[tokio::test]
+async fn idle_connections_are_closed_and_busy_ones_kept() {
+    let app = spawn_app_with(crate::helpers::fixture_products(), |settings, _| {
+        settings.limits.connections.idle_timeout_ms = 400;
+    })
+    .await;
+    let address = app.base_url.trim_start_matches("http://").to_owned();
+    let request = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    // Busy: a request every 100 ms for three times the idle timeout, all on one connection.
+    let mut busy = TcpStream::connect(&address).await.unwrap();
+    for _ in 0..12 {
+        busy.write_all(request).await.unwrap();
+        let answer = read_answer(&mut busy).await;
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Idle: one request, then nothing for three times the timeout.
+    let mut idle = TcpStream::connect(&address).await.unwrap();
+    idle.write_all(request).await.unwrap();
+    let answer = read_answer(&mut idle).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    tokio::time::sleep(Duration::from_millis(1_200)).await;
+    assert_eq!(closed(std::slice::from_mut(&mut idle)).await, 1, "the idle connection is still open");
+    // So is the busy one by now, quiet as long.
+    assert_eq!(closed(std::slice::from_mut(&mut busy)).await, 1, "the busy connection, quiet since, is still open");
+}
+
+/// One HTTP/1.1 answer from `stream`: its head, and as many body bytes as it announces.
+async fn read_answer(stream: &mut TcpStream) -> String {
+    let mut answer = Vec::new();
+    let mut buffer = [0u8; 4096];
+    loop {
+        let read = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut buffer)).await.unwrap().unwrap();
+        assert!(read > 0, "the connection closed mid-answer: {:?}", String::from_utf8_lossy(&answer));
+        answer.extend_from_slice(&buffer[..read]);
+        let text = String::from_utf8_lossy(&answer).into_owned();
+        if let Some(end) = text.find("\r\n\r\n") {
+            let length = text[..end]
+                .lines()
+                .find_map(|line| line.to_ascii_lowercase().strip_prefix("content-length:").map(|n| n.trim().to_owned()))
+                .and_then(|n| n.parse::<usize>().ok())
+                .unwrap_or(0);
+            if answer.len() >= end + 4 + length {
+                return text;
+            }
+        }
+    }
+}
