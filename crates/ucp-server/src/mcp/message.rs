@@ -80,6 +80,33 @@ impl<'a> Message<'a> {
     }
 }
 
+/// A visitor's answers to what it does not look into: an array, skipped element by element
+/// (so a malformed one is still an error), and a boolean or a number.
+macro_rules! skipped {
+    ($de:lifetime, array: $array:expr, scalars: $scalar:expr) => {
+        fn visit_seq<A: SeqAccess<$de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok($array)
+        }
+
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            Ok($scalar)
+        }
+
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+            Ok($scalar)
+        }
+
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+            Ok($scalar)
+        }
+
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            Ok($scalar)
+        }
+    };
+}
+
 impl<'de> Deserialize<'de> for Message<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Message<'de>, D::Error> {
         deserializer.deserialize_any(MessageVisitor)
@@ -111,26 +138,7 @@ impl<'de> Visitor<'de> for MessageVisitor {
         Ok(Message::Object { jsonrpc, id, method, params })
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Message<'de>, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Message::Array)
-    }
-
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Message<'de>, E> {
-        Ok(Message::Other)
-    }
-
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Message<'de>, E> {
-        Ok(Message::Other)
-    }
-
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Message<'de>, E> {
-        Ok(Message::Other)
-    }
-
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Message<'de>, E> {
-        Ok(Message::Other)
-    }
+    skipped!('de, array: Message::Array, scalars: Message::Other);
 
     fn visit_str<E: de::Error>(self, _: &str) -> Result<Message<'de>, E> {
         Ok(Message::Other)
@@ -169,26 +177,7 @@ impl<'de> Visitor<'de> for TextVisitor {
         Ok(Text::NotAString)
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Text<'de>, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Text::NotAString)
-    }
-
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Text<'de>, E> {
-        Ok(Text::NotAString)
-    }
-
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Text<'de>, E> {
-        Ok(Text::NotAString)
-    }
-
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Text<'de>, E> {
-        Ok(Text::NotAString)
-    }
-
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Text<'de>, E> {
-        Ok(Text::NotAString)
-    }
+    skipped!('de, array: Text::NotAString, scalars: Text::NotAString);
 
     fn visit_unit<E: de::Error>(self) -> Result<Text<'de>, E> {
         Ok(Text::NotAString)
@@ -225,26 +214,7 @@ impl<'de> Visitor<'de> for ParamsVisitor {
         Ok(Params::Object { name, protocol_version, arguments })
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Params<'de>, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Params::Other)
-    }
-
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Params<'de>, E> {
-        Ok(Params::Other)
-    }
-
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Params<'de>, E> {
-        Ok(Params::Other)
-    }
-
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Params<'de>, E> {
-        Ok(Params::Other)
-    }
-
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Params<'de>, E> {
-        Ok(Params::Other)
-    }
+    skipped!('de, array: Params::Other, scalars: Params::Other);
 
     fn visit_str<E: de::Error>(self, _: &str) -> Result<Params<'de>, E> {
         Ok(Params::Other)
@@ -290,26 +260,7 @@ impl<'de> Visitor<'de> for ArgumentsVisitor {
         Ok(Arguments::Object { meta, id, payloads })
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Arguments, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Arguments::Other)
-    }
-
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Arguments, E> {
-        Ok(Arguments::Other)
-    }
-
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Arguments, E> {
-        Ok(Arguments::Other)
-    }
-
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Arguments, E> {
-        Ok(Arguments::Other)
-    }
-
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Arguments, E> {
-        Ok(Arguments::Other)
-    }
+    skipped!('de, array: Arguments::Other, scalars: Arguments::Other);
 
     fn visit_str<E: de::Error>(self, _: &str) -> Result<Arguments, E> {
         Ok(Arguments::Other)
