@@ -3,6 +3,7 @@
 //! clients call it. See `spec/transport-mcp.md`.
 
 mod message;
+mod pieces;
 pub(crate) mod schemas;
 
 use axum::body::{Body, Bytes};
@@ -13,6 +14,7 @@ use serde_json::{Value, json};
 use ucp_protocol::escape;
 
 use self::message::{Arguments, Message, PAYLOAD_MEMBERS, Params, Text};
+use self::pieces::Pieces;
 use crate::error::{ApiError, ErrorKind};
 use crate::layers::{self, RawBody, RpcId, rpc_error};
 use crate::operations::{self, Operation};
@@ -142,7 +144,7 @@ async fn handle(state: &AppState, headers: &HeaderMap, principal: Option<Princip
         // request's future (a `ping` too) as large, to be moved on each poll path.
         "tools/call" => {
             let call = ToolCall { name: Text::as_str(&name), arguments, body: bytes };
-            Box::pin(call_tool(state, headers, principal, call)).await.and_then(|reply| tool_result(&id, &reply))
+            Box::pin(call_tool(state, headers, principal, call)).await.and_then(|reply| tool_result(&id, reply))
         }
         _ => Err(ApiError::new(ErrorKind::MethodNotFound, format!("method {method:?} is not supported"))),
     };
@@ -150,22 +152,29 @@ async fn handle(state: &AppState, headers: &HeaderMap, principal: Option<Princip
 }
 
 /// The JSON-RPC answer `{structuredContent, content: [{type: "text", text}]}` around a
-/// serialized UCP body, written into one buffer: the body once as it is and once escaped as
-/// the text mirror (written by the operation beside the body when it could, [`dispatch::Reply::text`]),
-/// never parsed or copied in between.
-fn tool_result(id: &Value, reply: &dispatch::Reply) -> Result<Response, ApiError> {
-    let body = &reply.body;
-    let text_len = reply.text.as_ref().map_or(body.len() + body.len() / 4, Vec::len);
-    Ok(rpc_answer(id, body.len() + text_len + 64, |answer| {
-        answer.extend_from_slice(b"{\"structuredContent\":");
-        answer.extend_from_slice(body);
-        answer.extend_from_slice(b",\"content\":[{\"type\":\"text\",\"text\":\"");
-        match &reply.text {
-            Some(text) => answer.extend_from_slice(text),
-            None => escape::escape_into(answer, body),
-        }
-        answer.extend_from_slice(b"\"}]}");
-    }))
+/// serialized UCP body: the body once as it is and once escaped as the text mirror (written by
+/// the operation beside the body when it could, [`dispatch::Reply::text`]), never parsed, and
+/// sent as pieces around the envelope's bytes rather than copied into one buffer ([`Pieces`]).
+fn tool_result(id: &Value, reply: dispatch::Reply) -> Result<Response, ApiError> {
+    let mut head = Vec::with_capacity(64);
+    head.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    push_id(&mut head, id);
+    head.extend_from_slice(b",\"result\":{\"structuredContent\":");
+    let text = reply.text.unwrap_or_else(|| {
+        let mut text = Vec::with_capacity(reply.body.len() + reply.body.len() / 4);
+        escape::escape_into(&mut text, &reply.body);
+        text
+    });
+    let body = Pieces::new([
+        Bytes::from(head),
+        Bytes::from(reply.body),
+        Bytes::from_static(b",\"content\":[{\"type\":\"text\",\"text\":\""),
+        Bytes::from(text),
+        Bytes::from_static(b"\"}]}}"),
+    ]);
+    let mut response = Response::new(Body::new(body));
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    Ok(response)
 }
 
 fn initialize(state: &AppState, requested: Option<&str>) -> Value {

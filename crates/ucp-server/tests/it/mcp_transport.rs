@@ -32,6 +32,34 @@ async fn google_shaped_tool_call_works_on_one_post() {
     assert_eq!(response["result"]["structuredContent"]["products"][0]["id"], "shoe");
 }
 
+// Checklist 31: a tool's answer is sent in pieces (envelope, body, mirror) but as one JSON
+// document of announced length, not chunked, whose mirror is the structured content's JSON.
+#[tokio::test]
+async fn a_tool_answer_is_one_document_of_announced_length() {
+    let app = spawn_app().await;
+    for (id, name, arguments) in [
+        (json!(7), "search_catalog", json!({ "catalog": { "query": "shoes" } })),
+        (json!("s\"q"), "get_product", json!({ "catalog": { "id": "shoe" } })),
+        (json!(null), "get_product", json!({ "catalog": { "id": "no-such-product" } })),
+    ] {
+        let mut arguments = arguments;
+        arguments["meta"] = json!({ "ucp-agent": { "profile": app.platform.profile_url() } });
+        let body = json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": { "name": name, "arguments": arguments } });
+        let response = app.send_mcp(body.to_string()).await;
+        assert_eq!(response.status(), StatusCode::OK);
+        assert!(response.headers().get("transfer-encoding").is_none(), "{name}: {:?}", response.headers());
+        let length: usize = response.headers()["content-length"].to_str().unwrap().parse().unwrap();
+        let bytes = response.bytes().await.unwrap();
+        assert_eq!(bytes.len(), length, "{name}");
+        let answer: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(answer["id"], id);
+        let result = &answer["result"];
+        let mirror: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(mirror, result["structuredContent"], "{name}");
+        assert_eq!(result.as_object().unwrap().len(), 2, "{result}");
+    }
+}
+
 #[tokio::test]
 async fn any_accept_header_gets_plain_json() {
     let app = spawn_app().await;
