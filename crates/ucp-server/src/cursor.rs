@@ -31,7 +31,9 @@ fn query_fingerprint(key: &SearchKey<'_>) -> [u8; 8] {
 /// HMAC-SHA256 tag under a secret kept in the data directory.
 #[derive(Clone)]
 pub struct CursorCodec {
-    secret: Vec<u8>,
+    /// The MAC keyed with the secret, cloned for each tag: keying hashes the two padded keys,
+    /// half of a cursor tag's work, and most search pages carry a cursor.
+    keyed: Hmac<Sha256>,
 }
 
 impl std::fmt::Debug for CursorCodec {
@@ -46,11 +48,11 @@ const CURSOR_TAG: usize = 16;
 
 impl CursorCodec {
     pub fn new(secret: Vec<u8>) -> CursorCodec {
-        CursorCodec { secret }
+        CursorCodec { keyed: Hmac::<Sha256>::new_from_slice(&secret).expect("HMAC takes keys of any length") }
     }
 
     fn tag(&self, payload: &[u8]) -> [u8; CURSOR_TAG] {
-        let mut mac = Hmac::<Sha256>::new_from_slice(&self.secret).expect("HMAC takes keys of any length");
+        let mut mac = self.keyed.clone();
         mac.update(payload);
         let full = mac.finalize().into_bytes();
         let mut tag = [0u8; CURSOR_TAG];
@@ -77,7 +79,7 @@ impl CursorCodec {
             return Err(invalid());
         }
         let (payload, tag) = bytes.split_at(CURSOR_PAYLOAD);
-        let mut mac = Hmac::<Sha256>::new_from_slice(&self.secret).expect("HMAC takes keys of any length");
+        let mut mac = self.keyed.clone();
         mac.update(payload);
         mac.verify_truncated_left(tag).map_err(|_| invalid())?;
         if &payload[1..9] != fingerprint {
@@ -116,5 +118,19 @@ mod tests {
         assert!(codec.decode(&URL_SAFE_NO_PAD.encode(tampered), &[1; 8]).is_err());
         assert!(CursorCodec::new(vec![8; 32]).decode(&cursor, &[1; 8]).is_err());
         assert!(codec.decode("not a cursor", &[1; 8]).is_err());
+    }
+
+    #[test]
+    fn each_tag_is_the_secrets_hmac_of_its_payload_alone() {
+        let codec = CursorCodec::new(vec![7; 32]);
+        let position = SearchPosition { score: 1.5, row: 9 };
+        let first = codec.encode(&[3; 8], true, position);
+        codec.encode(&[4; 8], false, SearchPosition { score: 0.0, row: 1 });
+        assert_eq!(codec.encode(&[3; 8], true, position), first, "a tag carries nothing of the one before");
+        let bytes = URL_SAFE_NO_PAD.decode(&first).unwrap();
+        let (payload, tag) = bytes.split_at(CURSOR_PAYLOAD);
+        let mut fresh = Hmac::<Sha256>::new_from_slice(&[7; 32]).unwrap();
+        fresh.update(payload);
+        assert_eq!(tag, &fresh.finalize().into_bytes()[..CURSOR_TAG]);
     }
 }
