@@ -5,6 +5,7 @@
 use axum::http::HeaderMap;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::error::ApiError;
 use crate::operations::Operation;
@@ -24,8 +25,9 @@ pub struct Invocation<'a> {
     pub idempotency_key: Option<String>,
     /// The target resource id (`arguments.id` / the path).
     pub id: Option<String>,
-    /// The payload member (`catalog`, `cart`, `checkout`), if sent.
-    pub payload: Option<&'a Value>,
+    /// The payload member (`catalog`, `cart`, `checkout`), if sent: its text, parsed once,
+    /// straight into the operation's request ([`ParsedRequest::parse`]).
+    pub payload: Option<&'a RawValue>,
     /// How errors name the payload: `arguments.catalog` (MCP) or `body` (REST).
     pub payload_label: String,
     /// What the caller sent, as the idempotency fingerprint covers it.
@@ -64,7 +66,7 @@ async fn detached(state: &AppState, invocation: Invocation<'_>) -> Result<Reply,
         meta_profile: invocation.meta_profile,
         idempotency_key: invocation.idempotency_key,
         id: invocation.id,
-        payload: invocation.payload.cloned(),
+        payload: invocation.payload.map(RawValue::to_owned),
         payload_label: invocation.payload_label,
         arguments: match invocation.arguments {
             idempotency::Arguments::Mcp(arguments) => OwnedArguments::Mcp(arguments.clone()),
@@ -82,7 +84,7 @@ async fn detached(state: &AppState, invocation: Invocation<'_>) -> Result<Reply,
                 meta_profile: owned.meta_profile,
                 idempotency_key: owned.idempotency_key,
                 id: owned.id,
-                payload: owned.payload.as_ref(),
+                payload: owned.payload.as_deref(),
                 payload_label: owned.payload_label,
                 arguments: match &owned.arguments {
                     OwnedArguments::Mcp(arguments) => idempotency::Arguments::Mcp(arguments),
@@ -105,7 +107,7 @@ struct OwnedInvocation {
     meta_profile: Option<String>,
     idempotency_key: Option<String>,
     id: Option<String>,
-    payload: Option<Value>,
+    payload: Option<Box<RawValue>>,
     payload_label: String,
     arguments: OwnedArguments,
     principal: Option<Principal>,
@@ -252,7 +254,7 @@ enum ParsedRequest {
 }
 
 impl ParsedRequest {
-    fn parse(operation: Operation, payload: Option<&Value>, label: &str) -> Result<ParsedRequest, ApiError> {
+    fn parse(operation: Operation, payload: Option<&RawValue>, label: &str) -> Result<ParsedRequest, ApiError> {
         // An id-only operation ignores whatever payload is there (cancel_checkout: Google
         // sends "checkout": {}); complete_checkout's is optional after a buyer passed 3-D
         // Secure on our page.
@@ -278,11 +280,33 @@ impl ParsedRequest {
     }
 }
 
-/// Deserializes `value` and names the offending field on failure (`arguments.catalog.pagination.limit: …`).
-fn typed<T: DeserializeOwned>(label: &str, value: &Value) -> Result<T, ApiError> {
-    serde_path_to_error::deserialize(value).map_err(|error| {
+/// Deserializes `payload`'s text and names the offending field on failure
+/// (`arguments.catalog.pagination.limit: …`). Parsed from the text, not from a `Value` of it:
+/// no map of the payload is built to be converted and dropped, and a bounded list
+/// (`ucp_protocol::requests::bounded`) stops at its limit before the items past it are read.
+/// The path is tracked only when the parse failed: a second, identical parse wrapped in
+/// `serde_path_to_error` finds where (wrapping every visitor of every parse was most of the
+/// cost of parsing a `get_product`'s payload).
+fn typed<T: DeserializeOwned>(label: &str, payload: &RawValue) -> Result<T, ApiError> {
+    if let Ok(request) = serde_json::from_str(payload.get()) {
+        return Ok(request);
+    }
+    let mut deserializer = serde_json::Deserializer::from_str(payload.get());
+    serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
         let path = error.path().to_string();
         let location = if path == "." { label.to_owned() } else { format!("{label}.{path}") };
-        ApiError::invalid_params(format!("{location}: {}", error.inner()))
+        ApiError::invalid_params(format!("{location}: {}", without_position(error.inner())))
     })
+}
+
+/// serde_json's message without the ` at line 1 column 57` it appends when parsing text:
+/// the path in front names the place, and the column would count from the payload's start,
+/// not the body's.
+fn without_position(error: &serde_json::Error) -> String {
+    let message = error.to_string();
+    let position = format!(" at line {} column {}", error.line(), error.column());
+    match message.strip_suffix(&position) {
+        Some(message) => message.to_owned(),
+        None => message,
+    }
 }

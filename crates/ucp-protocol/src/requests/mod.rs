@@ -6,6 +6,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 use ucp_domain::catalog::SelectedOption;
 use ucp_domain::checkout::{Address, Buyer, Context, FulfillmentChoice};
 
@@ -349,12 +350,36 @@ impl CheckoutRequest {
 pub const FREE_FORM_MEMBERS: [&str; 3] = ["attribution", "context", "signals"];
 
 /// Checks the serialized size of each [`FREE_FORM_MEMBERS`] object of `payload` (the `cart`,
-/// `checkout` or `catalog` member, named `label` in messages). Stops counting at the cap.
-pub fn check_free_form_sizes(payload: &Value, label: &str, max_bytes: usize) -> Result<(), InvalidInput> {
-    for member in FREE_FORM_MEMBERS {
-        let Some(value) = payload.get(member) else { continue };
+/// `checkout` or `catalog` member, named `label` in messages, as the caller sent it). A member
+/// whose text is within the cap is within it serialized (compact JSON is never longer than the
+/// text it came from); a longer one is measured compact, counting stops at the cap. A payload
+/// that is not an object, or names a member twice, is left to the request's own parse to
+/// refuse.
+pub fn check_free_form_sizes(payload: &RawValue, label: &str, max_bytes: usize) -> Result<(), InvalidInput> {
+    #[derive(Deserialize)]
+    struct FreeForm<'a> {
+        #[serde(borrow, default)]
+        attribution: Option<&'a RawValue>,
+        #[serde(borrow, default)]
+        context: Option<&'a RawValue>,
+        #[serde(borrow, default)]
+        signals: Option<&'a RawValue>,
+    }
+    // No member is longer than the whole: a payload within the cap (all but the abusive) is
+    // not read again.
+    if payload.get().len() <= max_bytes {
+        return Ok(());
+    }
+    let Ok(members) = serde_json::from_str::<FreeForm<'_>>(payload.get()) else { return Ok(()) };
+    let members = [members.attribution, members.context, members.signals];
+    for (member, text) in FREE_FORM_MEMBERS.into_iter().zip(members) {
+        let Some(text) = text.filter(|text| text.get().len() > max_bytes) else { continue };
         let mut counter = ByteCounter { count: 0, max: max_bytes };
-        if serde_json::to_writer(&mut counter, value).is_err() || counter.count > max_bytes {
+        let too_large = match serde_json::from_str::<Value>(text.get()) {
+            Ok(value) => serde_json::to_writer(&mut counter, &value).is_err() || counter.count > max_bytes,
+            Err(_) => false,
+        };
+        if too_large {
             return Err(InvalidInput(format!(
                 "{label}.{member} is larger than {max_bytes} bytes serialized; send less"
             )));

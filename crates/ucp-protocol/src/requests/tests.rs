@@ -42,11 +42,28 @@ fn lists_are_bounded_while_they_deserialize() {
 #[test]
 fn free_form_objects_are_capped_by_serialized_size() {
     let payload = serde_json::json!({ "attribution": { "a": "x".repeat(2000) }, "context": { "b": 1 } });
+    let payload = serde_json::value::to_raw_value(&payload).unwrap();
     assert_eq!(
         check_free_form_sizes(&payload, "cart", 1024).unwrap_err().0,
         "cart.attribution is larger than 1024 bytes serialized; send less"
     );
     assert!(check_free_form_sizes(&payload, "cart", 4096).is_ok());
+    // The size is the compact serialization's, not the text's: whitespace does not count.
+    let padded = format!(
+        "{{\"signals\": {{ \"a\" : {}  1 }}, \"attribution\": [{}]}}",
+        " ".repeat(3000),
+        "\"y\",".repeat(250) + "1"
+    );
+    let padded = RawValue::from_string(padded).unwrap();
+    assert!(check_free_form_sizes(&padded, "checkout", 1024).is_ok());
+    assert_eq!(
+        check_free_form_sizes(&padded, "checkout", 1000).unwrap_err().0,
+        "checkout.attribution is larger than 1000 bytes serialized; send less"
+    );
+    // Not an object, or a member named twice: the request's own parse refuses it.
+    for text in ["[1]", "5", r#"{"context":{},"context":{}}"#] {
+        assert!(check_free_form_sizes(&RawValue::from_string(text.into()).unwrap(), "cart", 1).is_ok(), "{text}");
+    }
 }
 
 #[test]

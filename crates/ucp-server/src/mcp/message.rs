@@ -4,13 +4,16 @@
 //! `params` is read the same way, in the same pass: the members a method reads (a `tools/call`'s
 //! `name`, and of its `arguments` the `meta`, the `id` and the payload members; `initialize`'s
 //! `protocolVersion`), each other member skipped (a `Value` of a tool call's whole `params`,
-//! built, looked up and dropped, was a tenth of a cached `get_product`).
+//! built, looked up and dropped, was a tenth of a cached `get_product`). A payload member is
+//! kept as its text, validated but not built: the operation parses it into its own request
+//! (a `Value` of it, built then converted, was most of what remained of that tenth).
 
 use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 /// The body's top-level value, as far as the endpoint cares.
 #[derive(Debug, PartialEq)]
@@ -30,7 +33,6 @@ pub(super) enum Message<'a> {
 /// `params`: `null`, an object's members that a method reads, or some other JSON value. Of a
 /// member named twice, the last, as a parsed object would keep.
 #[derive(Debug, PartialEq)]
-#[expect(clippy::large_enum_variant, reason = "one per request, on the stack: boxing would allocate per request")]
 pub(super) enum Params<'a> {
     Null,
     Object {
@@ -39,7 +41,7 @@ pub(super) enum Params<'a> {
         /// What `initialize` asks for.
         protocol_version: Option<Text<'a>>,
         /// A `tools/call`'s arguments.
-        arguments: Option<Arguments>,
+        arguments: Option<Arguments<'a>>,
     },
     Other,
 }
@@ -48,12 +50,25 @@ pub(super) enum Params<'a> {
 /// [`Arguments::Object`]'s `payloads`.
 pub(super) const PAYLOAD_MEMBERS: [&str; 3] = ["catalog", "cart", "checkout"];
 
-/// A tool call's `arguments`: an object's `meta`, `id` and payload members, as JSON values,
-/// or that they were some other JSON value (`null` too).
+/// A tool call's `arguments`: an object's `meta` and `id` as JSON values and its payload
+/// members as their text in the body (parsed once, into the operation's request, by
+/// `dispatch`), or that they were some other JSON value (`null` too).
 #[derive(Debug, PartialEq)]
-pub(super) enum Arguments {
-    Object { meta: Option<Value>, id: Option<Value>, payloads: [Option<Value>; PAYLOAD_MEMBERS.len()] },
+pub(super) enum Arguments<'a> {
+    Object { meta: Option<Value>, id: Option<Value>, payloads: [Option<Json<'a>>; PAYLOAD_MEMBERS.len()] },
     Other,
+}
+
+/// A JSON value as its text in the body, validated. Two are equal when they hold the same
+/// value, however written.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Json<'a>(pub(super) &'a RawValue);
+
+impl PartialEq for Json<'_> {
+    fn eq(&self, other: &Json<'_>) -> bool {
+        let value = |json: &Json<'_>| serde_json::from_str::<Value>(json.0.get()).ok();
+        value(self) == value(other)
+    }
 }
 
 /// A member that should be a string: the string, or that it was some other JSON value.
@@ -205,7 +220,7 @@ impl<'de> Visitor<'de> for ParamsVisitor {
             match &key {
                 Text::Str(key) if key == "name" => name = Some(map.next_value::<Text<'de>>()?),
                 Text::Str(key) if key == "protocolVersion" => protocol_version = Some(map.next_value::<Text<'de>>()?),
-                Text::Str(key) if key == "arguments" => arguments = Some(map.next_value::<Arguments>()?),
+                Text::Str(key) if key == "arguments" => arguments = Some(map.next_value::<Arguments<'de>>()?),
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -225,8 +240,8 @@ impl<'de> Visitor<'de> for ParamsVisitor {
     }
 }
 
-impl<'de> Deserialize<'de> for Arguments {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Arguments, D::Error> {
+impl<'de> Deserialize<'de> for Arguments<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Arguments<'de>, D::Error> {
         deserializer.deserialize_any(ArgumentsVisitor)
     }
 }
@@ -234,13 +249,13 @@ impl<'de> Deserialize<'de> for Arguments {
 struct ArgumentsVisitor;
 
 impl<'de> Visitor<'de> for ArgumentsVisitor {
-    type Value = Arguments;
+    type Value = Arguments<'de>;
 
     fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         formatter.write_str("a JSON value")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Arguments, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Arguments<'de>, A::Error> {
         let (mut meta, mut id, mut payloads) = (None, None, [None, None, None]);
         while let Some(key) = map.next_key::<Text<'de>>()? {
             let Text::Str(key) = key else {
@@ -252,7 +267,7 @@ impl<'de> Visitor<'de> for ArgumentsVisitor {
             } else if key == "id" {
                 id = Some(map.next_value::<Value>()?);
             } else if let Some(index) = PAYLOAD_MEMBERS.iter().position(|member| *member == key) {
-                payloads[index] = Some(map.next_value::<Value>()?);
+                payloads[index] = Some(Json(map.next_value::<&'de RawValue>()?));
             } else {
                 map.next_value::<IgnoredAny>()?;
             }
@@ -262,11 +277,11 @@ impl<'de> Visitor<'de> for ArgumentsVisitor {
 
     skipped!('de, array: Arguments::Other, scalars: Arguments::Other);
 
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Arguments, E> {
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Arguments<'de>, E> {
         Ok(Arguments::Other)
     }
 
-    fn visit_unit<E: de::Error>(self) -> Result<Arguments, E> {
+    fn visit_unit<E: de::Error>(self) -> Result<Arguments<'de>, E> {
         Ok(Arguments::Other)
     }
 }
@@ -333,6 +348,11 @@ mod tests {
         })
     }
 
+    /// `value`'s text, for as long as the test runs.
+    fn leaked(value: &Value) -> Json<'static> {
+        Json(Box::leak(serde_json::value::to_raw_value(value).unwrap()))
+    }
+
     /// `params` as read from a parsed `Value`.
     fn params_of(params: &Value) -> Params<'static> {
         let text = |member: Option<&Value>| {
@@ -350,7 +370,7 @@ mod tests {
                     Value::Object(arguments) => Arguments::Object {
                         meta: arguments.get("meta").cloned(),
                         id: arguments.get("id").cloned(),
-                        payloads: PAYLOAD_MEMBERS.map(|member| arguments.get(member).cloned()),
+                        payloads: PAYLOAD_MEMBERS.map(|member| arguments.get(member).map(leaked)),
                     },
                     _ => Arguments::Other,
                 }),
@@ -414,7 +434,7 @@ mod tests {
                 arguments: Some(Arguments::Object {
                     meta: None,
                     id: None,
-                    payloads: [Some(json!({"query": "mug"})), None, None]
+                    payloads: [Some(leaked(&json!({"query": "mug"}))), None, None]
                 }),
             })
         );

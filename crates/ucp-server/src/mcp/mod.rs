@@ -209,7 +209,7 @@ pub fn tool_list(enabled: &[String]) -> Vec<Value> {
 /// A `tools/call`'s params as [`Message::parse`] read them, and the body they are in.
 struct ToolCall<'a> {
     name: Option<&'a str>,
-    arguments: Option<Arguments>,
+    arguments: Option<Arguments<'a>>,
     body: &'a Bytes,
 }
 
@@ -282,7 +282,8 @@ async fn call_tool(
     let member = dispatch::payload_member(operation);
     let payload = member
         .and_then(|member| PAYLOAD_MEMBERS.iter().position(|known| *known == member))
-        .and_then(|index| payloads[index].take());
+        .and_then(|index| payloads[index].take())
+        .map(|payload| payload.0);
     // What a key's fingerprint covers: all of the arguments, read again from the body only for
     // a call that is fingerprinted (a state-changing call with a key).
     let arguments = match &idempotency_key {
@@ -295,7 +296,7 @@ async fn call_tool(
         meta_profile: Some(profile),
         idempotency_key,
         id: target_id,
-        payload: payload.as_ref(),
+        payload,
         payload_label: member.map(|member| format!("arguments.{member}")).unwrap_or_default(),
         arguments: idempotency::Arguments::Mcp(&arguments),
         principal,

@@ -16,6 +16,7 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
 use axum::routing::{MethodFilter, MethodRouter, get, on};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::dispatch::{self, Invocation};
 use crate::error::{ApiError, ErrorKind};
@@ -107,13 +108,14 @@ async fn run(
     if has_body {
         layers::require_json(headers)?;
     }
-    let payload: Option<Value> = if has_body {
-        let value: Value = serde_json::from_slice(bytes)
+    // The body as its text, validated: the operation parses it once, into its own request.
+    let payload: Option<&RawValue> = if has_body {
+        let text: &RawValue = serde_json::from_slice(bytes)
             .map_err(|error| ApiError::new(ErrorKind::Parse, format!("body is not valid JSON: {error}")))?;
-        if !value.is_object() {
+        if !text.get().starts_with('{') {
             return Err(ApiError::invalid_params("body must be a JSON object"));
         }
-        Some(value)
+        Some(text)
     } else {
         None
     };
@@ -124,14 +126,6 @@ async fn run(
     {
         return Err(ApiError::invalid_params(format!("{} needs a JSON body", operation.name())));
     }
-    if let (Some(id), Some(body_id)) = (&id, payload.as_ref().and_then(|payload| payload.get("id")))
-        && body_id.as_str() != Some(id.as_str())
-    {
-        return Err(ApiError::invalid_params(format!(
-            "the body's id {body_id} disagrees with the path id {id:?}; leave it out"
-        )));
-    }
-    let member_payload = if dispatch::payload_member(*operation).is_some() { payload.as_ref() } else { None };
     // Reads accept any Idempotency-Key and ignore it (checklist 46); the state-changing
     // routes require a valid one (`check_headers`).
     let idempotency_key = headers
@@ -139,6 +133,22 @@ async fn run(
         .and_then(|value| value.to_str().ok())
         .filter(|key| !operation.read_only() && idempotency::is_valid_key(key))
         .map(str::to_owned);
+    // The body as a parsed object only where it is read as one: for the path id it must not
+    // contradict, and for the fingerprint of a keyed call.
+    let body: Option<Value> = match payload {
+        Some(text) if id.is_some() || idempotency_key.is_some() => {
+            Some(serde_json::from_str(text.get()).map_err(ApiError::internal)?)
+        }
+        _ => None,
+    };
+    if let (Some(id), Some(body_id)) = (&id, body.as_ref().and_then(|body| body.get("id")))
+        && body_id.as_str() != Some(id.as_str())
+    {
+        return Err(ApiError::invalid_params(format!(
+            "the body's id {body_id} disagrees with the path id {id:?}; leave it out"
+        )));
+    }
+    let member_payload = if dispatch::payload_member(*operation).is_some() { payload } else { None };
     let invocation = Invocation {
         operation: *operation,
         headers,
@@ -147,7 +157,7 @@ async fn run(
         id,
         payload: member_payload,
         payload_label: "body".into(),
-        arguments: idempotency::Arguments::Rest(payload.as_ref()),
+        arguments: idempotency::Arguments::Rest(body.as_ref()),
         principal,
         mirror: false,
     };

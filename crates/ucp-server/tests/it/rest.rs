@@ -140,6 +140,55 @@ async fn create_checkout_for_a_cart_with_a_checkout_answers_200() {
     schema::assert_valid("shopping/checkout.json", &again);
 }
 
+// A payload is parsed once, from its text, into the operation's request (never into a
+// `Value` first), on both bindings: a wrong member is named by its path, with no position in
+// the text; a member named twice is refused rather than one of the two silently kept; the
+// whitespace around a body is no concern.
+#[tokio::test]
+async fn a_payloads_errors_name_the_member_on_both_bindings() {
+    let app = spawn_app().await;
+    let expected = "pagination.limit: invalid type: string \"ten\", expected u64";
+    let (status, error) = rest_with(
+        &app,
+        "POST",
+        "/catalog/search",
+        Some(r#"{"query":"wool","pagination":{"limit":"ten"}}"#.into()),
+        &[],
+    )
+    .await;
+    assert_eq!(status, 400, "{error}");
+    assert_eq!(error["code"], "invalid_input", "{error}");
+    assert!(error["content"].as_str().unwrap().ends_with(&format!("body.{expected}")), "{error}");
+    let (_, error) = app
+        .tool_error("search_catalog", json!({ "catalog": { "query": "wool", "pagination": { "limit": "ten" } } }))
+        .await;
+    assert_eq!(error["code"], -32602, "{error}");
+    assert!(error["message"].as_str().unwrap().ends_with(&format!("arguments.catalog.{expected}")), "{error}");
+
+    let (status, error) =
+        rest_with(&app, "POST", "/catalog/search", Some(r#"{"query":"wool","query":"mug"}"#.into()), &[]).await;
+    assert_eq!(status, 400, "{error}");
+    assert!(error["content"].as_str().unwrap().contains("duplicate field `query`"), "{error}");
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"search_catalog","arguments":{{"meta":{{"ucp-agent":{{"profile":"{}"}}}},"catalog":{{"query":"wool","query":"mug"}}}}}}}}"#,
+        app.platform.profile_url()
+    );
+    let (status, _, response) = app.post_raw(body).await;
+    assert_eq!(status, 200, "{response}");
+    assert_eq!(response["error"]["code"], -32602, "{response}");
+    assert!(
+        response["error"]["message"].as_str().unwrap().contains("arguments.catalog: duplicate field `query`"),
+        "{response}"
+    );
+
+    let (status, body) =
+        rest_with(&app, "POST", "/catalog/search", Some(" \n\t{ \"query\" : \"wool\" } \r\n".into()), &[]).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["products"][0]["id"], "sweater", "{body}");
+    let (status, error) = rest_with(&app, "POST", "/catalog/search", Some(" [ ] ".into()), &[]).await;
+    assert_eq!((status.as_u16(), error["code"].as_str()), (400, Some("invalid_input")), "{error}");
+}
+
 // Checklist 57, 58, 59, 60 and the issue's bad-input list.
 #[tokio::test]
 async fn bad_requests_get_protocol_errors_that_name_the_problem() {
