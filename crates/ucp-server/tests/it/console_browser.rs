@@ -61,6 +61,14 @@ impl Browser {
 
     /// Sends one command (to the page's session once attached) and waits for its answer.
     fn call(&mut self, method: &str, params: Value) -> Value {
+        match self.try_call(method, params) {
+            Ok(result) => result,
+            Err(error) => panic!("{method}: {error}"),
+        }
+    }
+
+    /// Like [`Browser::call`], but hands back Chromium's error instead of failing on it.
+    fn try_call(&mut self, method: &str, params: Value) -> Result<Value, Value> {
         assert!(Instant::now() < self.deadline, "chromium took too long");
         self.next_id += 1;
         let mut message = json!({ "id": self.next_id, "method": method, "params": params });
@@ -77,8 +85,10 @@ impl Browser {
             buffer.pop();
             let answer: Value = serde_json::from_slice(&buffer).unwrap();
             if answer["id"] == self.next_id {
-                assert!(answer.get("error").is_none(), "{method}: {answer}");
-                return answer["result"].clone();
+                return match answer.get("error") {
+                    Some(error) => Err(error.clone()),
+                    None => Ok(answer["result"].clone()),
+                };
             }
         }
     }
@@ -88,10 +98,25 @@ impl Browser {
             .clone()
     }
 
-    /// Waits until the page at `path` has loaded.
+    /// Runs a script that navigates (submits a form). Chromium may answer with the navigation
+    /// error instead of the script's value, since the page it ran in is already gone; what
+    /// counts is where the page lands, which the caller waits for.
+    fn eval_navigating(&mut self, expression: &str) {
+        let _ = self.try_call("Runtime.evaluate", json!({ "expression": expression, "returnByValue": true }));
+    }
+
+    /// Waits until the page at `path` has loaded. A page that is navigating away (a form just
+    /// submitted) can refuse the evaluation ("Inspected target navigated or closed", "Execution
+    /// context was destroyed"): that is one more reason to ask again, not a failure.
     fn wait_for(&mut self, path: &str) {
         loop {
-            let state = self.eval("location.pathname + ' ' + document.readyState");
+            let state = match self.try_call(
+                "Runtime.evaluate",
+                json!({ "expression": "location.pathname + ' ' + document.readyState", "returnByValue": true }),
+            ) {
+                Ok(result) => result["result"]["value"].clone(),
+                Err(error) => error,
+            };
             if state == format!("{path} complete") {
                 return;
             }
@@ -145,7 +170,7 @@ async fn the_console_renders_in_headless_chromium() {
         // Not logged in: the console sends the browser to the login form.
         browser.open(&format!("{base}/admin/orders"), "/admin/login");
         browser.screenshot(&artifacts.join("console-login.png"));
-        browser.eval(&format!(
+        browser.eval_navigating(&format!(
             "document.getElementById('key').value = {}; document.querySelector('form[action=\"/admin/login\"]').submit(); true",
             json!(KEY)
         ));
@@ -159,7 +184,7 @@ async fn the_console_renders_in_headless_chromium() {
             texts.push(browser.eval("document.body.innerText").as_str().unwrap_or_default().to_owned());
         }
         // Logging out through the button ends the session in the browser too.
-        browser.eval("document.querySelector('form[action=\"/admin/logout\"]').submit(); true");
+        browser.eval_navigating("document.querySelector('form[action=\"/admin/logout\"]').submit(); true");
         browser.wait_for("/admin/login");
         browser.open(&format!("{base}/admin/funnel"), "/admin/login");
         texts
