@@ -13,7 +13,7 @@ use axum::response::Response;
 use serde_json::{Value, json};
 use ucp_protocol::escape;
 
-use self::message::{Arguments, Message, PAYLOAD_MEMBERS, Params, Text};
+use self::message::{Agent, Arguments, Message, Meta, PAYLOAD_MEMBERS, Params, Text};
 use self::pieces::Pieces;
 use crate::error::{ApiError, ErrorKind};
 use crate::layers::{self, RawBody, RpcId, rpc_error};
@@ -232,14 +232,14 @@ async fn call_tool(
             return Err(ApiError::invalid_params("params.arguments is required (with meta[\"ucp-agent\"].profile)"));
         }
     };
-    let meta = match meta {
-        Some(Value::Object(meta)) => meta,
-        Some(_) => return Err(ApiError::invalid_params("arguments.meta must be an object")),
+    let (agent, meta_key) = match meta {
+        Some(Meta::Object { agent, idempotency_key }) => (agent, idempotency_key),
+        Some(Meta::Other) => return Err(ApiError::invalid_params("arguments.meta must be an object")),
         None => return Err(ApiError::invalid_params("arguments.meta is required, with meta[\"ucp-agent\"].profile")),
     };
-    let profile = match meta.get("ucp-agent") {
-        Some(Value::Object(agent)) => match agent.get("profile") {
-            Some(Value::String(profile)) if !profile.is_empty() => profile.clone(),
+    let profile = match agent {
+        Some(Agent::Object { profile }) => match profile {
+            Some(Text::Str(profile)) if !profile.is_empty() => profile.into_owned(),
             _ => {
                 return Err(ApiError::invalid_params(
                     "arguments.meta[\"ucp-agent\"].profile must be the URL of your platform profile",
@@ -252,8 +252,8 @@ async fn call_tool(
             ));
         }
     };
-    let idempotency_key = match meta.get("idempotency-key") {
-        Some(Value::String(key)) if idempotency::is_valid_key(key) => Some(key.clone()),
+    let idempotency_key = match meta_key {
+        Some(Text::Str(key)) if idempotency::is_valid_key(&key) => Some(key.into_owned()),
         Some(_) => {
             return Err(ApiError::invalid_params(format!(
                 "arguments.meta[\"idempotency-key\"] must be a string of 1-{} printable ASCII characters (a UUID)",
