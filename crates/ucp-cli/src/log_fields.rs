@@ -81,6 +81,15 @@ fn write_message(writer: &mut Writer<'_>, text: &str) -> fmt::Result {
     Ok(())
 }
 
+/// A writer that writes what it is given as [`write_message`] does.
+struct Escaping<'a, 'writer>(&'a mut Writer<'writer>);
+
+impl fmt::Write for Escaping<'_, '_> {
+    fn write_str(&mut self, text: &str) -> fmt::Result {
+        write_message(self.0, text)
+    }
+}
+
 impl Visit for Visitor<'_> {
     fn record_str(&mut self, field: &Field, value: &str) {
         if !self.start(field) {
@@ -105,8 +114,9 @@ impl Visit for Visitor<'_> {
             return;
         }
         self.result = if field.name() == "message" {
-            let text = format!("{value:?}");
-            write_message(&mut self.writer, &text)
+            // Escaped as it is written, piece by piece (a piece is whole characters), rather
+            // than formatted into a string of its own first: the audit line's `"audit"`.
+            fmt::Write::write_fmt(&mut Escaping(&mut self.writer), format_args!("{value:?}"))
         } else {
             // The name and `=` as they are: one argument through `fmt` rather than three.
             let writer = &mut self.writer;
