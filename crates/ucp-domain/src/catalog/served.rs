@@ -233,12 +233,25 @@ impl Served {
         rendering.downcast_ref()
     }
 
-    /// get_product's default view, derived by `derive` on first use.
+    /// get_product's default view, derived by `derive` on first use. A product kept as stored
+    /// is parsed for the derivation only, and stays unparsed: the view holds what get_product
+    /// shows, and the product's rendering (which the view's is cut from) comes from its stored
+    /// JSON, so keeping the parse as well would hold a second copy of the product that nothing
+    /// reads, the larger part of what a get_product's cache entry weighed (BENCHMARKS.md,
+    /// "Where the peak RSS comes from").
     pub(crate) fn default_detail(
         &self,
         derive: impl FnOnce(&Product) -> Option<DefaultDetail>,
     ) -> Option<&DefaultDetail> {
-        self.detail.get_or_init(|| derive(self.product())).as_ref()
+        self.detail
+            .get_or_init(|| match (self.product.get(), self.kept(), self.parse) {
+                (None, Some(stored), Some(parse)) => match parse(&stored) {
+                    Ok(product) => derive(&product),
+                    Err(_) => derive(self.product()),
+                },
+                _ => derive(self.product()),
+            })
+            .as_ref()
     }
 }
 
@@ -433,6 +446,22 @@ mod tests {
 
     fn parse(stored: &StoredDocument) -> Result<Product, String> {
         serde_json::from_slice(&stored.doc).map_err(|error| error.to_string())
+    }
+
+    // get_product's default view of a product kept as stored is derived from a parse that is
+    // not kept: the served product stays as read (its rendering comes from the stored JSON),
+    // so its cache entry does not hold the product twice.
+    #[test]
+    fn a_stored_products_default_view_leaves_it_unparsed() {
+        let served = Served::stored(kept(&product(3), vec![None, Some(1), Some(0)]), parse);
+        let detail = served.default_detail(|product| {
+            assert_eq!(product.variants.len(), 3, "derived from the parsed product");
+            Some(DefaultDetail { product: Arc::new(Served::new(product.clone())), selected: Vec::new() })
+        });
+        assert_eq!(detail.map(|detail| detail.product.variants.len()), Some(3));
+        assert!(!served.is_parsed() && served.kept().is_some(), "the parse was the derivation's alone");
+        assert_eq!(served.title, "P", "parsed still when something reads it");
+        assert!(served.is_parsed());
     }
 
     #[test]

@@ -317,7 +317,7 @@ impl Commerce {
         let Some(resolution) = named(&resolutions) else {
             return not_found(format!("Product {} was not found", request.id));
         };
-        let Some(product) = products.into_iter().find(|product| product.id == resolution.product_id) else {
+        let Some(product) = products.into_iter().find(|product| product.id() == resolution.product_id) else {
             return not_found(format!("Product {} was not found", request.id));
         };
         if !in_categories(&product, &categories) {

@@ -172,7 +172,8 @@ impl Rendered {
             return None;
         }
         let source = rendered(&of, false)?.source();
-        let (view, product) = (served.product(), of.product());
+        // The product's variant ids as read, so a product kept as stored is not parsed for them.
+        let (view, facts) = (served.product(), of.facts());
         let mut before = source.before().to_vec();
         if !view.options.is_empty() {
             // The last member before the variants, and the only `"options"` key at that level
@@ -184,7 +185,7 @@ impl Rendered {
         }
         let variants = (view.variants.iter())
             .map(|variant| {
-                let index = product.variants.iter().position(|shown| shown.id == variant.id)?;
+                let index = facts.iter().position(|fact| fact.id == variant.id)?;
                 Some(Box::from(source.variant(index)))
             })
             .collect::<Option<Box<[Box<[u8]>]>>>()?;

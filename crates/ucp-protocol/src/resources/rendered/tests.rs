@@ -242,22 +242,25 @@ fn a_product_body_is_written_as_serde_serializes_it() {
     }
 }
 
-// get_product's default view, as get_product derives it: cut from its product's rendering
-// when the store kept the product's JSON (which that takes), serialized otherwise; the
-// same bytes either way, also with a title that reads like the options' key.
+// get_product's default view, as get_product derives it (from a parse of its own, as the
+// domain's default_detail does for a product kept as stored): cut from its product's
+// rendering when the store kept the product's JSON (which that takes, without parsing the
+// product), serialized otherwise; the same bytes either way, also with a title that reads
+// like the options' key.
 #[test]
 fn a_default_view_is_cut_from_its_products_rendering() {
     for (variants, after, from_store) in [(4, true, true), (3, false, true), (1, true, true), (4, true, false)] {
-        let mut of = product("p", variants, after);
-        of.title = ",\"options\":[{\"name\":\"Size\"}],\"variants\":[".to_owned();
-        let of = serve(of, from_store);
-        let detailed = detail(&of, &DetailRequest::default(), &|_| true).expect("a default view");
-        assert_ne!(detailed.product.options, of.options, "the view flags its options");
+        let mut source = product("p", variants, after);
+        source.title = ",\"options\":[{\"name\":\"Size\"}],\"variants\":[".to_owned();
+        // The product as a read parses it, from a twin: `of` itself is not parsed.
+        let (of, twin) = (serve(source.clone(), from_store), serve(source, from_store));
+        let detailed = detail(&twin, &DetailRequest::default(), &|_| true).expect("a default view");
+        assert_ne!(detailed.product.options, twin.options, "the view flags its options");
         let view = Arc::new(Served::view_of(detailed.product, &of));
         let shown = ProductView { product: Shown::whole(view), selected: Some(detailed.selected), messages: vec![] };
         let body = ProductBody::new(ucp(), &shown);
         assert_written_as_serialized(&body, false, |sink| body.write_json(sink).unwrap());
         assert_eq!(of.is_rendered_cheaply(), from_store, "{variants} variants: the product rendered for its view");
-        assert!(of.kept().is_none(), "parsed and rendered: what the store read is let go");
+        assert_eq!(of.is_parsed(), !from_store, "{variants} variants: a stored product is cut from, not parsed");
     }
 }
