@@ -22,6 +22,13 @@ pub struct ProductDetail {
     pub relaxed: bool,
 }
 
+/// get_product's default view of `product` (a request naming the product and nothing else):
+/// the [`super::Derive`] of its view, which makes the view's product again should something read
+/// it after its rendering let it go.
+pub fn default_view(product: &Product) -> Option<Product> {
+    detail(product, &DetailRequest::default(), &|_| true).map(|detailed| detailed.product)
+}
+
 /// Narrows `product` per `request`; `keep_variant` applies request filters (e.g. price).
 /// Returns `None` when no variant survives the filters.
 /// Only what the view shows is copied: the product's members and the variants it keeps.

@@ -19,9 +19,9 @@ use serde::{Deserialize, Serialize};
 use crate::money::Price;
 
 pub use category::{category_key, category_matches, category_paths};
-pub use detail::{DetailRequest, ProductDetail, detail};
+pub use detail::{DetailRequest, ProductDetail, default_view, detail};
 pub use lookup::{LookupMatch, assemble_lookup};
-pub use served::{DefaultDetail, Fact, Parse, ProductJson, Served, Shown, StoredDocument, StoredVariant};
+pub use served::{DefaultDetail, Derive, Fact, Parse, ProductJson, Served, Shown, StoredDocument, StoredVariant};
 
 /// A product: one or more purchasable variants that share a title and option axes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

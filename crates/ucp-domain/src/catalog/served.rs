@@ -26,6 +26,11 @@ use crate::money::Price;
 pub struct Served {
     /// Parsed on first use from `stored` when the store kept the product that way.
     product: OnceLock<Product>,
+    /// A view's product until its rendering is made, which is then what serves it: let go
+    /// then, and derived again by `derive` from the product it views if anything reads it
+    /// after (a fallback path; the hot path reads the rendering alone).
+    pending: Mutex<Option<Box<Product>>>,
+    derive: Option<Derive>,
     /// What the store read of the product, kept until both the product and its rendering are
     /// made (whichever comes second lets it go).
     stored: Mutex<Option<Arc<StoredDocument>>>,
@@ -46,6 +51,9 @@ pub struct Served {
 
 /// The store's parse of what it kept: the product with the read's stock laid over.
 pub type Parse = fn(&StoredDocument) -> Result<Product, String>;
+
+/// How a view's product is made from the product it views ([`Served::view_of`]).
+pub type Derive = fn(&Product) -> Option<Product>;
 
 /// What the store read of a product: the stored document's JSON (the product's, but for the
 /// availability the stock of this read may change), its cuts (opaque here), and the stock of
@@ -100,6 +108,9 @@ pub struct Fact<'a> {
 pub struct DefaultDetail {
     pub product: Arc<Served>,
     pub selected: Vec<SelectedOption>,
+    /// Whether the view has options: read on every call, so kept here rather than read from
+    /// the view's product, which is let go once rendered.
+    pub has_options: bool,
 }
 
 impl Served {
@@ -107,6 +118,8 @@ impl Served {
         Served {
             stored_len: 0,
             product: OnceLock::from(product),
+            pending: Mutex::new(None),
+            derive: None,
             stored: Mutex::new(None),
             parse: None,
             stored_id: Box::default(),
@@ -121,6 +134,8 @@ impl Served {
     pub fn stored(stored: StoredDocument, parse: Parse) -> Served {
         Served {
             product: OnceLock::new(),
+            pending: Mutex::new(None),
+            derive: None,
             stored_len: stored.doc.len(),
             stored_id: stored.id.clone(),
             read: Arc::clone(&stored.variants),
@@ -133,9 +148,32 @@ impl Served {
     }
 
     /// A view of `of` (the same members but for its options' flags, and some of its variants,
-    /// unchanged): its rendering may then be cut from the rendering of `of`.
-    pub fn view_of(product: Product, of: &Arc<Served>) -> Served {
-        Served { view_of: Arc::downgrade(of), ..Served::new(product) }
+    /// unchanged), `derive`d from it as `product`: its rendering may then be cut from the
+    /// rendering of `of`. It keeps `product` until its rendering is made.
+    pub fn view_of(product: Product, of: &Arc<Served>, derive: Derive) -> Served {
+        Served {
+            stored_id: product.id.as_str().into(),
+            pending: Mutex::new(Some(Box::new(product))),
+            derive: Some(derive),
+            view_of: Arc::downgrade(of),
+            ..Served::empty()
+        }
+    }
+
+    fn empty() -> Served {
+        Served {
+            product: OnceLock::new(),
+            pending: Mutex::new(None),
+            derive: None,
+            stored: Mutex::new(None),
+            parse: None,
+            stored_id: Box::default(),
+            read: Arc::new([]),
+            stored_len: 0,
+            rendering: OnceLock::new(),
+            detail: OnceLock::new(),
+            view_of: Weak::new(),
+        }
     }
 
     /// The served product this one is a view of, while it is served.
@@ -155,6 +193,17 @@ impl Served {
     /// variants, which nothing can show or buy, and is logged.
     pub fn product(&self) -> &Product {
         self.product.get_or_init(|| {
+            if let Some(pending) = self.pending.lock().unwrap_or_else(PoisonError::into_inner).take() {
+                return *pending;
+            }
+            if let Some(derive) = self.derive {
+                // A view let go of once rendered, read again: derived again.
+                let derived = self.viewed().and_then(|of| of.with_product(derive));
+                return derived.unwrap_or_else(|| {
+                    tracing::error!(product = %self.stored_id, "a view outlived its product; served without variants");
+                    Product::unreadable(&self.stored_id)
+                });
+            }
             let kept = self.kept();
             let parsed = match (&kept, self.parse) {
                 (Some(stored), Some(parse)) => parse(stored).map_err(|error| (stored.id.to_string(), error)),
@@ -179,7 +228,28 @@ impl Served {
     /// How many variants the product has, without parsing it (as read: fixed for the served
     /// product's life, so the cache can weigh by it).
     pub fn variant_count(&self) -> usize {
-        if self.parse.is_some() { self.read.len() } else { self.product().variants.len() }
+        if self.parse.is_some() { self.read.len() } else { self.with_product(|product| product.variants.len()) }
+    }
+
+    /// `read` of the product, without keeping a parse or a view's product for it: the parsed
+    /// product when there is one, a view's product while it has it, and otherwise a parse
+    /// (or derivation) made for `read` alone.
+    pub fn with_product<R>(&self, read: impl FnOnce(&Product) -> R) -> R {
+        if let Some(product) = self.product.get() {
+            return read(product);
+        }
+        {
+            let pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(product) = pending.as_deref() {
+                return read(product);
+            }
+        }
+        if let (Some(stored), Some(parse)) = (self.kept(), self.parse)
+            && let Ok(product) = parse(&stored)
+        {
+            return read(&product);
+        }
+        read(self.product())
     }
 
     /// The length of the stored document a product kept as stored was made from (whether or
@@ -230,6 +300,9 @@ impl Served {
         if made && self.product.get().is_some() {
             self.release();
         }
+        if made && self.derive.is_some() {
+            self.pending.lock().unwrap_or_else(PoisonError::into_inner).take();
+        }
         rendering.downcast_ref()
     }
 
@@ -243,15 +316,7 @@ impl Served {
         &self,
         derive: impl FnOnce(&Product) -> Option<DefaultDetail>,
     ) -> Option<&DefaultDetail> {
-        self.detail
-            .get_or_init(|| match (self.product.get(), self.kept(), self.parse) {
-                (None, Some(stored), Some(parse)) => match parse(&stored) {
-                    Ok(product) => derive(&product),
-                    Err(_) => derive(self.product()),
-                },
-                _ => derive(self.product()),
-            })
-            .as_ref()
+        self.detail.get_or_init(|| self.with_product(derive)).as_ref()
     }
 }
 
@@ -425,7 +490,11 @@ mod tests {
         for _ in 0..2 {
             served.default_detail(|product| {
                 derived += 1;
-                Some(DefaultDetail { product: Arc::new(Served::new(product.clone())), selected: Vec::new() })
+                Some(DefaultDetail {
+                    product: Arc::new(Served::new(product.clone())),
+                    selected: Vec::new(),
+                    has_options: false,
+                })
             });
         }
         assert_eq!(derived, 1);
@@ -456,12 +525,35 @@ mod tests {
         let served = Served::stored(kept(&product(3), vec![None, Some(1), Some(0)]), parse);
         let detail = served.default_detail(|product| {
             assert_eq!(product.variants.len(), 3, "derived from the parsed product");
-            Some(DefaultDetail { product: Arc::new(Served::new(product.clone())), selected: Vec::new() })
+            Some(DefaultDetail {
+                product: Arc::new(Served::new(product.clone())),
+                selected: Vec::new(),
+                has_options: false,
+            })
         });
         assert_eq!(detail.map(|detail| detail.product.variants.len()), Some(3));
         assert!(!served.is_parsed() && served.kept().is_some(), "the parse was the derivation's alone");
         assert_eq!(served.title, "P", "parsed still when something reads it");
         assert!(served.is_parsed());
+    }
+
+    // A view keeps its product until its rendering is made, then lets it go; read after that,
+    // it is derived again from the product it views.
+    #[test]
+    fn a_view_lets_its_product_go_once_rendered_and_derives_it_again() {
+        fn titled(product: &Product) -> Option<Product> {
+            Some(Product { title: "View".to_owned(), ..product.clone() })
+        }
+        let of = Arc::new(Served::new(product(2)));
+        let view = Served::view_of(titled(&of).unwrap(), &of, titled);
+        assert_eq!(view.id(), "p");
+        assert_eq!(view.variant_count(), 2, "counted from the product it holds");
+        assert_eq!(view.with_product(|product| product.title.clone()), "View");
+        view.rendering(|view| view.with_product(|product| product.variants.len()));
+        assert!(!view.is_parsed(), "rendered: its product let go");
+        assert_eq!(view.id(), "p", "its id kept");
+        assert_eq!(view.title, "View", "derived again from the product it views");
+        assert!(view.is_parsed());
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::catalog::{
     DefaultDetail, DetailRequest, LookupMatch, SelectedOption, Served, Shown, Variant, assemble_lookup,
-    category_matches, detail,
+    category_matches, default_view, detail,
 };
 use crate::checkout::Message;
 use crate::store::{Resolution, SearchPosition, SearchQuery, resolved_products};
@@ -333,13 +333,14 @@ impl Commerce {
         let (shown, selected, has_options) = if default {
             let Some(default) = product.default_detail(|served| {
                 let detailed = detail(served, &DetailRequest::default(), &|_| true)?;
+                let has_options = !detailed.product.options.is_empty();
                 // A view of the served product: its rendering is cut from the product's.
-                let view = Served::view_of(detailed.product, &product);
-                Some(DefaultDetail { product: Arc::new(view), selected: detailed.selected })
+                let view = Served::view_of(detailed.product, &product, default_view);
+                Some(DefaultDetail { product: Arc::new(view), selected: detailed.selected, has_options })
             }) else {
                 return no_variant();
             };
-            let has_options = !default.product.options.is_empty();
+            let has_options = default.has_options;
             (Shown::whole(Arc::clone(&default.product)), default.selected.clone(), has_options)
         } else {
             let detail_request = DetailRequest {

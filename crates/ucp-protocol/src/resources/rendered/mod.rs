@@ -172,24 +172,27 @@ impl Rendered {
             return None;
         }
         let source = rendered(&of, false)?.source();
-        // The product's variant ids as read, so a product kept as stored is not parsed for them.
-        let (view, facts) = (served.product(), of.facts());
-        let mut before = source.before().to_vec();
-        if !view.options.is_empty() {
-            // The last member before the variants, and the only `"options"` key at that level
-            // or below it (none of the members before the variants holds one); a key's quotes
-            // are never escaped, a string's always are, so no string can look like it.
-            let at = memchr::memmem::rfind(&before, OPTIONS_KEY)?;
-            before.truncate(at + OPTIONS_KEY.len() - 1);
-            serde_json::to_writer(&mut before, &view.options).ok()?;
-        }
-        let variants = (view.variants.iter())
-            .map(|variant| {
-                let index = facts.iter().position(|fact| fact.id == variant.id)?;
-                Some(Box::from(source.variant(index)))
-            })
-            .collect::<Option<Box<[Box<[u8]>]>>>()?;
-        Some(Rendered::new(before.into(), variants, source.after().into()))
+        // The product's variant ids as read, so a product kept as stored is not parsed for them;
+        // the view's product read as it is, since its rendering is what then serves it.
+        let facts = of.facts();
+        served.with_product(|view| {
+            let mut before = source.before().to_vec();
+            if !view.options.is_empty() {
+                // The last member before the variants, and the only `"options"` key at that level
+                // or below it (none of the members before the variants holds one); a key's quotes
+                // are never escaped, a string's always are, so no string can look like it.
+                let at = memchr::memmem::rfind(&before, OPTIONS_KEY)?;
+                before.truncate(at + OPTIONS_KEY.len() - 1);
+                serde_json::to_writer(&mut before, &view.options).ok()?;
+            }
+            let variants = (view.variants.iter())
+                .map(|variant| {
+                    let index = facts.iter().position(|fact| fact.id == variant.id)?;
+                    Some(Box::from(source.variant(index)))
+                })
+                .collect::<Option<Box<[Box<[u8]>]>>>()?;
+            Some(Rendered::new(before.into(), variants, source.after().into()))
+        })
     }
 
     fn source(&self) -> Source<'_> {

@@ -2,7 +2,8 @@ use std::sync::Arc;
 
 use serde_json::json;
 use ucp_domain::catalog::{
-    DetailRequest, LookupMatch, Product, SelectedOption, Served, Shown, StoredDocument, StoredVariant, detail,
+    DetailRequest, LookupMatch, Product, SelectedOption, Served, Shown, StoredDocument, StoredVariant, default_view,
+    detail,
 };
 use ucp_domain::checkout::Message;
 use ucp_domain::commerce::{LookupResults, ProductView, SearchResults};
@@ -256,9 +257,19 @@ fn a_default_view_is_cut_from_its_products_rendering() {
         let (of, twin) = (serve(source.clone(), from_store), serve(source, from_store));
         let detailed = detail(&twin, &DetailRequest::default(), &|_| true).expect("a default view");
         assert_ne!(detailed.product.options, twin.options, "the view flags its options");
-        let view = Arc::new(Served::view_of(detailed.product, &of));
-        let shown = ProductView { product: Shown::whole(view), selected: Some(detailed.selected), messages: vec![] };
+        let view = Arc::new(Served::view_of(detailed.product, &of, default_view));
+        let shown = ProductView {
+            product: Shown::whole(Arc::clone(&view)),
+            selected: Some(detailed.selected),
+            messages: vec![],
+        };
         let body = ProductBody::new(ucp(), &shown);
+        // A view cut from its product's rendering lets its own product go once it is written (a
+        // serialized one keeps the product it was serialized from).
+        body.write_json(&mut Sink::new(0, true)).unwrap();
+        assert_eq!(view.is_parsed(), !from_store, "{variants} variants: the view's product let go once cut");
+        assert_eq!(view.id(), "p");
+        // (Serializing the body, as the comparison does, reads the view's product again.)
         assert_written_as_serialized(&body, false, |sink| body.write_json(sink).unwrap());
         assert_eq!(of.is_rendered_cheaply(), from_store, "{variants} variants: the product rendered for its view");
         assert_eq!(of.is_parsed(), !from_store, "{variants} variants: a stored product is cut from, not parsed");
