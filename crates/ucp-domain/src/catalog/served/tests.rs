@@ -1,0 +1,144 @@
+use super::*;
+use crate::catalog::Description;
+use crate::money::Price;
+
+fn product(variants: usize) -> Product {
+    let price = Price::new(100, "USD".to_owned());
+    serde_json::from_value(serde_json::json!({
+        "id": "p",
+        "title": "P",
+        "description": {"plain": "p"},
+        "price_range": {"min": price, "max": price},
+        "variants": (0..variants).map(|index| serde_json::json!({
+            "id": format!("v{index}"),
+            "title": "V",
+            "description": Description::plain("v"),
+            "price": price,
+        })).collect::<Vec<_>>(),
+    }))
+    .expect("a valid product")
+}
+
+fn ids(shown: &Shown) -> Vec<String> {
+    shown.variants().iter().map(|variant| variant.id.clone()).collect()
+}
+
+#[test]
+fn a_shown_product_is_its_served_product_narrowed_without_a_copy_until_changed() {
+    let served = Arc::new(Served::new(product(4)));
+    let mut shown = Shown::Served { served: Arc::clone(&served), variants: Some(vec![3, 1, 9]) };
+    assert_eq!(ids(&shown), ["v3", "v1"], "picked in order; an index past the end shows nothing");
+    assert_eq!(shown.to_product().variants.len(), 2);
+    assert_eq!(ids(&Shown::whole(Arc::clone(&served))), ["v0", "v1", "v2", "v3"]);
+    shown.make_changed().title = "Changed".to_owned();
+    assert!(matches!(&shown, Shown::Changed(product) if product.title == "Changed" && product.variants.len() == 2));
+    assert_eq!(served.title, "P", "the served product is untouched");
+}
+
+#[test]
+fn the_slots_are_filled_once() {
+    let served = Served::new(product(1));
+    assert_eq!(served.rendering(|product| product.variants.len()), Some(&1));
+    assert_eq!(served.rendering(|_| 7usize), Some(&1), "made on first use only");
+    assert_eq!(served.rendering(|_| "another type"), None, "a rendering of another type is not there");
+    let mut derived = 0;
+    for _ in 0..2 {
+        served.default_detail(|product| {
+            derived += 1;
+            Some(DefaultDetail {
+                product: Arc::new(Served::new(product.clone())),
+                selected: Vec::new(),
+                has_options: false,
+            })
+        });
+    }
+    assert_eq!(derived, 1);
+}
+
+fn kept(product: &Product, stock: Vec<Option<i64>>) -> StoredDocument {
+    let doc = serde_json::to_vec(product).unwrap();
+    let variants = (stock.iter().enumerate())
+        .map(|(index, stock)| StoredVariant {
+            id: format!("v{index}").into(),
+            stock: *stock,
+            price: 100,
+            available: true,
+        })
+        .collect();
+    StoredDocument { id: product.id.as_str().into(), doc: doc.into(), cuts: Box::default(), variants }
+}
+
+fn parse(stored: &StoredDocument) -> Result<Product, String> {
+    serde_json::from_slice(&stored.doc).map_err(|error| error.to_string())
+}
+
+// get_product's default view of a product kept as stored is derived from a parse that is
+// not kept: the served product stays as read (its rendering comes from the stored JSON),
+// so its cache entry does not hold the product twice.
+#[test]
+fn a_stored_products_default_view_leaves_it_unparsed() {
+    let served = Served::stored(kept(&product(3), vec![None, Some(1), Some(0)]), parse);
+    let detail = served.default_detail(|product| {
+        assert_eq!(product.variants.len(), 3, "derived from the parsed product");
+        Some(DefaultDetail {
+            product: Arc::new(Served::new(product.clone())),
+            selected: Vec::new(),
+            has_options: false,
+        })
+    });
+    assert_eq!(detail.map(|detail| detail.product.variants.len()), Some(3));
+    assert!(!served.is_parsed() && served.kept().is_some(), "the parse was the derivation's alone");
+    assert_eq!(served.title, "P", "parsed still when something reads it");
+    assert!(served.is_parsed());
+}
+
+// A view keeps its product until its rendering is made, then lets it go; read after that,
+// it is derived again from the product it views.
+#[test]
+fn a_view_lets_its_product_go_once_rendered_and_derives_it_again() {
+    fn titled(product: &Product) -> Option<Product> {
+        Some(Product { title: "View".to_owned(), ..product.clone() })
+    }
+    let of = Arc::new(Served::new(product(2)));
+    let view = Served::view_of(titled(&of).unwrap(), &of, titled);
+    assert_eq!(view.id(), "p");
+    assert_eq!(view.variant_count(), 2, "counted from the product it holds");
+    assert_eq!(view.with_product(|product| product.title.clone()), "View");
+    view.rendering(|view| view.with_product(|product| product.variants.len()));
+    assert!(!view.is_parsed(), "rendered: its product let go");
+    assert_eq!(view.id(), "p", "its id kept");
+    assert_eq!(view.title, "View", "derived again from the product it views");
+    assert!(view.is_parsed());
+}
+
+#[test]
+fn a_stored_product_is_parsed_when_first_read_and_lets_what_was_read_go() {
+    let served = Served::stored(kept(&product(2), vec![None, Some(3)]), parse);
+    assert!(!served.is_parsed());
+    assert_eq!(served.variant_count(), 2, "counted without parsing");
+    let fact = |id| Fact { id, price: 100, available: true };
+    assert_eq!(served.facts(), [fact("v0"), fact("v1")], "read without parsing");
+    assert_eq!(served.id(), "p");
+    let rendered = served.rendering(|served| served.kept().map(|kept| kept.variants.len()));
+    assert_eq!(rendered, Some(&Some(2)), "rendered from what the store read");
+    assert!(!served.is_parsed() && served.kept().is_some(), "rendered, not parsed: kept for the parse");
+    assert_eq!(served.title, "P");
+    assert!(served.is_parsed() && served.kept().is_none(), "parsed and rendered: let go");
+    // Parsed first, rendered second.
+    let served = Served::stored(kept(&product(1), vec![None]), parse);
+    assert_eq!(served.variants.len(), 1);
+    assert!(served.kept().is_some(), "parsed, not rendered: kept for the rendering");
+    served.rendering(|_| ());
+    assert!(served.kept().is_none());
+}
+
+#[test]
+fn a_stored_product_that_does_not_parse_serves_with_nothing_to_show() {
+    let mut stored = kept(&product(2), vec![None, None]);
+    stored.doc = b"{\"id\":\"p\",\"title\":5}".to_vec().into();
+    let served = Served::stored(stored, parse);
+    assert_eq!(served.id, "p");
+    assert!(served.variants.is_empty() && served.options.is_empty());
+    assert_eq!(served.variant_count(), 2, "as read, whatever the parse found");
+    assert!(served.facts().is_empty(), "nothing to pick from");
+}
