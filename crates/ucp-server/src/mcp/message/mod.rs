@@ -139,6 +139,41 @@ macro_rules! skipped {
     };
 }
 
+/// The `Deserialize` of a member the reader takes an object's members from, with anything else
+/// (an array, a string, a scalar, `null`) as its `Other`, skipped without a look: the visitor
+/// around the `visit_map` given.
+macro_rules! object_or_other {
+    ($de:lifetime, $ty:ident, $visitor:ident, |$map:ident| $body:block) => {
+        impl<$de> Deserialize<$de> for $ty<$de> {
+            fn deserialize<D: Deserializer<$de>>(deserializer: D) -> Result<$ty<$de>, D::Error> {
+                deserializer.deserialize_any($visitor)
+            }
+        }
+
+        struct $visitor;
+
+        impl<$de> Visitor<$de> for $visitor {
+            type Value = $ty<$de>;
+
+            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+                formatter.write_str("a JSON value")
+            }
+
+            fn visit_map<A: MapAccess<$de>>(self, mut $map: A) -> Result<$ty<$de>, A::Error> $body
+
+            skipped!($de, array: $ty::Other, scalars: $ty::Other);
+
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<$ty<$de>, E> {
+                Ok($ty::Other)
+            }
+
+            fn visit_unit<E: de::Error>(self) -> Result<$ty<$de>, E> {
+                Ok($ty::Other)
+            }
+        }
+    };
+}
+
 impl<'de> Deserialize<'de> for Message<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Message<'de>, D::Error> {
         deserializer.deserialize_any(MessageVisitor)
@@ -257,130 +292,52 @@ impl<'de> Visitor<'de> for ParamsVisitor {
     }
 }
 
-impl<'de> Deserialize<'de> for Arguments<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Arguments<'de>, D::Error> {
-        deserializer.deserialize_any(ArgumentsVisitor)
+object_or_other!('de, Arguments, ArgumentsVisitor, |map| {
+    let (mut meta, mut id, mut payloads) = (None, None, [None, None, None]);
+    while let Some(key) = map.next_key::<Text<'de>>()? {
+        let Text::Str(key) = key else {
+            map.next_value::<IgnoredAny>()?;
+            continue;
+        };
+        if key == "meta" {
+            meta = Some(map.next_value::<Meta<'de>>()?);
+        } else if key == "id" {
+            id = Some(map.next_value::<Value>()?);
+        } else if let Some(index) = PAYLOAD_MEMBERS.iter().position(|member| *member == key) {
+            payloads[index] = Some(Json(map.next_value::<&'de RawValue>()?));
+        } else {
+            map.next_value::<IgnoredAny>()?;
+        }
     }
-}
+    Ok(Arguments::Object { meta, id, payloads })
+});
 
-struct ArgumentsVisitor;
-
-impl<'de> Visitor<'de> for ArgumentsVisitor {
-    type Value = Arguments<'de>;
-
-    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str("a JSON value")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Arguments<'de>, A::Error> {
-        let (mut meta, mut id, mut payloads) = (None, None, [None, None, None]);
-        while let Some(key) = map.next_key::<Text<'de>>()? {
-            let Text::Str(key) = key else {
-                map.next_value::<IgnoredAny>()?;
-                continue;
-            };
-            if key == "meta" {
-                meta = Some(map.next_value::<Meta<'de>>()?);
-            } else if key == "id" {
-                id = Some(map.next_value::<Value>()?);
-            } else if let Some(index) = PAYLOAD_MEMBERS.iter().position(|member| *member == key) {
-                payloads[index] = Some(Json(map.next_value::<&'de RawValue>()?));
-            } else {
+object_or_other!('de, Meta, MetaVisitor, |map| {
+    let (mut agent, mut idempotency_key) = (None, None);
+    while let Some(key) = map.next_key::<Text<'de>>()? {
+        match &key {
+            Text::Str(key) if key == "ucp-agent" => agent = Some(map.next_value::<Agent<'de>>()?),
+            Text::Str(key) if key == "idempotency-key" => idempotency_key = Some(map.next_value::<Text<'de>>()?),
+            _ => {
                 map.next_value::<IgnoredAny>()?;
             }
         }
-        Ok(Arguments::Object { meta, id, payloads })
     }
+    Ok(Meta::Object { agent, idempotency_key })
+});
 
-    skipped!('de, array: Arguments::Other, scalars: Arguments::Other);
-
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Arguments<'de>, E> {
-        Ok(Arguments::Other)
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Arguments<'de>, E> {
-        Ok(Arguments::Other)
-    }
-}
-
-impl<'de> Deserialize<'de> for Meta<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Meta<'de>, D::Error> {
-        deserializer.deserialize_any(MetaVisitor)
-    }
-}
-
-struct MetaVisitor;
-
-impl<'de> Visitor<'de> for MetaVisitor {
-    type Value = Meta<'de>;
-
-    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str("a JSON value")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Meta<'de>, A::Error> {
-        let (mut agent, mut idempotency_key) = (None, None);
-        while let Some(key) = map.next_key::<Text<'de>>()? {
-            match &key {
-                Text::Str(key) if key == "ucp-agent" => agent = Some(map.next_value::<Agent<'de>>()?),
-                Text::Str(key) if key == "idempotency-key" => idempotency_key = Some(map.next_value::<Text<'de>>()?),
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                }
+object_or_other!('de, Agent, AgentVisitor, |map| {
+    let mut profile = None;
+    while let Some(key) = map.next_key::<Text<'de>>()? {
+        match &key {
+            Text::Str(key) if key == "profile" => profile = Some(map.next_value::<Text<'de>>()?),
+            _ => {
+                map.next_value::<IgnoredAny>()?;
             }
         }
-        Ok(Meta::Object { agent, idempotency_key })
     }
-
-    skipped!('de, array: Meta::Other, scalars: Meta::Other);
-
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Meta<'de>, E> {
-        Ok(Meta::Other)
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Meta<'de>, E> {
-        Ok(Meta::Other)
-    }
-}
-
-impl<'de> Deserialize<'de> for Agent<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Agent<'de>, D::Error> {
-        deserializer.deserialize_any(AgentVisitor)
-    }
-}
-
-struct AgentVisitor;
-
-impl<'de> Visitor<'de> for AgentVisitor {
-    type Value = Agent<'de>;
-
-    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str("a JSON value")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Agent<'de>, A::Error> {
-        let mut profile = None;
-        while let Some(key) = map.next_key::<Text<'de>>()? {
-            match &key {
-                Text::Str(key) if key == "profile" => profile = Some(map.next_value::<Text<'de>>()?),
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-        }
-        Ok(Agent::Object { profile })
-    }
-
-    skipped!('de, array: Agent::Other, scalars: Agent::Other);
-
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Agent<'de>, E> {
-        Ok(Agent::Other)
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Agent<'de>, E> {
-        Ok(Agent::Other)
-    }
-}
+    Ok(Agent::Object { profile })
+});
 
 /// A member's name, matched where it lies in the body (no `String` made for it).
 enum Key {
