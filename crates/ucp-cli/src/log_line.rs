@@ -8,6 +8,10 @@
 //! line's 9,500, a twentieth of a cached `get_product`. Here the date and time up to the second
 //! are formatted once per second per thread, and the rest are copies. The line is the same
 //! byte for byte (the tests compare the two).
+//!
+//! A request's id is not a span here: the server lends it to the request's task
+//! (`ucp_server::layers::with_request_id`) and `Line` writes it where the request's span would
+//! be, `request{request_id=…}:`, before any span of its own.
 
 use std::cell::Cell;
 use std::fmt;
@@ -36,8 +40,17 @@ where
         write_time(&mut writer, SystemTime::now())?;
         writer.write_str(level(metadata.level()))?;
         writer.write_char(' ')?;
+        // The request's id first, where its span would be: outermost (`ucp_server::layers::trace`).
+        let mut any = false;
+        if let Some(written) = ucp_server::layers::with_request_id(|id| {
+            writer.write_str("request{request_id=")?;
+            writer.write_str(id)?;
+            writer.write_str("}:")
+        }) {
+            written?;
+            any = true;
+        }
         if let Some(scope) = context.event_scope() {
-            let mut any = false;
             for span in scope.from_root() {
                 writer.write_str(span.metadata().name())?;
                 let extensions = span.extensions();
@@ -51,9 +64,9 @@ where
                 writer.write_char(':')?;
                 any = true;
             }
-            if any {
-                writer.write_char(' ')?;
-            }
+        }
+        if any {
+            writer.write_char(' ')?;
         }
         writer.write_str(metadata.target())?;
         writer.write_str(": ")?;
@@ -191,6 +204,49 @@ mod tests {
             };
             assert_eq!(shape(time), shape(default_time));
         }
+    }
+
+    #[tokio::test]
+    async fn a_requests_lines_carry_its_id_where_its_span_would_be() {
+        use axum::Router;
+        use axum::body::Body;
+        use axum::routing::get;
+        use tower::ServiceExt;
+
+        let memory = Memory::default();
+        let subscriber = tracing_subscriber::fmt()
+            .with_ansi(false)
+            .with_writer(memory.clone())
+            .fmt_fields(Fields)
+            .event_format(Line)
+            .finish();
+        // The test runtime runs on this thread: the handler logs through this subscriber.
+        let _default = tracing::subscriber::set_default(subscriber);
+        ucp_server::layers::log_request_ids_in_spans(false);
+        let router: Router = ucp_server::layers::shared(Router::new().route(
+            "/",
+            get(|| async {
+                tracing::info!(target: "ucpd::audit", outcome = "ok", "audit");
+                let inner = tracing::warn_span!("fetch");
+                inner.in_scope(|| tracing::warn!(reason = "slow", "warn"));
+            }),
+        ));
+        let request = axum::http::Request::get("/").header("request-id", "client-42").body(Body::empty()).unwrap();
+        let response = router.oneshot(request).await.unwrap();
+        ucp_server::layers::log_request_ids_in_spans(true);
+        assert_eq!(response.headers()["x-request-id"], "client-42");
+        tracing::info!("outside");
+
+        let text = String::from_utf8(memory.0.lock().unwrap().clone()).unwrap();
+        let lines: Vec<&str> = text.lines().map(|line| line.split_once(' ').unwrap().1).collect();
+        assert_eq!(
+            lines,
+            [
+                " INFO request{request_id=client-42}: ucpd::audit: audit outcome=\"ok\"",
+                " WARN request{request_id=client-42}:fetch: ucpd::log_line::tests: warn reason=\"slow\"",
+                " INFO ucpd::log_line::tests: outside",
+            ]
+        );
     }
 
     #[test]

@@ -78,6 +78,8 @@ where
     } else if ansi {
         builder.init();
     } else {
+        // `Line` writes each request's id itself, from the request's task: no span needed.
+        ucp_server::layers::log_request_ids_in_spans(false);
         builder.fmt_fields(crate::log_fields::Fields).event_format(crate::log_line::Line).init();
     }
 }

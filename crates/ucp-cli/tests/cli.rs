@@ -1,5 +1,6 @@
 //! The command-line contract, run as a user would: the real `ucpd` binary.
 
+#[allow(dead_code, reason = "this binary serves no platform profile")]
 mod common;
 
 use std::process::Stdio;

@@ -1,8 +1,10 @@
 //! `ucpd orders …` against a running `ucpd serve` (issue 9 item 1): the real binary on both
 //! sides, an order placed over MCP, then listed, shipped and refunded from the command line.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
+#[allow(dead_code, reason = "this binary starts its server with a config of its own")]
+mod common;
+
+use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
 use serde_json::{Value, json};
@@ -13,31 +15,6 @@ fn ucpd() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_ucpd"));
     command.env_remove("UCPD_DATA_DIR").env_remove("UCPD_CONFIG").env_remove("UCPD_ADMIN_KEY").env("UCPD_LOG", "info");
     command
-}
-
-/// Serves `body` as JSON to every request on loopback (the platform profile).
-fn serve_profile(body: String) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/profile.json", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut request = Vec::new();
-            let mut buffer = [0u8; 1024];
-            while !request.windows(4).any(|window| window == b"\r\n\r\n") {
-                match stream.read(&mut buffer) {
-                    Ok(0) | Err(_) => break,
-                    Ok(read) => request.extend_from_slice(&buffer[..read]),
-                }
-            }
-            let head = format!(
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                body.len()
-            );
-            let _ = stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(body.as_bytes()));
-        }
-    });
-    url
 }
 
 struct Server {
@@ -118,7 +95,7 @@ async fn orders_are_listed_shipped_and_refunded_from_the_command_line() {
             .map(|name| (format!("dev.ucp.shopping.{name}"), json!([{ "version": "2026-04-08" }])))
             .collect();
     let profile =
-        serve_profile(json!({ "ucp": { "version": "2026-04-08", "capabilities": capabilities } }).to_string());
+        common::serve_profile(json!({ "ucp": { "version": "2026-04-08", "capabilities": capabilities } }).to_string());
     let server = start_server(&data);
     let client = reqwest::Client::new();
 

@@ -1,6 +1,7 @@
 //! `ucpd serve --tls-cert … --tls-key …`: the real binary serving https (issue 8 item 1,
 //! checklist 62).
 
+#[allow(dead_code, reason = "this binary serves no platform profile")]
 mod common;
 
 use std::process::Stdio;

@@ -59,7 +59,6 @@ pub async fn run(state: &AppState, invocation: Invocation<'_>) -> Result<Reply, 
 /// drops only the wait, never the call, so a complete that started charging goes on to its
 /// order (or refund), its idempotency record's answer and its audit line (issue 9 item 3).
 async fn detached(state: &AppState, invocation: Invocation<'_>) -> Result<Reply, ApiError> {
-    use tracing::Instrument;
     let owned = OwnedInvocation {
         operation: invocation.operation,
         headers: invocation.headers.clone(),
@@ -76,27 +75,24 @@ async fn detached(state: &AppState, invocation: Invocation<'_>) -> Result<Reply,
         mirror: invocation.mirror,
     };
     let state = state.clone();
-    let task = tokio::spawn(
-        async move {
-            let invocation = Invocation {
-                operation: owned.operation,
-                headers: &owned.headers,
-                meta_profile: owned.meta_profile,
-                idempotency_key: owned.idempotency_key,
-                id: owned.id,
-                payload: owned.payload.as_deref(),
-                payload_label: owned.payload_label,
-                arguments: match &owned.arguments {
-                    OwnedArguments::Mcp(arguments) => idempotency::Arguments::Mcp(arguments),
-                    OwnedArguments::Rest(body) => idempotency::Arguments::Rest(body.as_ref()),
-                },
-                principal: owned.principal,
-                mirror: owned.mirror,
-            };
-            attached(&state, invocation).await
-        }
-        .instrument(tracing::Span::current()),
-    );
+    let task = tokio::spawn(crate::layers::carried(async move {
+        let invocation = Invocation {
+            operation: owned.operation,
+            headers: &owned.headers,
+            meta_profile: owned.meta_profile,
+            idempotency_key: owned.idempotency_key,
+            id: owned.id,
+            payload: owned.payload.as_deref(),
+            payload_label: owned.payload_label,
+            arguments: match &owned.arguments {
+                OwnedArguments::Mcp(arguments) => idempotency::Arguments::Mcp(arguments),
+                OwnedArguments::Rest(body) => idempotency::Arguments::Rest(body.as_ref()),
+            },
+            principal: owned.principal,
+            mirror: owned.mirror,
+        };
+        attached(&state, invocation).await
+    }));
     task.await.map_err(ApiError::internal)?
 }
 
@@ -121,6 +117,7 @@ enum OwnedArguments {
 
 async fn attached(state: &AppState, invocation: Invocation<'_>) -> Result<Reply, ApiError> {
     let (operation, id) = (invocation.operation, invocation.id.clone());
+    let caller = crate::layers::Caller::of(invocation.principal.as_ref());
     let claimed = state.platforms.profile_url(invocation.headers.get("ucp-agent"), invocation.meta_profile.as_deref());
     let started = std::time::Instant::now();
     let result = once(state, invocation, &claimed).await;
@@ -129,7 +126,7 @@ async fn attached(state: &AppState, invocation: Invocation<'_>) -> Result<Reply,
         mapping.ucp_code.unwrap_or(mapping.rest_code)
     });
     state.traffic.record_call(claimed.as_deref().ok(), operation, outcome, started.elapsed());
-    crate::layers::audit(operation, claimed.as_deref().ok(), id.as_deref(), &result);
+    crate::layers::audit(operation, claimed.as_deref().ok(), &caller, id.as_deref(), &result);
     result
 }
 

@@ -1,6 +1,7 @@
 //! What the command-line tests share: the real binary, and a `serve` run up to its ready line.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
 use std::process::{Child, Command};
 
 /// The `ucpd` binary with a clean environment (no data dir or config inherited), logging at
@@ -31,4 +32,29 @@ pub(crate) fn until_ready(mut child: Child) -> (String, String) {
     child.wait().ok();
     let ready = ready.unwrap_or_else(|| panic!("no ready line:\n{seen}"));
     (ready, seen)
+}
+
+/// Serves `body` as JSON to every request on loopback (the platform profile).
+pub(crate) fn serve_profile(body: String) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/profile.json", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut request = Vec::new();
+            let mut buffer = [0u8; 1024];
+            while !request.windows(4).any(|window| window == b"\r\n\r\n") {
+                match stream.read(&mut buffer) {
+                    Ok(0) | Err(_) => break,
+                    Ok(read) => request.extend_from_slice(&buffer[..read]),
+                }
+            }
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(body.as_bytes()));
+        }
+    });
+    url
 }

@@ -3,39 +3,44 @@
 //! authenticated one), the operation, the resource id and the outcome. Never secrets, tokens,
 //! credentials, payloads or buyer data.
 //!
-//! The step here makes the request's [`Principal`] (a request extension the transports do not
-//! pass down) visible to dispatch for the duration of the request.
+//! The principal comes with the call (`dispatch::Invocation::principal`), so a call that runs as
+//! a task of its own (`complete_checkout`) names it too.
 
-use axum::extract::Request;
-use axum::response::Response;
-
-use super::Endpoint;
 use crate::error::ApiError;
 use crate::operations::Operation;
-use crate::trust::Principal;
+use crate::trust::{Credential, Principal};
 
-tokio::task_local! {
-    static PRINCIPAL: Option<Principal>;
+/// Who made a call, as its audit line names them.
+#[derive(Debug, Clone, Default)]
+pub struct Caller {
+    /// The authenticated principal's platform and credential, if a trust step established one.
+    principal: Option<(String, Credential)>,
 }
 
-/// The step: runs `inner` with the request's principal in scope.
-pub(super) async fn scope(request: Request, inner: impl Endpoint) -> Response {
-    let principal = request.extensions().get::<Principal>().cloned();
-    PRINCIPAL.scope(principal, inner.answer(request)).await
+impl Caller {
+    pub fn of(principal: Option<&Principal>) -> Caller {
+        Caller { principal: principal.map(|principal| (principal.platform.clone(), principal.credential)) }
+    }
 }
 
 /// Writes the audit line of one call.
-pub fn record<T>(operation: Operation, platform: Option<&str>, id: Option<&str>, result: &Result<T, ApiError>) {
-    let principal = PRINCIPAL.try_with(|principal| principal.clone()).ok().flatten();
+pub fn record<T>(
+    operation: Operation,
+    platform: Option<&str>,
+    caller: &Caller,
+    id: Option<&str>,
+    result: &Result<T, ApiError>,
+) {
     let outcome = match result {
         Ok(_) => "ok",
         Err(error) => error.kind.mapping().ucp_code.unwrap_or(error.kind.mapping().rest_code),
     };
+    let principal = caller.principal.as_ref();
     tracing::info!(
         target: "ucpd::audit",
         platform = platform.unwrap_or("-"),
-        principal = principal.as_ref().map_or("-", |principal| principal.platform.as_str()),
-        credential = principal.as_ref().map_or("none", |principal| principal.credential.name()),
+        principal = principal.map_or("-", |(platform, _)| platform.as_str()),
+        credential = principal.map_or("none", |(_, credential)| credential.name()),
         operation = operation.name(),
         resource = id.unwrap_or("-"),
         outcome,

@@ -4,7 +4,7 @@
 //!
 //! 1. request id and tracing ([`trace::shared`], once for the whole router): `x-request-id` is
 //!    the client's `Request-Id` when it sent one, a fresh UUID otherwise, carried by the
-//!    request's span (so by every line it logs) and echoed on the response;
+//!    request's task (so by every line it logs) and echoed on the response;
 //! 2. panic catching ([`panic`]): a panic anywhere below answers 500 in the binding's shape;
 //! 3. admission: a place among the requests in flight, or 503 + `Retry-After`, before any body
 //!    is read;
@@ -16,7 +16,7 @@
 //! 7. RFC 9421 signatures ([`signature`]): `Content-Digest` and the signatures checked over
 //!    [`RawBody`] per the platform's policy (a [`crate::trust::Principal`] on success), and our
 //!    response signed on the way out;
-//! 8. authentication ([`auth`]), the per-platform rate limit and the audit scope;
+//! 8. authentication ([`auth`]) and the per-platform rate limit;
 //! 9. the handler, which takes the bytes from [`RawBody`].
 //!
 //! Steps 2-8 are one hand-written service ([`stack`]), not a layer each. A step sees the raw
@@ -44,13 +44,14 @@ use axum::middleware::from_fn_with_state;
 use stack::{Present, StackLayer};
 
 pub use allowed::{Allowed, strip_port};
-pub use audit::record as audit;
+pub use audit::{Caller, record as audit};
 pub use body::{RawBody, RpcId, reject};
 pub use limiters::RateLimiters;
 pub use media::require_json;
 pub use render::{PAGE_CONTENT_SECURITY_POLICY, page_headers, render, rest_error, rpc_error};
 pub use scope::{Binding, Endpoint, Scope};
-pub use trace::shared;
+pub(crate) use trace::carried;
+pub use trace::{log_request_ids_in_spans, shared, with_request_id};
 
 use crate::state::AppState;
 
@@ -96,25 +97,14 @@ fn present(state: &AppState, binding: Binding) -> Present {
     let settings = &state.signatures.settings;
     let signatures = platform_binding
         && (settings.any_verification() || settings.sign_responses != crate::config::ResponseSigning::None);
-    let principals = settings.any_verification() || !state.settings.platforms.is_empty();
-    Present {
-        rate_limits: state.rate_limits.enabled(),
-        signatures,
-        authentication: platform_binding,
-        audit_scope: platform_binding && principals,
-    }
+    Present { rate_limits: state.rate_limits.enabled(), signatures, authentication: platform_binding }
 }
 
 /// The stack for the merchant's admin routes: panic catching, admission, Host/Origin, the
 /// per-IP rate limit and the body, but none of the platform trust steps (the admin credential
 /// is checked by `crate::admin`).
 pub fn admin_stack(router: Router<AppState>, state: &AppState, binding: Binding) -> Router<AppState> {
-    let present = Present {
-        rate_limits: state.rate_limits.enabled(),
-        signatures: false,
-        authentication: false,
-        audit_scope: false,
-    };
+    let present = Present { rate_limits: state.rate_limits.enabled(), signatures: false, authentication: false };
     router.layer(StackLayer { scope: Scope { state: state.clone(), binding }, present })
 }
 

@@ -1,7 +1,7 @@
 //! The per-binding stack as one hand-written tower service: panic catching, admission,
-//! Host/Origin, the per-IP rate limit, the body, signatures, authentication, the per-platform
-//! rate limit and the audit scope run as plain steps of one future, in that order, around the
-//! route's handler.
+//! Host/Origin, the per-IP rate limit, the body, signatures, authentication and the
+//! per-platform rate limit run as plain steps of one future, in that order, around the route's
+//! handler.
 //!
 //! One service rather than a `from_fn` layer per step: each such layer clones the service
 //! below it and boxes a future on every request, and at tens of thousands of requests a second
@@ -20,7 +20,7 @@ use tower::{Layer, Service};
 
 use super::allowed::check;
 use super::scope::Routed;
-use super::{Binding, Endpoint, RpcId, Scope, audit, auth, body, panic, ratelimit, render, signature};
+use super::{Binding, Endpoint, RpcId, Scope, auth, body, panic, ratelimit, render, signature};
 use crate::error::{ApiError, ErrorKind};
 
 /// Which of the optional steps a stack has (panic catching, admission, Host/Origin and the
@@ -35,9 +35,6 @@ pub(super) struct Present {
     /// The authentication step: MCP and REST (it refuses a credential we did not issue even
     /// when no platform is onboarded).
     pub authentication: bool,
-    /// The audit scope: only a trust step can put a principal on the request, and without
-    /// onboarded platforms and without verified signatures none ever does.
-    pub audit_scope: bool,
 }
 
 /// The layer that puts a route group behind its [`Stack`].
@@ -141,6 +138,6 @@ async fn steps(scope: &Scope, present: Present, request: Request, inner: impl En
     if present.rate_limits {
         request = step!(ratelimit::by_platform(scope, request));
     }
-    let response = if present.audit_scope { audit::scope(request, inner).await } else { inner.answer(request).await };
+    let response = inner.answer(request).await;
     if sign { signature::sign_response(state, response).await } else { response }
 }

@@ -1,7 +1,16 @@
 //! Request ids and tracing, once around the whole router: every request gets an
 //! `x-request-id` (the client's `Request-Id` when it sent one, so our logs and theirs share a
-//! key; a fresh UUID otherwise), its span carries it, and the response echoes it. A response
+//! key; a fresh UUID otherwise), its log lines carry it, and the response echoes it. A response
 //! with a 5xx status is logged as an error with its latency.
+//!
+//! The id reaches the log lines one of two ways. By default each request opens a tracing span,
+//! `request{request_id=…}`, which any subscriber sees. ucpd's own text lines
+//! (`ucp-cli/src/log_line.rs`) instead read the id from the task-local [`with_request_id`]
+//! lends and write the same `request{request_id=…}:` prefix, so the process turns the span off
+//! ([`log_request_ids_in_spans`]): a span cost about 3,000 instructions per request (its
+//! creation with the id formatted into its fields, an enter and an exit per poll, its close),
+//! a tenth of a `ping` (BENCHMARKS.md, "The request id without a span"). The task-local is
+//! always set: it costs a swap per poll.
 //!
 //! Hand-written rather than tower-http's `SetRequestId`, `Trace` and `PropagateRequestId`: the
 //! three did the same in three services and four nested futures per request, and formatted the
@@ -9,6 +18,7 @@
 
 use std::convert::Infallible;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 use std::time::Instant;
 
@@ -19,15 +29,39 @@ use axum::response::Response;
 use tower::{Layer, Service};
 use tracing::Instrument;
 
-use crate::state::AppState;
-
 /// The longest client `Request-Id` we adopt as ours.
 const MAX_CLIENT_ID: usize = 128;
 
 const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
+tokio::task_local! {
+    /// The id of the request this task serves.
+    static REQUEST_ID: HeaderValue;
+}
+
+/// Whether each request opens a tracing span carrying its id (see the module's documentation).
+static SPANS: AtomicBool = AtomicBool::new(true);
+
+/// Whether each request opens a `request{request_id=…}` tracing span (the default). Turn it off
+/// only when the installed log format writes [`with_request_id`]'s id itself.
+pub fn log_request_ids_in_spans(on: bool) {
+    SPANS.store(on, Ordering::Relaxed);
+}
+
+/// Calls `read` with the id of the request the current task serves, if it serves one.
+pub fn with_request_id<R>(read: impl FnOnce(&str) -> R) -> Option<R> {
+    REQUEST_ID.try_with(|id| id.to_str().ok().map(read)).ok().flatten()
+}
+
+/// `future` carrying the current request's id and span along, for a task spawned to finish a
+/// request's work (its lines then name the request as the request's own do).
+pub(crate) fn carried<F: Future>(future: F) -> impl Future<Output = F::Output> {
+    let id = REQUEST_ID.try_with(HeaderValue::clone).unwrap_or_else(|_| HeaderValue::from_static("-"));
+    REQUEST_ID.scope(id, future.instrument(tracing::Span::current()))
+}
+
 /// Wraps the whole router (all bindings) in request ids and tracing.
-pub fn shared(router: Router<AppState>) -> Router<AppState> {
+pub fn shared<S: Clone + Send + Sync + 'static>(router: Router<S>) -> Router<S> {
     router.layer(RequestIds)
 }
 
@@ -75,28 +109,36 @@ where
         // The id alone: the audit line names the operation, and every field here is
         // formatted on every request (method and path are on the 5xx line below).
         // `%`: Display writes it as is, where a `&str` value is escaped character by character.
-        let span = tracing::info_span!("request", request_id = %id.to_str().unwrap_or_default());
+        let span = SPANS
+            .load(Ordering::Relaxed)
+            .then(|| tracing::info_span!("request", request_id = %id.to_str().unwrap_or_default()));
         let started = Instant::now();
         let (method, uri) = (request.method().clone(), request.uri().clone());
-        let answer = span.in_scope(|| self.inner.call(request));
-        Box::pin(
-            async move {
-                let Ok(mut response) = answer.await;
-                let status = response.status();
-                if status.is_server_error() {
-                    tracing::error!(
-                        %method,
-                        path = uri.path(),
-                        status = status.as_u16(),
-                        latency_ms = started.elapsed().as_millis() as u64,
-                        "response failed"
-                    );
-                }
-                response.headers_mut().insert(X_REQUEST_ID, id);
-                Ok(response)
+        let answer = REQUEST_ID.sync_scope(id.clone(), || match &span {
+            Some(span) => span.in_scope(|| self.inner.call(request)),
+            None => self.inner.call(request),
+        });
+        let answered = async move {
+            let Ok(mut response) = answer.await;
+            let status = response.status();
+            if status.is_server_error() {
+                tracing::error!(
+                    %method,
+                    path = uri.path(),
+                    status = status.as_u16(),
+                    latency_ms = started.elapsed().as_millis() as u64,
+                    "response failed"
+                );
             }
-            .instrument(span),
-        )
+            if let Ok(id) = REQUEST_ID.try_with(HeaderValue::clone) {
+                response.headers_mut().insert(X_REQUEST_ID, id);
+            }
+            Ok(response)
+        };
+        match span {
+            Some(span) => Box::pin(REQUEST_ID.scope(id, answered.instrument(span))),
+            None => Box::pin(REQUEST_ID.scope(id, answered)),
+        }
     }
 }
 
