@@ -466,4 +466,9 @@ pub trait WebhookOutbox: Send + Sync + std::fmt::Debug {
     /// Makes the selected events pending and due at `now_ms` with a fresh horizon (their
     /// attempts so far stay in the log); returns how many.
     async fn retry_events(&self, selector: &crate::webhook::RetrySelector, now_ms: i64) -> Result<u64, StoreError>;
+
+    /// Deletes finished events (delivered or dead-lettered) created before `before_ms`, with
+    /// their attempts and order snapshots: at most `limit`, oldest first; returns how many. A
+    /// pending event is never deleted, whatever its age.
+    async fn prune_finished(&self, before_ms: i64, limit: u64) -> Result<u64, StoreError>;
 }

@@ -213,8 +213,11 @@ impl Application {
         // Expired carts and checkouts become canceled in storage, so every instance (and a
         // restart) sees the same state; reads also refuse expired sessions on their own.
         // Idempotency records past their retention go in the same sweep.
+        // Finished webhook events past `webhooks.retention_secs` go in it too.
         let core = self.state.core.clone();
         let idempotency = self.state.idempotency.clone();
+        let outbox = Arc::clone(&self.state.outbox);
+        let webhook_retention_secs = self.state.settings.webhooks.retention_secs;
         let retention_secs = self.state.settings.limits.session_retention_secs;
         let sweep_every = self.state.settings.checkout.sweep_interval_secs.max(1);
         let sweeper = tokio::spawn(async move {
@@ -235,6 +238,9 @@ impl Application {
                     Ok(0) => {}
                     Ok(deleted) => tracing::info!(deleted, "expired carts and checkouts past retention deleted"),
                     Err(error) => tracing::warn!(%error, "deleting expired sessions failed"),
+                }
+                if webhook_retention_secs != 0 {
+                    prune_webhook_events(outbox.as_ref(), webhook_retention_secs).await;
                 }
             }
         });
@@ -264,6 +270,33 @@ impl Application {
             webhooks.abort();
         }
         served
+    }
+}
+
+/// Deletes the finished webhook events created more than `retention_secs` ago, a write of at
+/// most [`PRUNE_BATCH`] at a time, so the writer is never held long and an old backlog (a
+/// retention just turned on) goes within one sweep.
+async fn prune_webhook_events(outbox: &dyn ucp_domain::store::WebhookOutbox, retention_secs: u64) {
+    const PRUNE_BATCH: u64 = 500;
+    let retention_ms = i64::try_from(retention_secs.saturating_mul(1_000)).unwrap_or(i64::MAX);
+    let before_ms = crate::clock::unix_ms().saturating_sub(retention_ms);
+    let mut pruned = 0;
+    loop {
+        match outbox.prune_finished(before_ms, PRUNE_BATCH).await {
+            Ok(batch) => {
+                pruned += batch;
+                if batch < PRUNE_BATCH {
+                    break;
+                }
+            }
+            Err(error) => {
+                tracing::warn!(%error, "deleting webhook events past their retention failed");
+                break;
+            }
+        }
+    }
+    if pruned > 0 {
+        tracing::info!(pruned, "finished webhook events past their retention deleted");
     }
 }
 

@@ -1,5 +1,6 @@
 //! `[webhooks]`: how order webhooks are delivered (order.md §3; checklist 153-158): the
-//! retry schedule and its horizon, timeouts, concurrency, leases.
+//! retry schedule and its horizon, timeouts, concurrency, leases, and how long finished events
+//! are kept.
 
 use serde::{Deserialize, Serialize};
 
@@ -34,6 +35,12 @@ pub struct WebhookSettings {
     /// How long a claimed event is this instance's; then another instance may take it over
     /// (this one died), in seconds. Must exceed `timeout_ms`.
     pub lease_secs: u64,
+    /// How long a finished event (delivered, or dead-lettered) is kept with its attempts and
+    /// order snapshot, counted from its creation, in seconds; then the session sweeper
+    /// (`checkout.sweep_interval_secs`) deletes it. At least `horizon_secs`, so a dead-lettered
+    /// event can still be revived (`ucpd webhooks retry`); 0 keeps every event. A pending event
+    /// is never deleted.
+    pub retention_secs: u64,
 }
 
 impl Default for WebhookSettings {
@@ -49,6 +56,7 @@ impl Default for WebhookSettings {
             poll_interval_ms: 200,
             batch_window_ms: 20,
             lease_secs: 60,
+            retention_secs: 30 * 24 * 3_600,
         }
     }
 }
@@ -73,6 +81,11 @@ impl WebhookSettings {
         }
         if self.batch_window_ms > 1_000 {
             return Err(ConfigError("webhooks.batch_window_ms must be at most 1000".into()));
+        }
+        if self.retention_secs != 0 && self.retention_secs < self.horizon_secs {
+            return Err(ConfigError(
+                "webhooks.retention_secs must be 0 (keep every event) or at least webhooks.horizon_secs".into(),
+            ));
         }
         if !(10..=60_000).contains(&self.poll_interval_ms) {
             return Err(ConfigError("webhooks.poll_interval_ms must be between 10 and 60000".into()));
@@ -104,5 +117,10 @@ mod tests {
         assert!(short_lease.validate().unwrap_err().0.contains("lease_secs"));
         let no_cap = WebhookSettings { max_concurrent_per_platform: 0, ..WebhookSettings::default() };
         assert!(no_cap.validate().is_err());
+        assert_eq!(defaults.retention_secs, 2_592_000, "thirty days, as documented");
+        let before_the_horizon = WebhookSettings { retention_secs: 3_600, ..WebhookSettings::default() };
+        assert!(before_the_horizon.validate().unwrap_err().0.contains("retention_secs"));
+        let forever = WebhookSettings { retention_secs: 0, ..WebhookSettings::default() };
+        assert!(forever.validate().is_ok());
     }
 }

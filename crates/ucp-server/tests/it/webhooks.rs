@@ -434,3 +434,80 @@ async fn an_event_delivered_after_a_later_change_still_carries_its_own_snapshot(
     assert_eq!(updated["line_items"][0]["status"], "fulfilled", "{updated}");
     assert_eq!(updated, app.tool("get_order", json!({ "id": order_id })).await);
 }
+
+/// Rows in `table` of the app's database, read beside the running server.
+fn rows(app: &TestApp, table: &str) -> i64 {
+    let path = app.data_dir.path().join(ucp_server::startup::DATABASE_FILE);
+    let connection = rusqlite::Connection::open(path).unwrap();
+    connection.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |row| row.get(0)).unwrap()
+}
+
+// Finished events do not pile up (`webhooks.retention_secs`): the session sweeper deletes the
+// delivered ones past their retention, with their attempts and their order snapshots; the
+// orders themselves stay.
+#[tokio::test]
+async fn the_sweeper_deletes_delivered_events_past_their_retention() {
+    let receiver = Receiver::start(&[]).await;
+    let key = "admin-key-for-webhook-tests";
+    let app = app_with_webhook(&receiver.url, |settings| {
+        settings.admin.api_keys = vec![ucp_server::auth::hash_key_hex(key)];
+        settings.webhooks.horizon_secs = 2;
+        settings.webhooks.retention_secs = 2;
+        settings.checkout.sweep_interval_secs = 1;
+    })
+    .await;
+    let order_id = place_order(&app).await;
+    receiver.wait_for(1).await;
+    let placed = app.tool("get_order", json!({ "id": order_id })).await;
+    ship_first_unit(&app, key, &order_id, &placed, "1Z1").await;
+    // Well within the two seconds: the created event's snapshot, written apart by the shipment.
+    assert_eq!(rows(&app, "webhook_payloads"), 1);
+    assert_eq!(receiver.wait_for(2).await.len(), 2, "created, then updated");
+    let store = outbox(&app);
+    let mut events = store.list_events(None, 10).await.unwrap();
+    for _ in 0..200 {
+        if events.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        events = store.list_events(None, 10).await.unwrap();
+    }
+    assert!(events.is_empty(), "deleted within a few sweeps: {events:?}");
+    assert_eq!((rows(&app, "webhook_attempts"), rows(&app, "webhook_payloads")), (0, 0), "with their rows");
+    let order = app.tool("get_order", json!({ "id": order_id })).await;
+    assert_eq!(order["id"], order_id.as_str(), "the order stays: {order}");
+}
+
+// What pruning takes (the store call behind the sweep): finished events created before the
+// cut, oldest first, at most the limit; never a pending event, however old.
+#[tokio::test]
+async fn pruning_takes_old_finished_events_only_and_never_a_pending_one() {
+    let receiver = Receiver::start(&[Answer::Status(500)]).await;
+    let app = app_with_webhook(&receiver.url, |settings| settings.webhooks.initial_backoff_ms = 60_000).await;
+    let waiting = place_order(&app).await;
+    receiver.wait_for(1).await;
+    let delivered = [place_order(&app).await, place_order(&app).await];
+    receiver.wait_for(3).await;
+    let store = outbox(&app);
+    let mut statuses = Vec::new();
+    for _ in 0..100 {
+        statuses = store.list_events(None, 10).await.unwrap();
+        if statuses.iter().filter(|event| event.status == EventStatus::Delivered).count() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(statuses.len(), 3, "{statuses:?}");
+
+    let now = time::OffsetDateTime::now_utc().unix_timestamp() * 1000;
+    assert_eq!(store.prune_finished(now - 3_600_000, 10).await.unwrap(), 0, "nothing is an hour old");
+    assert_eq!(store.prune_finished(now + 60_000, 1).await.unwrap(), 1, "at most the limit");
+    let left = store.list_events(None, 10).await.unwrap();
+    assert_eq!(left.len(), 2);
+    assert!(left.iter().all(|event| event.order_id != delivered[0]), "the oldest delivered went first: {left:?}");
+    assert_eq!(store.prune_finished(now + 60_000, 10).await.unwrap(), 1);
+    assert_eq!(store.prune_finished(now + 60_000, 10).await.unwrap(), 0);
+    let left = store.list_events(None, 10).await.unwrap();
+    assert_eq!(left.len(), 1);
+    assert_eq!((left[0].order_id.as_str(), left[0].status), (waiting.as_str(), EventStatus::Pending));
+}

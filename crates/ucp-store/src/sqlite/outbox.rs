@@ -250,6 +250,48 @@ impl WebhookOutbox for SqliteStore {
         })
         .await
     }
+
+    async fn prune_finished(&self, before_ms: i64, limit: u64) -> Result<u64, StoreError> {
+        // Bookkeeping: a prune lost to a crash is done again by the next sweep.
+        self.write_relaxed(move |connection| {
+            let mut pruned = 0u64;
+            for status in ["delivered", "dead"] {
+                let left = i64::try_from(limit.saturating_sub(pruned)).unwrap_or(i64::MAX);
+                if left == 0 {
+                    break;
+                }
+                // Oldest first along `webhook_events_status`, stopping at the first event young
+                // enough to keep: events are numbered as they are created, so a sweep reads at
+                // most `limit` rows whatever the table holds.
+                let mut old = Vec::new();
+                {
+                    let mut statement = connection
+                        .prepare_cached(
+                            "SELECT seq, created_at FROM webhook_events WHERE status = ?1 ORDER BY seq LIMIT ?2",
+                        )
+                        .map_err(backend)?;
+                    let rows = statement
+                        .query_map(params![status, left], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, i64>(1)?)))
+                        .map_err(backend)?;
+                    for row in rows {
+                        let (seq, created_at) = row.map_err(backend)?;
+                        if created_at >= before_ms {
+                            break;
+                        }
+                        old.push(seq);
+                    }
+                }
+                // The attempts and the stored snapshot go with the event (ON DELETE CASCADE).
+                let mut delete =
+                    connection.prepare_cached("DELETE FROM webhook_events WHERE seq = ?1").map_err(backend)?;
+                for seq in old {
+                    pruned += delete.execute([seq]).map_err(backend)? as u64;
+                }
+            }
+            Ok(pruned)
+        })
+        .await
+    }
 }
 
 /// Leases due events inside `transaction` (see `WebhookOutbox::record_and_claim`); also returns the
