@@ -3,11 +3,10 @@
 //! operation and the outcome, in the text format and in JSON, including `complete_checkout`,
 //! which runs as a task of its own.
 
-#[allow(dead_code, reason = "this binary reads its server's log as it runs, not up to its ready line")]
+#[allow(dead_code, reason = "each test binary uses only some of the shared helpers")]
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -48,8 +47,7 @@ impl Server {
 
 fn start_server(directory: tempfile::TempDir, profile: &str, json_logs: bool) -> Server {
     let data = directory.path().join("data");
-    let hash = common::ucpd().args(["platforms", "hash-key", PLATFORM_KEY]).output().unwrap();
-    let hash = String::from_utf8(hash.stdout).unwrap().trim().to_owned();
+    let hash = common::hash_key(PLATFORM_KEY);
     let config = data.with_file_name("ucpd.toml");
     std::fs::write(
         &config,
@@ -63,28 +61,9 @@ fn start_server(directory: tempfile::TempDir, profile: &str, json_logs: bool) ->
     if json_logs {
         command.env("UCPD_LOG_FORMAT", "json");
     }
-    let mut child = command
-        .args(["serve", "--listen", "127.0.0.1:0", "--no-demo", "--dev-insecure-profiles", "--data-dir"])
-        .arg(&data)
-        .arg("--config")
-        .arg(&config)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut reader = BufReader::new(child.stderr.take().unwrap()).lines();
-    let mut seen = String::new();
-    let base_url = loop {
-        let Some(Ok(line)) = reader.next() else { panic!("the server stopped before it was ready:\n{seen}") };
-        seen.push_str(&line);
-        seen.push('\n');
-        if line.contains("ucpd ready") {
-            let start = line.find("http://127.0.0.1:").unwrap_or_else(|| panic!("no address: {line}"));
-            let rest = &line[start + "http://".len()..];
-            let end = rest.find(['/', '"', ' ']).unwrap();
-            break format!("http://{}", &rest[..end]);
-        }
-    };
+    let mut child = common::spawn_serve(command, &data, &config);
+    let (address, reader) = common::ready(&mut child);
+    let base_url = format!("http://{address}");
     let lines = Arc::new(Mutex::new(Vec::new()));
     let collected = Arc::clone(&lines);
     std::thread::spawn(move || {
@@ -115,16 +94,7 @@ async fn tool(server: &Server, profile: &str, request_id: &str, name: &str, mut 
 /// A catalog of one product, a profile that shares checkout, and a checkout placed as an order.
 async fn place_an_order(json_logs: bool, tag: &str) -> Server {
     let directory = tempfile::tempdir().unwrap();
-    let feed = directory.path().join("feed.tsv");
-    std::fs::write(
-        &feed,
-        "id\ttitle\tdescription\tlink\timage_link\tprice\tavailability\n\
-         cap-1\tBaseball Cap\tCotton cap\thttps://shop.example/cap\thttps://shop.example/cap.jpg\t12.50 USD\tin_stock\n",
-    )
-    .unwrap();
-    let data = directory.path().join("data");
-    let imported = common::ucpd().arg("import").arg(&feed).arg("--data-dir").arg(&data).output().unwrap();
-    assert!(imported.status.success(), "{}", String::from_utf8_lossy(&imported.stderr));
+    common::one_product_store(directory.path());
     let capabilities: serde_json::Map<String, Value> = ["checkout", "order", "fulfillment"]
         .iter()
         .map(|name| (format!("dev.ucp.shopping.{name}"), json!([{ "version": "2026-04-08" }])))
@@ -133,17 +103,9 @@ async fn place_an_order(json_logs: bool, tag: &str) -> Server {
         common::serve_profile(json!({ "ucp": { "version": "2026-04-08", "capabilities": capabilities } }).to_string());
     let server = start_server(directory, &profile, json_logs);
 
-    let checkout = json!({ "checkout": {
-        "line_items": [{ "item": { "id": "cap-1" }, "quantity": 1 }],
-        "buyer": { "first_name": "Ada", "last_name": "Lovelace", "email": "ada@example.com" },
-        "fulfillment": { "methods": [{ "type": "shipping", "destinations": [{ "street_address": "1 Main St",
-            "address_locality": "Springfield", "address_region": "IL", "postal_code": "62701", "address_country": "US" }],
-            "groups": [{ "selected_option_id": "standard" }] }] } } });
-    let created = tool(&server, &profile, &format!("{tag}-create"), "create_checkout", checkout).await;
+    let created = tool(&server, &profile, &format!("{tag}-create"), "create_checkout", common::cap_checkout(1)).await;
     assert_eq!(created["status"], "ready_for_complete", "{created}");
-    let payment = json!({ "payment": { "instruments": [{ "id": "pi_1", "handler_id": "sandbox", "type": "card",
-        "credential": { "type": "token", "token": "tok_sandbox_success" } }] } });
-    let arguments = json!({ "id": created["id"], "checkout": payment });
+    let arguments = json!({ "id": created["id"], "checkout": common::sandbox_payment() });
     let completed = tool(&server, &profile, &format!("{tag}-complete"), "complete_checkout", arguments).await;
     assert!(completed["order"]["id"].is_string(), "{completed}");
     server

@@ -1,6 +1,6 @@
 //! The command-line contract, run as a user would: the real `ucpd` binary.
 
-#[allow(dead_code, reason = "this binary serves no platform profile")]
+#[allow(dead_code, reason = "each test binary uses only some of the shared helpers")]
 mod common;
 
 use std::process::Stdio;

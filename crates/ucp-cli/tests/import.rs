@@ -1,7 +1,7 @@
 //! `ucpd import` on feeds bigger than one batch: products whose rows are far apart, repeated
 //! ids, imports that fail late and must leave the old catalog, and what the summary counts.
 
-#[allow(dead_code, reason = "this binary runs no server, so it needs only `ucpd` of the shared helpers")]
+#[allow(dead_code, reason = "each test binary uses only some of the shared helpers")]
 mod common;
 
 use std::fmt::Write as _;

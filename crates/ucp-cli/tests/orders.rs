@@ -1,11 +1,10 @@
 //! `ucpd orders …` against a running `ucpd serve` (issue 9 item 1): the real binary on both
 //! sides, an order placed over MCP, then listed, shipped and refunded from the command line.
 
-#[allow(dead_code, reason = "this binary starts its server with a config of its own")]
+#[allow(dead_code, reason = "each test binary uses only some of the shared helpers")]
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 
 use serde_json::{Value, json};
 
@@ -30,34 +29,13 @@ impl Drop for Server {
 }
 
 fn start_server(data: &std::path::Path) -> Server {
-    let hash = ucpd().args(["platforms", "hash-key", ADMIN_KEY]).output().unwrap();
-    let hash = String::from_utf8(hash.stdout).unwrap().trim().to_owned();
+    let hash = common::hash_key(ADMIN_KEY);
     let config = data.with_file_name("ucpd.toml");
     std::fs::write(&config, format!("[admin]\napi_keys = [\"{hash}\"]\n[payments]\nsandbox = true\n")).unwrap();
-    let mut child = ucpd()
-        .args(["serve", "--listen", "127.0.0.1:0", "--no-demo", "--dev-insecure-profiles", "--data-dir"])
-        .arg(data)
-        .arg("--config")
-        .arg(&config)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let mut seen = String::new();
-    let base_url = loop {
-        let Some(Ok(line)) = lines.next() else { panic!("the server stopped before it was ready:\n{seen}") };
-        seen.push_str(&line);
-        seen.push('\n');
-        if line.contains("ucpd ready") {
-            let start = line.find("http://127.0.0.1:").unwrap_or_else(|| panic!("no address: {line}"));
-            let rest = &line[start + "http://".len()..];
-            let end = rest.find('/').unwrap();
-            break format!("http://{}", &rest[..end]);
-        }
-    };
-    // Keep draining the log so the server never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
+    let mut child = common::spawn_serve(ucpd(), data, &config);
+    let (address, lines) = common::ready(&mut child);
+    common::drain(lines);
+    let base_url = format!("http://{address}");
     Server { child, base_url }
 }
 
@@ -79,16 +57,7 @@ fn orders(server: &Server, args: &[&str]) -> (bool, String, String) {
 #[tokio::test]
 async fn orders_are_listed_shipped_and_refunded_from_the_command_line() {
     let directory = tempfile::tempdir().unwrap();
-    let feed = directory.path().join("feed.tsv");
-    std::fs::write(
-        &feed,
-        "id\ttitle\tdescription\tlink\timage_link\tprice\tavailability\n\
-         cap-1\tBaseball Cap\tCotton cap\thttps://shop.example/cap\thttps://shop.example/cap.jpg\t12.50 USD\tin_stock\n",
-    )
-    .unwrap();
-    let data = directory.path().join("data");
-    let imported = ucpd().arg("import").arg(&feed).arg("--data-dir").arg(&data).output().unwrap();
-    assert!(imported.status.success(), "{}", String::from_utf8_lossy(&imported.stderr));
+    let data = common::one_product_store(directory.path());
     let capabilities: serde_json::Map<String, Value> =
         ["catalog.search", "catalog.lookup", "checkout", "order", "fulfillment"]
             .iter()
@@ -99,19 +68,10 @@ async fn orders_are_listed_shipped_and_refunded_from_the_command_line() {
     let server = start_server(&data);
     let client = reqwest::Client::new();
 
-    let checkout = json!({ "checkout": {
-        "line_items": [{ "item": { "id": "cap-1" }, "quantity": 2 }],
-        "buyer": { "first_name": "Ada", "last_name": "Lovelace", "email": "ada@example.com" },
-        "fulfillment": { "methods": [{ "type": "shipping", "destinations": [{ "street_address": "1 Main St",
-            "address_locality": "Springfield", "address_region": "IL", "postal_code": "62701", "address_country": "US" }],
-            "groups": [{ "selected_option_id": "standard" }] }] } } });
-    let created = tool(&client, &server, &profile, "create_checkout", checkout).await;
+    let created = tool(&client, &server, &profile, "create_checkout", common::cap_checkout(2)).await;
     assert_eq!(created["status"], "ready_for_complete", "{created}");
-    let payment = json!({ "payment": { "instruments": [{ "id": "pi_1", "handler_id": "sandbox", "type": "card",
-        "credential": { "type": "token", "token": "tok_sandbox_success" } }] } });
-    let completed =
-        tool(&client, &server, &profile, "complete_checkout", json!({ "id": created["id"], "checkout": payment }))
-            .await;
+    let arguments = json!({ "id": created["id"], "checkout": common::sandbox_payment() });
+    let completed = tool(&client, &server, &profile, "complete_checkout", arguments).await;
     let order_id = completed["order"]["id"].as_str().unwrap_or_else(|| panic!("{completed}")).to_owned();
 
     let (ok, stdout, stderr) = orders(&server, &["list"]);

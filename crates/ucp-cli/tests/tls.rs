@@ -1,7 +1,7 @@
 //! `ucpd serve --tls-cert … --tls-key …`: the real binary serving https (issue 8 item 1,
 //! checklist 62).
 
-#[allow(dead_code, reason = "this binary serves no platform profile")]
+#[allow(dead_code, reason = "each test binary uses only some of the shared helpers")]
 mod common;
 
 use std::process::Stdio;

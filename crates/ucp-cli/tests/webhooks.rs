@@ -2,8 +2,10 @@
 //! a stream of completes; after a restart on the same data directory, every order the database
 //! holds gets its "order created" webhook, once per order after de-duplication by Webhook-Id.
 
+#[allow(dead_code, reason = "each test binary uses only some of the shared helpers")]
+mod common;
+
 use std::collections::{HashMap, HashSet};
-use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -70,20 +72,8 @@ fn serve(data_dir: &std::path::Path) -> (Server, String) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let mut seen = String::new();
-    let address = loop {
-        let Some(Ok(line)) = lines.next() else { panic!("ucpd exited before it was ready:\n{seen}") };
-        seen.push_str(&line);
-        seen.push('\n');
-        if line.contains("ucpd ready") {
-            let event: Value = serde_json::from_str(&line).expect("JSON log lines");
-            let listen = event["fields"]["listen"].as_str().or(event["listen"].as_str());
-            break listen.expect("the ready line names the address").to_owned();
-        }
-    };
-    // Keep reading, so a full pipe never blocks the server.
-    std::thread::spawn(move || for _ in lines.by_ref() {});
+    let (address, lines) = common::ready(&mut child);
+    common::drain(lines);
     (Server(child), address)
 }
 

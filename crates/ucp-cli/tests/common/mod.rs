@@ -1,8 +1,8 @@
 //! What the command-line tests share: the real binary, and a `serve` run up to its ready line.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Lines, Read, Write};
 use std::net::TcpListener;
-use std::process::{Child, Command};
+use std::process::{Child, ChildStderr, Command};
 
 /// The `ucpd` binary with a clean environment (no data dir or config inherited), logging at
 /// `warn` without colours; a test that reads log lines sets `UCPD_LOG` itself.
@@ -57,4 +57,83 @@ pub(crate) fn serve_profile(body: String) -> String {
         }
     });
     url
+}
+
+/// Reads a spawned `serve`'s standard error (piped) up to its ready line, in either log format.
+/// Returns the address it listens on (`127.0.0.1:PORT`) and the rest of its log, which the
+/// caller goes on reading (or drains with [`drain`]) so a full pipe never blocks the server.
+/// Panics with the log when the server exits before it is ready.
+pub(crate) fn ready(child: &mut Child) -> (String, Lines<BufReader<ChildStderr>>) {
+    let mut lines = BufReader::new(child.stderr.take().expect("serve is spawned with stderr piped")).lines();
+    let mut seen = String::new();
+    loop {
+        let Some(Ok(line)) = lines.next() else { panic!("the server stopped before it was ready:\n{seen}") };
+        seen.push_str(&line);
+        seen.push('\n');
+        if line.contains("ucpd ready") {
+            // `listen=127.0.0.1:PORT` in text, `"listen":"127.0.0.1:PORT"` in JSON: the first
+            // address on the line either way.
+            let start = line.find("127.0.0.1:").unwrap_or_else(|| panic!("no address: {line}"));
+            let port: String = line[start + "127.0.0.1:".len()..].chars().take_while(char::is_ascii_digit).collect();
+            return (format!("127.0.0.1:{port}"), lines);
+        }
+    }
+}
+
+/// Reads the rest of a server's log on a thread of its own, so a full pipe never blocks it.
+pub(crate) fn drain(lines: Lines<BufReader<ChildStderr>>) {
+    std::thread::spawn(move || for _ in lines {});
+}
+
+/// Imports a catalog of one product, `cap-1` at 12.50 USD, into `directory/data`; returns that
+/// data directory.
+pub(crate) fn one_product_store(directory: &std::path::Path) -> std::path::PathBuf {
+    let feed = directory.join("feed.tsv");
+    std::fs::write(
+        &feed,
+        "id\ttitle\tdescription\tlink\timage_link\tprice\tavailability\n\
+         cap-1\tBaseball Cap\tCotton cap\thttps://shop.example/cap\thttps://shop.example/cap.jpg\t12.50 USD\tin_stock\n",
+    )
+    .unwrap();
+    let data = directory.join("data");
+    let imported = ucpd().arg("import").arg(&feed).arg("--data-dir").arg(&data).output().unwrap();
+    assert!(imported.status.success(), "{}", String::from_utf8_lossy(&imported.stderr));
+    data
+}
+
+/// `create_checkout`'s arguments for `quantity` of [`one_product_store`]'s cap, shipped: ready
+/// for complete.
+pub(crate) fn cap_checkout(quantity: u32) -> serde_json::Value {
+    serde_json::json!({ "checkout": {
+        "line_items": [{ "item": { "id": "cap-1" }, "quantity": quantity }],
+        "buyer": { "first_name": "Ada", "last_name": "Lovelace", "email": "ada@example.com" },
+        "fulfillment": { "methods": [{ "type": "shipping", "destinations": [{ "street_address": "1 Main St",
+            "address_locality": "Springfield", "address_region": "IL", "postal_code": "62701", "address_country": "US" }],
+            "groups": [{ "selected_option_id": "standard" }] }] } } })
+}
+
+/// `complete_checkout`'s `checkout` member: the sandbox handler's approving token.
+pub(crate) fn sandbox_payment() -> serde_json::Value {
+    serde_json::json!({ "payment": { "instruments": [{ "id": "pi_1", "handler_id": "sandbox", "type": "card",
+        "credential": { "type": "token", "token": "tok_sandbox_success" } }] } })
+}
+
+/// `ucpd platforms hash-key KEY`: what a config lists for an API key.
+pub(crate) fn hash_key(key: &str) -> String {
+    let hash = ucpd().args(["platforms", "hash-key", key]).output().unwrap();
+    String::from_utf8(hash.stdout).unwrap().trim().to_owned()
+}
+
+/// `command serve` on an ephemeral loopback port, no demo catalog, on `data` with the settings
+/// of `config`, its standard error piped (read it with [`ready`]).
+pub(crate) fn spawn_serve(mut command: Command, data: &std::path::Path, config: &std::path::Path) -> Child {
+    command
+        .args(["serve", "--listen", "127.0.0.1:0", "--no-demo", "--dev-insecure-profiles", "--data-dir"])
+        .arg(data)
+        .arg("--config")
+        .arg(config)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
 }
