@@ -15,7 +15,7 @@
 #   READY_TIMEOUT [180] seconds to wait for "ucpd ready"
 #   SKIP_BUILD [0]     1 = use the existing target/release/ucpd and target/release/ucpd-bench
 #   SKIP_COMPARE [0]   1 = skip the REST-vs-MCP catalog comparison (ucpd-bench catalog)
-#   COMPARE_RUNS [2]   rounds of the comparison (transport order alternates per round)
+#   COMPARE_RUNS [4]   rounds of the comparison (transport order alternates per round)
 #   COMPARE_CONCURRENCY [32]  ucpd-bench --concurrency for the comparison
 #   SKIP_PURCHASE [0]  1 = skip the purchase phase (ucpd-bench purchase + ping)
 #   PURCHASE_RUNS [3]  rounds of ping, purchase/mcp, purchase/rest (interleaved)
@@ -44,7 +44,7 @@ READY_TIMEOUT="${READY_TIMEOUT:-180}"
 SKIP_BUILD="${SKIP_BUILD:-0}"
 OUT_DIR="${OUT_DIR:-$ROOT/bench-out}"
 SKIP_COMPARE="${SKIP_COMPARE:-0}"
-COMPARE_RUNS="${COMPARE_RUNS:-2}"
+COMPARE_RUNS="${COMPARE_RUNS:-4}"
 COMPARE_CONCURRENCY="${COMPARE_CONCURRENCY:-32}"
 SKIP_PURCHASE="${SKIP_PURCHASE:-0}"
 PURCHASE_RUNS="${PURCHASE_RUNS:-$RUNS}"
