@@ -56,8 +56,14 @@ pub fn with_request_id<R>(read: impl FnOnce(&str) -> R) -> Option<R> {
 /// `future` carrying the current request's id and span along, for a task spawned to finish a
 /// request's work (its lines then name the request as the request's own do).
 pub(crate) fn carried<F: Future>(future: F) -> impl Future<Output = F::Output> {
-    let id = REQUEST_ID.try_with(HeaderValue::clone).unwrap_or_else(|_| HeaderValue::from_static("-"));
-    REQUEST_ID.scope(id, future.instrument(tracing::Span::current()))
+    let id = REQUEST_ID.try_with(HeaderValue::clone).ok();
+    let future = future.instrument(tracing::Span::current());
+    async move {
+        match id {
+            Some(id) => REQUEST_ID.scope(id, future).await,
+            None => future.await,
+        }
+    }
 }
 
 /// Wraps the whole router (all bindings) in request ids and tracing.
