@@ -34,23 +34,12 @@ WORK="${WORK:-$(mktemp -d)}"
 command -v wrk >/dev/null || apt-get install -y wrk >/dev/null
 [[ -f "$IDS" ]] || { echo "no ids file at $IDS (run bench/run.sh once, or set IDS)" >&2; exit 2; }
 
-PIDS=()
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-}
-trap cleanup EXIT
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}
+source "$BENCH_DIR/lib.sh"
+trap stop_all EXIT
 
-PROFILE_PORT=$(free_port)
 mkdir -p "$WORK/profile"
-cat >"$WORK/profile/profile.json" <<'JSON'
-{"ucp":{"version":"2026-04-08","capabilities":{"dev.ucp.shopping.catalog.search":[{"version":"2026-04-08"}],"dev.ucp.shopping.catalog.lookup":[{"version":"2026-04-08"}]}}}
-JSON
-python3 -m http.server "$PROFILE_PORT" --bind 127.0.0.1 --directory "$WORK/profile" >"$WORK/profile.log" 2>&1 &
-PIDS+=($!)
+echo "$CATALOG_PROFILE" >"$WORK/profile/profile.json"
+serve_profiles "$WORK/profile" "$WORK/profile.log" profile.json
 
 declare -A URL PID
 B_DATA="$(realpath "${B_DATA:-$DATA}")"

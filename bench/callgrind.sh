@@ -21,25 +21,16 @@ UCPD="$(realpath "$1")" DATA="$(realpath "$2")" CATALOG="$(realpath "$3")" KIND=
 COUNT="${5:-200}" OUT="$(realpath -m "${6:-callgrind.out}")"
 command -v valgrind >/dev/null || apt-get install -y valgrind >/dev/null
 WORK="$(mktemp -d)"
-PIDS=()
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+source "$BENCH_DIR/lib.sh"
+SCRATCH="$WORK"
+trap stop_all EXIT
 
 # The drive's data: bench/ids.py's cold.json, the ids and titles the cold wrk scenarios use.
 python3 "$BENCH_DIR/ids.py" "$CATALOG" "$WORK/ids.lua" 2>/dev/null
 
 mkdir -p "$WORK/profile"
-cat >"$WORK/profile/profile.json" <<'JSON'
-{"ucp":{"version":"2026-04-08","capabilities":{"dev.ucp.shopping.catalog.search":[{"version":"2026-04-08"}],"dev.ucp.shopping.catalog.lookup":[{"version":"2026-04-08"}]}}}
-JSON
-PROFILE_PORT=$(free_port)
-python3 -m http.server "$PROFILE_PORT" --bind 127.0.0.1 --directory "$WORK/profile" >/dev/null 2>&1 &
-PIDS+=($!)
+echo "$CATALOG_PROFILE" >"$WORK/profile/profile.json"
+serve_profiles "$WORK/profile" /dev/null profile.json
 PROFILE="http://127.0.0.1:$PROFILE_PORT/profile.json"
 
 PORT=$(free_port)

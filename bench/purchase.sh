@@ -19,13 +19,9 @@ DEFAULT_RUNS=3
 source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/setup.sh"
 TRANSPORT="${TRANSPORT:-mcp}"
 
-CAPABILITIES='{"dev.ucp.shopping.catalog.search":[{"version":"2026-04-08"}],"dev.ucp.shopping.catalog.lookup":[{"version":"2026-04-08"}],"dev.ucp.shopping.cart":[{"version":"2026-04-08"}],"dev.ucp.shopping.checkout":[{"version":"2026-04-08"}],"dev.ucp.shopping.order":[{"version":"2026-04-08"}],"dev.ucp.shopping.fulfillment":[{"version":"2026-04-08"}],"dev.ucp.shopping.discount":[{"version":"2026-04-08"}]}'
-printf '{"ucp":{"version":"2026-04-08","capabilities":%s,"payment_handlers":{}}}\n' "$CAPABILITIES" >"$WORK/profile/profile.json"
-PROFILE_PORT=$(free_port)
-python3 -m http.server "$PROFILE_PORT" --bind 127.0.0.1 --directory "$WORK/profile" >"$WORK/profile-server.log" 2>&1 &
-PIDS+=($!)
+echo "$SHOP_PROFILE" >"$WORK/profile/profile.json"
+serve_profiles "$WORK/profile" "$WORK/profile-server.log" profile.json
 PROFILE="http://127.0.0.1:$PROFILE_PORT/profile.json"
-for _ in $(seq 1 100); do curl -fsS -o /dev/null "$PROFILE" 2>/dev/null && break; sleep 0.1; done
 
 printf 'demo = false\n[payments]\nsandbox = true\n' >"$WORK/ucpd.toml"
 cp -a "$WORK/data" "$WORK/data-alone"

@@ -22,25 +22,16 @@ COLD="${COLD-search_varied get_product_any lookup_any}"
 CONNECTIONS="${CONNECTIONS:-32}" THREADS="${THREADS:-2}"
 command -v wrk >/dev/null || apt-get install -y wrk >/dev/null
 WORK="$(mktemp -d)"
-PIDS=()
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+source "$BENCH_DIR/lib.sh"
+SCRATCH="$WORK"
+trap stop_all EXIT
 
 mkdir -p "$WORK/data" "$WORK/profile"
 cp "$DATA/ucpd.db" "$WORK/data/"
 for file in cursor-secret signing-key.pem; do [[ -f "$DATA/$file" ]] && cp "$DATA/$file" "$WORK/data/"; done
 [[ "${KEEP_INDEX:-0}" == 1 && -f "$DATA/ucpd.db.index" ]] && cp "$DATA/ucpd.db.index" "$WORK/data/"
-cat >"$WORK/profile/profile.json" <<'JSON'
-{"ucp":{"version":"2026-04-08","capabilities":{"dev.ucp.shopping.catalog.search":[{"version":"2026-04-08"}],"dev.ucp.shopping.catalog.lookup":[{"version":"2026-04-08"}]}}}
-JSON
-PROFILE_PORT=$(free_port)
-python3 -m http.server "$PROFILE_PORT" --bind 127.0.0.1 --directory "$WORK/profile" >/dev/null 2>&1 &
-PIDS+=($!)
+echo "$CATALOG_PROFILE" >"$WORK/profile/profile.json"
+serve_profiles "$WORK/profile" /dev/null profile.json
 PORT=$(free_port)
 "$UCPD" serve --listen "127.0.0.1:$PORT" --data-dir "$WORK/data" --no-demo --dev-insecure-profiles >"$WORK/server.log" 2>&1 &
 SERVER_PID=$!

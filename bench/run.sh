@@ -32,6 +32,7 @@
 set -euo pipefail
 
 BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+source "$BENCH_DIR/lib.sh"
 ROOT="$(cd "$BENCH_DIR/.." && pwd)"
 PRODUCTS="${PRODUCTS:-100000}"
 SEED="${SEED:-42}"
@@ -104,12 +105,6 @@ if ! command -v wrk >/dev/null; then
 fi
 command -v wrk >/dev/null || die "wrk is not installed"
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}
-rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
-hwm_kb() { awk '/^VmHWM:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
-now() { date +%s.%N; }
 # CPU accounting: "<process utime+stime ticks> <machine busy ticks> <machine total ticks>
 # <wall seconds>" now; cpu_line turns two such marks into the CPU line of a scenario (cores the
 # process used, cores the whole machine used, cores left idle).
@@ -201,25 +196,12 @@ fi
 python3 "$BENCH_DIR/ids.py" "$CATALOG" "$WORK/ids.lua" "$WORK/ids.json"
 
 # --- 3. servers -----------------------------------------------------------------------------
-PROFILE_PORT=$(free_port)
 mkdir -p "$WORK/profile"
-cat >"$WORK/profile/profile.json" <<'JSON'
-{"ucp":{"version":"2026-04-08","capabilities":{"dev.ucp.shopping.catalog.search":[{"version":"2026-04-08"}],"dev.ucp.shopping.catalog.lookup":[{"version":"2026-04-08"}]}}}
-JSON
-# The purchase phase's platform shares every shopping capability (checkout needs fulfillment for
-# the shipping address and option).
-cat >"$WORK/profile/purchase-profile.json" <<'JSON'
-{"ucp":{"version":"2026-04-08","capabilities":{"dev.ucp.shopping.catalog.search":[{"version":"2026-04-08"}],"dev.ucp.shopping.catalog.lookup":[{"version":"2026-04-08"}],"dev.ucp.shopping.cart":[{"version":"2026-04-08"}],"dev.ucp.shopping.checkout":[{"version":"2026-04-08"}],"dev.ucp.shopping.order":[{"version":"2026-04-08"}],"dev.ucp.shopping.fulfillment":[{"version":"2026-04-08"}],"dev.ucp.shopping.discount":[{"version":"2026-04-08"}]},"payment_handlers":{}}}
-JSON
-python3 -m http.server "$PROFILE_PORT" --bind 127.0.0.1 --directory "$WORK/profile" >"$WORK/profile-server.log" 2>&1 &
-PROFILE_PID=$!
+echo "$CATALOG_PROFILE" >"$WORK/profile/profile.json"
+# The purchase phase's platform shares every shopping capability.
+echo "$SHOP_PROFILE" >"$WORK/profile/purchase-profile.json"
+serve_profiles "$WORK/profile" "$WORK/profile-server.log" profile.json || die "profile server not answering"
 PROFILE_URL="http://127.0.0.1:$PROFILE_PORT/profile.json"
-for _ in $(seq 1 100); do
-  curl -fsS -o /dev/null "$PROFILE_URL" 2>/dev/null && break
-  kill -0 "$PROFILE_PID" 2>/dev/null || die "profile server exited (log: $WORK/profile-server.log)"
-  sleep 0.1
-done
-curl -fsS -o /dev/null "$PROFILE_URL" || die "profile server not answering at $PROFILE_URL"
 
 PORT=$(free_port)
 URL="http://127.0.0.1:$PORT"

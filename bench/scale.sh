@@ -37,14 +37,8 @@ WORK="$OUT_DIR/work"
 log() { printf '[scale %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf '[scale] ERROR: %s\n' "$*" >&2; exit 1; }
 
-PIDS=()
-cleanup() {
-  local rc=$?
-  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  exit "$rc"
-}
-trap cleanup EXIT
+source "$BENCH_DIR/lib.sh"
+trap stop_all EXIT
 trap 'exit 130' INT TERM
 
 command -v wrk >/dev/null || apt-get install -y wrk >/dev/null 2>&1 || die "wrk is required (apt-get install wrk)"
@@ -54,19 +48,11 @@ if [[ "$SKIP_BUILD" != "1" ]]; then
   (cd "$ROOT" && cargo build --release -p ucp-cli -p ucp-bench) >/dev/null 2>&1 || die "release build failed"
 fi
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
-now() { date +%s.%N; }
-rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 
 rm -rf "$WORK"
 mkdir -p "$WORK/profile"
-cat >"$WORK/profile/profile.json" <<'JSON'
-{"ucp":{"version":"2026-04-08","capabilities":{"dev.ucp.shopping.catalog.search":[{"version":"2026-04-08"}],"dev.ucp.shopping.catalog.lookup":[{"version":"2026-04-08"}]}}}
-JSON
-PROFILE_PORT=$(free_port)
-python3 -m http.server "$PROFILE_PORT" --bind 127.0.0.1 --directory "$WORK/profile" >/dev/null 2>&1 &
-PIDS+=($!)
+echo "$CATALOG_PROFILE" >"$WORK/profile/profile.json"
+serve_profiles "$WORK/profile" /dev/null profile.json
 export BENCH_DIR BENCH_PROFILE_URL="http://127.0.0.1:$PROFILE_PORT/profile.json"
 BARE_PORT=$(free_port)
 "$UCPD_BENCH" bare-server --port "$BARE_PORT" >"$WORK/bare.log" 2>&1 &

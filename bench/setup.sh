@@ -1,5 +1,5 @@
-# Shared set-up of bench/signed.sh and bench/webhooks.sh, sourced after they set BENCH_NAME and
-# DEFAULT_RUNS: settings from the environment, log/die/free_port, a cleanup trap for PIDS, the
+# Shared set-up of bench/signed.sh, bench/webhooks.sh and bench/purchase.sh, sourced after they
+# set BENCH_NAME and DEFAULT_RUNS: settings from the environment, bench/lib.sh, log/die, the
 # release build (unless SKIP_BUILD=1), and a work directory with a demo catalog (stock set high),
 # get_product ids (ids.json), purchase variants (items.txt) and the data directory imported.
 BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -19,15 +19,8 @@ export -n UCPD_BENCH
 
 log() { printf '[%s %s] %s\n' "$BENCH_NAME" "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf '[%s] ERROR: %s\n' "$BENCH_NAME" "$*" >&2; exit 1; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
-
-PIDS=()
-cleanup() {
-  local rc=$?
-  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
-  exit "$rc"
-}
-trap cleanup EXIT
+source "$BENCH_DIR/lib.sh"
+trap stop_all EXIT
 
 if [[ "$SKIP_BUILD" != "1" ]]; then
   log "cargo build --release -p ucp-cli -p ucp-bench"

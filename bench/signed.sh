@@ -17,16 +17,12 @@ BENCH_NAME=signed
 DEFAULT_RUNS=2
 source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/setup.sh"
 
-CAPABILITIES='{"dev.ucp.shopping.catalog.search":[{"version":"2026-04-08"}],"dev.ucp.shopping.catalog.lookup":[{"version":"2026-04-08"}],"dev.ucp.shopping.cart":[{"version":"2026-04-08"}],"dev.ucp.shopping.checkout":[{"version":"2026-04-08"}],"dev.ucp.shopping.order":[{"version":"2026-04-08"}],"dev.ucp.shopping.fulfillment":[{"version":"2026-04-08"}],"dev.ucp.shopping.discount":[{"version":"2026-04-08"}]}'
 JWK="$("$UCPD_BENCH" jwk)"
-printf '{"ucp":{"version":"2026-04-08","capabilities":%s,"payment_handlers":{}}}\n' "$CAPABILITIES" >"$WORK/profile/profile.json"
-printf '{"ucp":{"version":"2026-04-08","capabilities":%s,"payment_handlers":{}},"signing_keys":[%s]}\n' "$CAPABILITIES" "$JWK" >"$WORK/profile/signed-profile.json"
-PROFILE_PORT=$(free_port)
-python3 -m http.server "$PROFILE_PORT" --bind 127.0.0.1 --directory "$WORK/profile" >"$WORK/profile-server.log" 2>&1 &
-PIDS+=($!)
+echo "$SHOP_PROFILE" >"$WORK/profile/profile.json"
+printf '{"ucp":{"version":"2026-04-08","capabilities":%s,"payment_handlers":{}},"signing_keys":[%s]}\n' "$SHOP_CAPABILITIES" "$JWK" >"$WORK/profile/signed-profile.json"
+serve_profiles "$WORK/profile" "$WORK/profile-server.log" signed-profile.json
 UNSIGNED="http://127.0.0.1:$PROFILE_PORT/profile.json"
 SIGNED="http://127.0.0.1:$PROFILE_PORT/signed-profile.json"
-for _ in $(seq 1 100); do curl -fsS -o /dev/null "$SIGNED" 2>/dev/null && break; sleep 0.1; done
 
 cat >"$WORK/ucpd.toml" <<TOML
 demo = false

@@ -18,9 +18,8 @@ BENCH_NAME=webhooks
 DEFAULT_RUNS=3
 source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/setup.sh"
 
-CAPABILITIES='{"dev.ucp.shopping.catalog.search":[{"version":"2026-04-08"}],"dev.ucp.shopping.catalog.lookup":[{"version":"2026-04-08"}],"dev.ucp.shopping.cart":[{"version":"2026-04-08"}],"dev.ucp.shopping.checkout":[{"version":"2026-04-08"}],"dev.ucp.shopping.order":[{"version":"2026-04-08"}],"dev.ucp.shopping.fulfillment":[{"version":"2026-04-08"}],"dev.ucp.shopping.discount":[{"version":"2026-04-08"}]}'
 RECEIVER_PORT=$(free_port)
-printf '{"ucp":{"version":"2026-04-08","capabilities":%s,"payment_handlers":{}}}\n' "$CAPABILITIES" >"$WORK/profile/profile.json"
+echo "$SHOP_PROFILE" >"$WORK/profile/profile.json"
 python3 - "$WORK/profile/profile.json" "$WORK/profile/webhook-profile.json" "http://127.0.0.1:$RECEIVER_PORT/webhooks" <<'PY'
 import json, sys
 profile = json.load(open(sys.argv[1]))
@@ -28,16 +27,13 @@ profile["ucp"]["capabilities"]["dev.ucp.shopping.order"][0]["config"] = {"webhoo
 json.dump(profile, open(sys.argv[2], "w"))
 PY
 grep -q webhook_url "$WORK/profile/webhook-profile.json" || die "could not add the webhook_url"
-PROFILE_PORT=$(free_port)
-python3 -m http.server "$PROFILE_PORT" --bind 127.0.0.1 --directory "$WORK/profile" >"$WORK/profile-server.log" 2>&1 &
-PIDS+=($!)
+serve_profiles "$WORK/profile" "$WORK/profile-server.log" webhook-profile.json
 # The receiver: ucpd-bench's bare server (axum; reads the body, answers 200), so the stand-in
 # platform costs the shared cores little (a Python receiver took a sizeable share of them).
 "$UCPD_BENCH" bare-server --port "$RECEIVER_PORT" --mcp-path /webhooks --threads 1 >"$WORK/receiver.log" 2>&1 &
 PIDS+=($!)
 PLAIN="http://127.0.0.1:$PROFILE_PORT/profile.json"
 HOOKED="http://127.0.0.1:$PROFILE_PORT/webhook-profile.json"
-for _ in $(seq 1 100); do curl -fsS -o /dev/null "$HOOKED" 2>/dev/null && break; sleep 0.1; done
 
 printf 'demo = false\n[payments]\nsandbox = true\n' >"$WORK/ucpd.toml"
 PORT=$(free_port)
