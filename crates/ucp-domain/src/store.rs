@@ -467,8 +467,9 @@ pub trait WebhookOutbox: Send + Sync + std::fmt::Debug {
     /// attempts so far stay in the log); returns how many.
     async fn retry_events(&self, selector: &crate::webhook::RetrySelector, now_ms: i64) -> Result<u64, StoreError>;
 
-    /// Deletes finished events (delivered or dead-lettered) created before `before_ms`, with
-    /// their attempts and order snapshots: at most `limit`, oldest first; returns how many. A
-    /// pending event is never deleted, whatever its age.
+    /// Deletes finished events (delivered or dead-lettered) created, and if revived revived,
+    /// before `before_ms`, with their attempts and order snapshots: at most `limit`, the oldest
+    /// delivered first, then the oldest dead-lettered; returns how many. A pending event is
+    /// never deleted, whatever its age.
     async fn prune_finished(&self, before_ms: i64, limit: u64) -> Result<u64, StoreError>;
 }

@@ -36,10 +36,10 @@ pub struct WebhookSettings {
     /// (this one died), in seconds. Must exceed `timeout_ms`.
     pub lease_secs: u64,
     /// How long a finished event (delivered, or dead-lettered) is kept with its attempts and
-    /// order snapshot, counted from its creation, in seconds; then the session sweeper
-    /// (`checkout.sweep_interval_secs`) deletes it. At least `horizon_secs`, so a dead-lettered
-    /// event can still be revived (`ucpd webhooks retry`); 0 keeps every event. A pending event
-    /// is never deleted.
+    /// order snapshot, counted from its creation (or its revival by `ucpd webhooks retry`), in
+    /// seconds; then the session sweeper (`checkout.sweep_interval_secs`) deletes it. Longer than
+    /// `horizon_secs`, so a dead-lettered event is kept for a while after it dies and can still
+    /// be revived; 0 keeps every event. A pending event is never deleted.
     pub retention_secs: u64,
 }
 
@@ -82,9 +82,9 @@ impl WebhookSettings {
         if self.batch_window_ms > 1_000 {
             return Err(ConfigError("webhooks.batch_window_ms must be at most 1000".into()));
         }
-        if self.retention_secs != 0 && self.retention_secs < self.horizon_secs {
+        if self.retention_secs != 0 && self.retention_secs <= self.horizon_secs {
             return Err(ConfigError(
-                "webhooks.retention_secs must be 0 (keep every event) or at least webhooks.horizon_secs".into(),
+                "webhooks.retention_secs must be 0 (keep every event) or longer than webhooks.horizon_secs".into(),
             ));
         }
         if !(10..=60_000).contains(&self.poll_interval_ms) {
@@ -120,6 +120,8 @@ mod tests {
         assert_eq!(defaults.retention_secs, 2_592_000, "thirty days, as documented");
         let before_the_horizon = WebhookSettings { retention_secs: 3_600, ..WebhookSettings::default() };
         assert!(before_the_horizon.validate().unwrap_err().0.contains("retention_secs"));
+        let at_the_horizon = WebhookSettings { retention_secs: 259_200, ..WebhookSettings::default() };
+        assert!(at_the_horizon.validate().is_err(), "a dead event would go as it dies");
         let forever = WebhookSettings { retention_secs: 0, ..WebhookSettings::default() };
         assert!(forever.validate().is_ok());
     }

@@ -451,8 +451,8 @@ async fn the_sweeper_deletes_delivered_events_past_their_retention() {
     let key = "admin-key-for-webhook-tests";
     let app = app_with_webhook(&receiver.url, |settings| {
         settings.admin.api_keys = vec![ucp_server::auth::hash_key_hex(key)];
-        settings.webhooks.horizon_secs = 2;
-        settings.webhooks.retention_secs = 2;
+        settings.webhooks.horizon_secs = 1;
+        settings.webhooks.retention_secs = 4;
         settings.checkout.sweep_interval_secs = 1;
     })
     .await;
@@ -460,12 +460,12 @@ async fn the_sweeper_deletes_delivered_events_past_their_retention() {
     receiver.wait_for(1).await;
     let placed = app.tool("get_order", json!({ "id": order_id })).await;
     ship_first_unit(&app, key, &order_id, &placed, "1Z1").await;
-    // Well within the two seconds: the created event's snapshot, written apart by the shipment.
+    // Well within the four seconds: the created event's snapshot, written apart by the shipment.
     assert_eq!(rows(&app, "webhook_payloads"), 1);
     assert_eq!(receiver.wait_for(2).await.len(), 2, "created, then updated");
     let store = outbox(&app);
     let mut events = store.list_events(None, 10).await.unwrap();
-    for _ in 0..200 {
+    for _ in 0..400 {
         if events.is_empty() {
             break;
         }
@@ -489,15 +489,18 @@ async fn pruning_takes_old_finished_events_only_and_never_a_pending_one() {
     let delivered = [place_order(&app).await, place_order(&app).await];
     receiver.wait_for(3).await;
     let store = outbox(&app);
+    let delivered_count = |events: &[ucp_domain::webhook::EventSummary]| {
+        events.iter().filter(|event| event.status == EventStatus::Delivered).count()
+    };
     let mut statuses = Vec::new();
     for _ in 0..100 {
         statuses = store.list_events(None, 10).await.unwrap();
-        if statuses.iter().filter(|event| event.status == EventStatus::Delivered).count() == 2 {
+        if delivered_count(&statuses) == 2 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert_eq!(statuses.len(), 3, "{statuses:?}");
+    assert_eq!((statuses.len(), delivered_count(&statuses)), (3, 2), "{statuses:?}");
 
     let now = time::OffsetDateTime::now_utc().unix_timestamp() * 1000;
     assert_eq!(store.prune_finished(now - 3_600_000, 10).await.unwrap(), 0, "nothing is an hour old");
@@ -510,4 +513,56 @@ async fn pruning_takes_old_finished_events_only_and_never_a_pending_one() {
     let left = store.list_events(None, 10).await.unwrap();
     assert_eq!(left.len(), 1);
     assert_eq!((left[0].order_id.as_str(), left[0].status), (waiting.as_str(), EventStatus::Pending));
+
+    // Revived (`ucpd webhooks retry`), then delivered: its age counts from the revival.
+    let revived_at = (time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000) as i64;
+    let selector = ucp_domain::webhook::RetrySelector::Event(left[0].id.clone());
+    assert_eq!(store.retry_events(&selector, revived_at).await.unwrap(), 1);
+    let mut events = Vec::new();
+    for _ in 0..100 {
+        events = store.list_events(None, 10).await.unwrap();
+        if delivered_count(&events) == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(delivered_count(&events), 1, "{events:?}");
+    assert!(events[0].created_at_ms < revived_at, "created before the cut below");
+    assert_eq!(store.prune_finished(revived_at, 10).await.unwrap(), 0, "revived at the cut: kept");
+    assert_eq!(store.prune_finished(revived_at + 1, 10).await.unwrap(), 1);
+}
+
+// A dispatcher that finished an attempt on an event the sweep deleted meanwhile (its lease had
+// lapsed, another instance delivered it, retention took it) records the rest of its round.
+#[tokio::test]
+async fn an_attempt_on_a_deleted_event_does_not_fail_the_round() {
+    let receiver = Receiver::start(&[]).await;
+    let app = app_with_webhook(&receiver.url, |settings| settings.webhooks.enabled = false).await;
+    let order_id = place_order(&app).await;
+    let store = outbox(&app);
+    // A second ahead: the event is due whatever the milliseconds of its creation.
+    let now = time::OffsetDateTime::now_utc().unix_timestamp() * 1000 + 1_000;
+    let claim = |limit| ucp_domain::webhook::ClaimRequest {
+        owner: "test-dispatcher",
+        now_ms: now,
+        lease_ms: 60_000,
+        limit,
+        per_platform: 10,
+    };
+    let leased = store.record_and_claim(&[], claim(10)).await.unwrap();
+    assert_eq!(leased.len(), 1);
+    let finished = |event_id: &str| ucp_domain::webhook::AttemptRecord {
+        event_id: event_id.to_owned(),
+        owner: "test-dispatcher".into(),
+        started_at_ms: now,
+        latency_ms: 5,
+        status_code: Some(200),
+        error: None,
+        outcome: ucp_domain::webhook::AttemptOutcome::Delivered,
+    };
+    let round = [finished("00000000-0000-7000-8000-000000000000"), finished(&leased[0].id)];
+    store.record_and_claim(&round, claim(0)).await.expect("the gone event is passed over");
+    let events = store.list_events(None, 10).await.unwrap();
+    assert_eq!((events.len(), events[0].order_id.as_str()), (1, order_id.as_str()));
+    assert_eq!((events[0].status, events[0].attempts), (EventStatus::Delivered, 1), "the other attempt counts");
 }

@@ -254,40 +254,48 @@ impl WebhookOutbox for SqliteStore {
     async fn prune_finished(&self, before_ms: i64, limit: u64) -> Result<u64, StoreError> {
         // Bookkeeping: a prune lost to a crash is done again by the next sweep.
         self.write_relaxed(move |connection| {
+            let transaction = connection.savepoint().map_err(backend)?;
             let mut pruned = 0u64;
             for status in ["delivered", "dead"] {
                 let left = i64::try_from(limit.saturating_sub(pruned)).unwrap_or(i64::MAX);
                 if left == 0 {
                     break;
                 }
-                // Oldest first along `webhook_events_status`, stopping at the first event young
-                // enough to keep: events are numbered as they are created, so a sweep reads at
-                // most `limit` rows whatever the table holds.
+                // Oldest first along `webhook_events_status`, stopping at the first event created
+                // too recently: events are numbered as they are created, so a sweep reads at most
+                // `limit` rows whatever the table holds. An event revived since (`retry_events`
+                // restarts its horizon) counts from its revival, so it is passed over.
                 let mut old = Vec::new();
                 {
-                    let mut statement = connection
+                    let mut statement = transaction
                         .prepare_cached(
-                            "SELECT seq, created_at FROM webhook_events WHERE status = ?1 ORDER BY seq LIMIT ?2",
+                            "SELECT seq, created_at, horizon_from FROM webhook_events WHERE status = ?1 \
+                             ORDER BY seq LIMIT ?2",
                         )
                         .map_err(backend)?;
                     let rows = statement
-                        .query_map(params![status, left], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, i64>(1)?)))
+                        .query_map(params![status, left], |row| {
+                            Ok((row.get::<_, i64>(0)?, row.get::<_, i64>(1)?, row.get::<_, i64>(2)?))
+                        })
                         .map_err(backend)?;
                     for row in rows {
-                        let (seq, created_at) = row.map_err(backend)?;
+                        let (seq, created_at, horizon_from) = row.map_err(backend)?;
                         if created_at >= before_ms {
                             break;
                         }
-                        old.push(seq);
+                        if horizon_from < before_ms {
+                            old.push(seq);
+                        }
                     }
                 }
                 // The attempts and the stored snapshot go with the event (ON DELETE CASCADE).
                 let mut delete =
-                    connection.prepare_cached("DELETE FROM webhook_events WHERE seq = ?1").map_err(backend)?;
+                    transaction.prepare_cached("DELETE FROM webhook_events WHERE seq = ?1").map_err(backend)?;
                 for seq in old {
                     pruned += delete.execute([seq]).map_err(backend)? as u64;
                 }
             }
+            transaction.commit().map_err(backend)?;
             Ok(pruned)
         })
         .await
@@ -432,6 +440,17 @@ impl Lease {
 /// lease was no longer `attempt.owner`'s).
 fn record(transaction: &rusqlite::Connection, attempt: &AttemptRecord) -> Result<(), StoreError> {
     let error: Option<String> = attempt.error.as_ref().map(|text| text.chars().take(MAX_ERROR_CHARS).collect());
+    // An event deleted since it was leased (a lease that lapsed, another instance's delivery,
+    // then the retention sweep) has nothing left to log against: its attempt row would break
+    // the foreign key and with it the whole round.
+    let exists: bool = transaction
+        .prepare_cached("SELECT EXISTS (SELECT 1 FROM webhook_events WHERE id = ?1)")
+        .map_err(backend)?
+        .query_row([&attempt.event_id], |row| row.get(0))
+        .map_err(backend)?;
+    if !exists {
+        return Ok(());
+    }
     let (outcome, status, next, delivered_at) = match attempt.outcome {
         AttemptOutcome::Delivered => ("delivered", "delivered", None, Some(now_ms())),
         AttemptOutcome::RetryAt(at) => ("retry", "pending", Some(at), None),
