@@ -41,12 +41,18 @@ where
         writer.write_str(level(metadata.level()))?;
         writer.write_char(' ')?;
         // The request's id first, where its span would be: outermost (`ucp_server::layers::trace`).
+        // Not while requests open that span too, which the loop below writes.
         let mut any = false;
-        if let Some(written) = ucp_server::layers::with_request_id(|id| {
-            writer.write_str("request{request_id=")?;
-            writer.write_str(id)?;
-            writer.write_str("}:")
-        }) {
+        let written = if ucp_server::layers::request_ids_in_spans() {
+            None
+        } else {
+            ucp_server::layers::with_request_id(|id| {
+                writer.write_str("request{request_id=")?;
+                writer.write_str(id)?;
+                writer.write_str("}:")
+            })
+        };
+        if let Some(written) = written {
             written?;
             any = true;
         }

@@ -295,11 +295,11 @@ impl Drop for Pending {
         let store = Arc::clone(&self.store);
         let scope = self.scope.clone();
         let owner = std::mem::take(&mut self.owner);
-        runtime.spawn(async move {
+        runtime.spawn(crate::layers::carried(async move {
             if let Err(error) = store.release(&scope, &owner).await {
                 tracing::warn!(%error, "releasing an idempotency record failed; it lapses after idempotency.lease_secs");
             }
-        });
+        }));
     }
 }
 

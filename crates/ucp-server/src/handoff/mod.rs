@@ -354,10 +354,10 @@ async fn complete(state: &AppState, session: &Session, input: CheckoutInput) -> 
     let webhook = webhook_target(state, &session.platform).await;
     // Detached from the request: a buyer who closes the tab does not abort the order.
     let (core, platform, id) = (state.core.clone(), session.platform.clone(), session.id.clone());
-    let detached = tokio::spawn(async move {
+    let detached = tokio::spawn(crate::layers::carried(async move {
         let caller = Caller { order_webhook: webhook.as_ref(), ..Caller::buyer_page(&platform) };
         core.complete_checkout(&caller, &id, input).await
-    });
+    }));
     let completed = detached.await.map_err(ApiError::internal)?;
     let view = match completed.map_err(ApiError::from) {
         Ok(answer) => resource(answer),

@@ -51,7 +51,7 @@ pub use media::require_json;
 pub use render::{PAGE_CONTENT_SECURITY_POLICY, page_headers, render, rest_error, rpc_error};
 pub use scope::{Binding, Endpoint, Scope};
 pub(crate) use trace::carried;
-pub use trace::{log_request_ids_in_spans, shared, with_request_id};
+pub use trace::{log_request_ids_in_spans, request_ids_in_spans, shared, with_request_id};
 
 use crate::state::AppState;
 

@@ -48,6 +48,11 @@ pub fn log_request_ids_in_spans(on: bool) {
     SPANS.store(on, Ordering::Relaxed);
 }
 
+/// Whether requests open a span carrying their id ([`log_request_ids_in_spans`]).
+pub fn request_ids_in_spans() -> bool {
+    SPANS.load(Ordering::Relaxed)
+}
+
 /// Calls `read` with the id of the request the current task serves, if it serves one.
 pub fn with_request_id<R>(read: impl FnOnce(&str) -> R) -> Option<R> {
     REQUEST_ID.try_with(|id| id.to_str().ok().map(read)).ok().flatten()
