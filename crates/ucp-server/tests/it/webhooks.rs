@@ -14,7 +14,7 @@ use axum::routing::post;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use ucp_domain::store::WebhookOutbox;
-use ucp_domain::webhook::EventStatus;
+use ucp_domain::webhook::{EventStatus, EventSummary};
 use ucp_server::Settings;
 use ucp_server::signatures::{base, digest, keys::KeySet, verify};
 
@@ -127,6 +127,25 @@ async fn place_order(app: &TestApp) -> String {
 
 fn outbox(app: &TestApp) -> ucp_store::SqliteStore {
     ucp_store::SqliteStore::open(&app.data_dir.path().join(ucp_server::startup::DATABASE_FILE), 1).unwrap()
+}
+
+/// The outbox's events (of `status`, or all), read again every 50 ms until `done` holds of them,
+/// at most `polls` times after the first read: the last read.
+async fn events_until(
+    store: &ucp_store::SqliteStore,
+    status: Option<EventStatus>,
+    polls: usize,
+    done: impl Fn(&[EventSummary]) -> bool,
+) -> Vec<EventSummary> {
+    let mut events = store.list_events(status, 10).await.unwrap();
+    for _ in 0..polls {
+        if done(&events) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        events = store.list_events(status, 10).await.unwrap();
+    }
+    events
 }
 
 fn header<'a>(received: &'a Received, name: &str) -> &'a str {
@@ -301,14 +320,10 @@ async fn refused_and_hanging_webhook_urls_get_a_bounded_retry_schedule() {
         let app = app_with_webhook(url, |settings| settings.webhooks.horizon_secs = 1).await;
         let order_id = place_order(&app).await;
         let store = outbox(&app);
-        let mut events = Vec::new();
-        for _ in 0..100 {
-            events = store.list_events(None, 10).await.unwrap();
-            if events.first().is_some_and(|event| event.status == EventStatus::Dead) {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let events = events_until(&store, None, 100, |events| {
+            events.first().is_some_and(|event| event.status == EventStatus::Dead)
+        })
+        .await;
         let event = &events[0];
         assert_eq!(event.status, EventStatus::Dead, "{url}: {event:?}");
         let error = event.last_error.as_deref().unwrap_or_default();
@@ -334,14 +349,7 @@ async fn refused_and_hanging_webhook_urls_get_a_bounded_retry_schedule() {
     let order_id = place_order(&app).await;
     assert!(started.elapsed() < Duration::from_secs(5), "a hanging platform never blocks a checkout");
     let store = outbox(&app);
-    let mut events = Vec::new();
-    for _ in 0..100 {
-        events = store.list_events(Some(EventStatus::Dead), 10).await.unwrap();
-        if !events.is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let events = events_until(&store, Some(EventStatus::Dead), 100, |events| !events.is_empty()).await;
     assert_eq!(events.len(), 1, "dead-lettered after the horizon");
     assert_eq!(events[0].order_id, order_id);
     assert!(events[0].last_error.as_deref().unwrap_or_default().contains("timed out"), "{:?}", events[0]);
@@ -464,14 +472,7 @@ async fn the_sweeper_deletes_delivered_events_past_their_retention() {
     assert_eq!(rows(&app, "webhook_payloads"), 1);
     assert_eq!(receiver.wait_for(2).await.len(), 2, "created, then updated");
     let store = outbox(&app);
-    let mut events = store.list_events(None, 10).await.unwrap();
-    for _ in 0..400 {
-        if events.is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        events = store.list_events(None, 10).await.unwrap();
-    }
+    let events = events_until(&store, None, 400, <[EventSummary]>::is_empty).await;
     assert!(events.is_empty(), "deleted within a few sweeps: {events:?}");
     assert_eq!((rows(&app, "webhook_attempts"), rows(&app, "webhook_payloads")), (0, 0), "with their rows");
     let order = app.tool("get_order", json!({ "id": order_id })).await;
@@ -489,17 +490,9 @@ async fn pruning_takes_old_finished_events_only_and_never_a_pending_one() {
     let delivered = [place_order(&app).await, place_order(&app).await];
     receiver.wait_for(3).await;
     let store = outbox(&app);
-    let delivered_count = |events: &[ucp_domain::webhook::EventSummary]| {
-        events.iter().filter(|event| event.status == EventStatus::Delivered).count()
-    };
-    let mut statuses = Vec::new();
-    for _ in 0..100 {
-        statuses = store.list_events(None, 10).await.unwrap();
-        if delivered_count(&statuses) == 2 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let delivered_count =
+        |events: &[EventSummary]| events.iter().filter(|event| event.status == EventStatus::Delivered).count();
+    let statuses = events_until(&store, None, 100, |events| delivered_count(events) == 2).await;
     assert_eq!((statuses.len(), delivered_count(&statuses)), (3, 2), "{statuses:?}");
 
     let now = time::OffsetDateTime::now_utc().unix_timestamp() * 1000;
@@ -518,14 +511,7 @@ async fn pruning_takes_old_finished_events_only_and_never_a_pending_one() {
     let revived_at = (time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000) as i64;
     let selector = ucp_domain::webhook::RetrySelector::Event(left[0].id.clone());
     assert_eq!(store.retry_events(&selector, revived_at).await.unwrap(), 1);
-    let mut events = Vec::new();
-    for _ in 0..100 {
-        events = store.list_events(None, 10).await.unwrap();
-        if delivered_count(&events) == 1 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let events = events_until(&store, None, 100, |events| delivered_count(events) == 1).await;
     assert_eq!(delivered_count(&events), 1, "{events:?}");
     assert!(events[0].created_at_ms < revived_at, "created before the cut below");
     assert_eq!(store.prune_finished(revived_at, 10).await.unwrap(), 0, "revived at the cut: kept");
