@@ -5,7 +5,7 @@
 //!   when the order capability is in the negotiated intersection (checklist 157). It rides
 //!   into the core on `Caller::order_webhook` and is stored with the order.
 //! - Outbox: the store writes the event in the transaction of the change itself
-//!   (`ucp-store` `sqlite/outbox.rs`), so an event exists if and only if the change committed,
+//!   (`ucp-store` `sqlite/outbox/`), so an event exists if and only if the change committed,
 //!   and nothing on the request path waits for a platform.
 //! - Delivery ([`Dispatcher`], [`deliver::Sender`]): a background task leases due events,
 //!   renders each from its stored order snapshot (the order as it was at that change; the
