@@ -198,23 +198,12 @@ impl Lease {
 /// lease was no longer `attempt.owner`'s).
 pub(super) fn record(transaction: &rusqlite::Connection, attempt: &AttemptRecord) -> Result<(), StoreError> {
     let error: Option<String> = attempt.error.as_ref().map(|text| text.chars().take(MAX_ERROR_CHARS).collect());
-    // An event deleted since it was leased (a lease that lapsed, another instance's delivery,
-    // then the retention sweep) has nothing left to log against: its attempt row would break
-    // the foreign key and with it the whole round.
-    let exists: bool = transaction
-        .prepare_cached("SELECT EXISTS (SELECT 1 FROM webhook_events WHERE id = ?1)")
-        .map_err(backend)?
-        .query_row([&attempt.event_id], |row| row.get(0))
-        .map_err(backend)?;
-    if !exists {
-        return Ok(());
-    }
     let (outcome, status, next, delivered_at) = match attempt.outcome {
         AttemptOutcome::Delivered => ("delivered", "delivered", None, Some(now_ms())),
         AttemptOutcome::RetryAt(at) => ("retry", "pending", Some(at), None),
         AttemptOutcome::Dead => ("dead", "dead", None, None),
     };
-    insert_attempt(
+    let logged = insert_attempt(
         transaction,
         &attempt.event_id,
         attempt.started_at_ms,
@@ -223,6 +212,11 @@ pub(super) fn record(transaction: &rusqlite::Connection, attempt: &AttemptRecord
         error.as_deref(),
         outcome,
     )?;
+    if !logged {
+        // The event was deleted since it was leased (a lease that lapsed, another instance's
+        // delivery, then the retention sweep): nothing is left to apply the outcome to.
+        return Ok(());
+    }
     let owned = transaction
         .prepare_cached(
             "UPDATE webhook_events SET attempts = attempts + 1, status = ?3, next_attempt = COALESCE(?4, next_attempt), \
@@ -248,6 +242,9 @@ pub(super) fn record(transaction: &rusqlite::Connection, attempt: &AttemptRecord
     Ok(())
 }
 
+/// Logs an attempt on the event `event_id`; answers `false`, logging nothing, when there is no
+/// such event (the foreign key refuses the row, and only that statement is undone, so the
+/// round's other attempts stand).
 fn insert_attempt(
     transaction: &rusqlite::Connection,
     event_id: &str,
@@ -256,7 +253,7 @@ fn insert_attempt(
     status_code: Option<u16>,
     error: Option<&str>,
     outcome: &str,
-) -> Result<(), StoreError> {
+) -> Result<bool, StoreError> {
     // Two plain statements rather than an INSERT around a subquery, which SQLite re-prepares
     // on every run when it holds a bound parameter.
     let last: i64 = transaction
@@ -264,13 +261,20 @@ fn insert_attempt(
         .map_err(backend)?
         .query_row([event_id], |row| row.get(0))
         .map_err(backend)?;
-    transaction
+    let inserted = transaction
         .prepare_cached(
             "INSERT INTO webhook_attempts (event_id, attempt, started_at, latency_ms, status_code, error, outcome) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         )
         .map_err(backend)?
-        .execute(params![event_id, last + 1, started_at, latency_ms, status_code, error, outcome])
-        .map_err(backend)?;
-    Ok(())
+        .execute(params![event_id, last + 1, started_at, latency_ms, status_code, error, outcome]);
+    match inserted {
+        Ok(_) => Ok(true),
+        Err(rusqlite::Error::SqliteFailure(failure, _))
+            if failure.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY =>
+        {
+            Ok(false)
+        }
+        Err(error) => Err(backend(error)),
+    }
 }
