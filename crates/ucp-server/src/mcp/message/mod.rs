@@ -139,11 +139,14 @@ macro_rules! skipped {
     };
 }
 
-/// The `Deserialize` of a member the reader takes an object's members from, with anything else
-/// (an array, a string, a scalar, `null`) as its `Other`, skipped without a look: the visitor
-/// around the `visit_map` given.
+/// The `Deserialize` of a value the reader takes an object's members from, with anything else
+/// skipped without a look: an array as `array`, `null` as `unit` (both `Other` unless given), a
+/// string or a scalar as `Other`. The visitor around the `visit_map` given.
 macro_rules! object_or_other {
     ($de:lifetime, $ty:ident, $visitor:ident, |$map:ident| $body:block) => {
+        object_or_other!($de, $ty, $visitor, array: $ty::Other, unit: $ty::Other, |$map| $body);
+    };
+    ($de:lifetime, $ty:ident, $visitor:ident, array: $array:expr, unit: $unit:expr, |$map:ident| $body:block) => {
         impl<$de> Deserialize<$de> for $ty<$de> {
             fn deserialize<D: Deserializer<$de>>(deserializer: D) -> Result<$ty<$de>, D::Error> {
                 deserializer.deserialize_any($visitor)
@@ -161,60 +164,34 @@ macro_rules! object_or_other {
 
             fn visit_map<A: MapAccess<$de>>(self, mut $map: A) -> Result<$ty<$de>, A::Error> $body
 
-            skipped!($de, array: $ty::Other, scalars: $ty::Other);
+            skipped!($de, array: $array, scalars: $ty::Other);
 
             fn visit_str<E: de::Error>(self, _: &str) -> Result<$ty<$de>, E> {
                 Ok($ty::Other)
             }
 
             fn visit_unit<E: de::Error>(self) -> Result<$ty<$de>, E> {
-                Ok($ty::Other)
+                Ok($unit)
             }
         }
     };
 }
 
-impl<'de> Deserialize<'de> for Message<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Message<'de>, D::Error> {
-        deserializer.deserialize_any(MessageVisitor)
-    }
-}
-
-struct MessageVisitor;
-
-impl<'de> Visitor<'de> for MessageVisitor {
-    type Value = Message<'de>;
-
-    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str("a JSON value")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Message<'de>, A::Error> {
-        let (mut jsonrpc, mut id, mut method, mut params) = (None, None, None, None);
-        while let Some(key) = map.next_key::<Key>()? {
-            match key {
-                Key::Jsonrpc => jsonrpc = Some(map.next_value::<Text<'de>>()?),
-                Key::Id => id = Some(map.next_value::<Value>()?),
-                Key::Method => method = Some(map.next_value::<Text<'de>>()?),
-                Key::Params => params = Some(map.next_value::<Params<'de>>()?),
-                Key::Other => {
-                    map.next_value::<IgnoredAny>()?;
-                }
+object_or_other!('de, Message, MessageVisitor, array: Message::Array, unit: Message::Other, |map| {
+    let (mut jsonrpc, mut id, mut method, mut params) = (None, None, None, None);
+    while let Some(key) = map.next_key::<Key>()? {
+        match key {
+            Key::Jsonrpc => jsonrpc = Some(map.next_value::<Text<'de>>()?),
+            Key::Id => id = Some(map.next_value::<Value>()?),
+            Key::Method => method = Some(map.next_value::<Text<'de>>()?),
+            Key::Params => params = Some(map.next_value::<Params<'de>>()?),
+            Key::Other => {
+                map.next_value::<IgnoredAny>()?;
             }
         }
-        Ok(Message::Object { jsonrpc, id, method, params })
     }
-
-    skipped!('de, array: Message::Array, scalars: Message::Other);
-
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Message<'de>, E> {
-        Ok(Message::Other)
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Message<'de>, E> {
-        Ok(Message::Other)
-    }
-}
+    Ok(Message::Object { jsonrpc, id, method, params })
+});
 
 impl<'de> Deserialize<'de> for Text<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Text<'de>, D::Error> {
@@ -251,46 +228,21 @@ impl<'de> Visitor<'de> for TextVisitor {
     }
 }
 
-impl<'de> Deserialize<'de> for Params<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Params<'de>, D::Error> {
-        deserializer.deserialize_any(ParamsVisitor)
-    }
-}
-
-struct ParamsVisitor;
-
-impl<'de> Visitor<'de> for ParamsVisitor {
-    type Value = Params<'de>;
-
-    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str("a JSON value")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Params<'de>, A::Error> {
-        let (mut name, mut protocol_version, mut arguments) = (None, None, None);
-        while let Some(key) = map.next_key::<Text<'de>>()? {
-            match &key {
-                Text::Str(key) if key == "name" => name = Some(map.next_value::<Text<'de>>()?),
-                Text::Str(key) if key == "protocolVersion" => protocol_version = Some(map.next_value::<Text<'de>>()?),
-                Text::Str(key) if key == "arguments" => arguments = Some(map.next_value::<Arguments<'de>>()?),
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                }
+// `null` is a `Params` of its own: a method without parameters.
+object_or_other!('de, Params, ParamsVisitor, array: Params::Other, unit: Params::Null, |map| {
+    let (mut name, mut protocol_version, mut arguments) = (None, None, None);
+    while let Some(key) = map.next_key::<Text<'de>>()? {
+        match &key {
+            Text::Str(key) if key == "name" => name = Some(map.next_value::<Text<'de>>()?),
+            Text::Str(key) if key == "protocolVersion" => protocol_version = Some(map.next_value::<Text<'de>>()?),
+            Text::Str(key) if key == "arguments" => arguments = Some(map.next_value::<Arguments<'de>>()?),
+            _ => {
+                map.next_value::<IgnoredAny>()?;
             }
         }
-        Ok(Params::Object { name, protocol_version, arguments })
     }
-
-    skipped!('de, array: Params::Other, scalars: Params::Other);
-
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Params<'de>, E> {
-        Ok(Params::Other)
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Params<'de>, E> {
-        Ok(Params::Null)
-    }
-}
+    Ok(Params::Object { name, protocol_version, arguments })
+});
 
 object_or_other!('de, Arguments, ArgumentsVisitor, |map| {
     let (mut meta, mut id, mut payloads) = (None, None, [None, None, None]);

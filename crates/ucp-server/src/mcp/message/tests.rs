@@ -2,15 +2,17 @@ use serde_json::json;
 
 use super::*;
 
+/// A member that should be a string, as read from a parsed `Value`.
+fn text(member: Option<&Value>) -> Option<Text<'static>> {
+    member.map(|member| match member {
+        Value::String(text) => Text::Str(Cow::Owned(text.clone())),
+        _ => Text::NotAString,
+    })
+}
+
 /// What the endpoint read before: the members of a parsed `Value`.
 fn as_value(bytes: &[u8]) -> Option<Message<'static>> {
     let value: Value = serde_json::from_slice(bytes).ok()?;
-    let text = |member: Option<&Value>| {
-        member.map(|member| match member {
-            Value::String(text) => Text::Str(Cow::Owned(text.clone())),
-            _ => Text::NotAString,
-        })
-    };
     Some(match value {
         Value::Object(object) => Message::Object {
             jsonrpc: text(object.get("jsonrpc")),
@@ -25,12 +27,6 @@ fn as_value(bytes: &[u8]) -> Option<Message<'static>> {
 
 /// `meta` as read from a parsed `Value`.
 fn meta_of(meta: &Value) -> Meta<'static> {
-    let text = |member: Option<&Value>| {
-        member.map(|member| match member {
-            Value::String(text) => Text::Str(Cow::Owned(text.clone())),
-            _ => Text::NotAString,
-        })
-    };
     match meta {
         Value::Object(meta) => Meta::Object {
             agent: meta.get("ucp-agent").map(|agent| match agent {
@@ -50,12 +46,6 @@ fn leaked(value: &Value) -> Json<'static> {
 
 /// `params` as read from a parsed `Value`.
 fn params_of(params: &Value) -> Params<'static> {
-    let text = |member: Option<&Value>| {
-        member.map(|member| match member {
-            Value::String(text) => Text::Str(Cow::Owned(text.clone())),
-            _ => Text::NotAString,
-        })
-    };
     match params {
         Value::Null => Params::Null,
         Value::Object(object) => Params::Object {
