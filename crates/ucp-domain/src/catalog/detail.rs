@@ -22,11 +22,16 @@ pub struct ProductDetail {
     pub relaxed: bool,
 }
 
-/// get_product's default view of `product` (a request naming the product and nothing else):
-/// the [`super::Derive`] of its view, which makes the view's product again should something read
-/// it after its rendering let it go.
+/// get_product's default view of `product`: what a request naming the product and nothing
+/// else shows, with the options it selects.
+pub fn default_product_detail(product: &Product) -> Option<ProductDetail> {
+    detail(product, &DetailRequest::default(), &|_| true)
+}
+
+/// The product of [`default_product_detail`]: the [`super::Derive`] of the default view, which
+/// makes the view's product again should something read it after its rendering let it go.
 pub fn default_view(product: &Product) -> Option<Product> {
-    detail(product, &DetailRequest::default(), &|_| true).map(|detailed| detailed.product)
+    default_product_detail(product).map(|detailed| detailed.product)
 }
 
 /// Narrows `product` per `request`; `keep_variant` applies request filters (e.g. price).

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::money::Price;
 
 pub use category::{category_key, category_matches, category_paths};
-pub use detail::{DetailRequest, ProductDetail, default_view, detail};
+pub use detail::{DetailRequest, ProductDetail, default_product_detail, default_view, detail};
 pub use lookup::{LookupMatch, assemble_lookup};
 pub use served::{DefaultDetail, Derive, Fact, Parse, ProductJson, Served, Shown, StoredDocument, StoredVariant};
 

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::catalog::{
     DefaultDetail, DetailRequest, LookupMatch, SelectedOption, Served, Shown, Variant, assemble_lookup,
-    category_matches, default_view, detail,
+    category_matches, default_product_detail, default_view, detail,
 };
 use crate::checkout::Message;
 use crate::store::{Resolution, SearchPosition, SearchQuery, resolved_products};
@@ -332,7 +332,7 @@ impl Commerce {
             && presentment.is_base();
         let (shown, selected, has_options) = if default {
             let Some(default) = product.default_detail(|served| {
-                let detailed = detail(served, &DetailRequest::default(), &|_| true)?;
+                let detailed = default_product_detail(served)?;
                 let has_options = !detailed.product.options.is_empty();
                 // A view of the served product: its rendering is cut from the product's.
                 let view = Served::view_of(detailed.product, &product, default_view);
