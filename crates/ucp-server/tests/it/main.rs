@@ -37,4 +37,5 @@ mod rest;
 mod schema;
 mod signatures;
 mod tls;
+mod webhook_retention;
 mod webhooks;

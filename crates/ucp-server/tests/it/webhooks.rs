@@ -24,22 +24,22 @@ use crate::schema;
 
 /// How the receiver answers one POST.
 #[derive(Debug, Clone, Copy)]
-enum Answer {
+pub(crate) enum Answer {
     Status(u16),
     /// Never answers (the delivery times out).
     Hang,
 }
 
 #[derive(Debug, Clone)]
-struct Received {
+pub(crate) struct Received {
     headers: HeaderMap,
     body: Bytes,
 }
 
 /// The platform's webhook endpoint: records every request; answers from the script, then 200.
 #[derive(Clone)]
-struct Receiver {
-    url: String,
+pub(crate) struct Receiver {
+    pub(crate) url: String,
     received: Arc<Mutex<Vec<Received>>>,
     script: Arc<Mutex<VecDeque<Answer>>>,
     shutdown: CancellationToken,
@@ -58,7 +58,7 @@ async fn hook(State(receiver): State<Receiver>, headers: HeaderMap, body: Bytes)
 }
 
 impl Receiver {
-    async fn start(script: &[Answer]) -> Receiver {
+    pub(crate) async fn start(script: &[Answer]) -> Receiver {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let receiver = Receiver {
             url: format!("http://{}/webhooks/ucp/orders", listener.local_addr().unwrap()),
@@ -79,7 +79,7 @@ impl Receiver {
     }
 
     /// Waits until at least `count` requests arrived (or 15 s passed).
-    async fn wait_for(&self, count: usize) -> Vec<Received> {
+    pub(crate) async fn wait_for(&self, count: usize) -> Vec<Received> {
         for _ in 0..300 {
             if self.received.lock().unwrap().len() >= count {
                 break;
@@ -106,7 +106,7 @@ fn fast(settings: &mut Settings) {
     settings.webhooks.lease_secs = 2;
 }
 
-async fn app_with_webhook(webhook_url: &str, configure: impl FnOnce(&mut Settings)) -> TestApp {
+pub(crate) async fn app_with_webhook(webhook_url: &str, configure: impl FnOnce(&mut Settings)) -> TestApp {
     let profile = profile_with_webhook(webhook_url);
     spawn_app_with(fixture_products(), move |settings, platform| {
         *platform.profile.lock().unwrap() = profile;
@@ -117,7 +117,7 @@ async fn app_with_webhook(webhook_url: &str, configure: impl FnOnce(&mut Setting
 }
 
 /// Creates and completes a checkout; returns the order id.
-async fn place_order(app: &TestApp) -> String {
+pub(crate) async fn place_order(app: &TestApp) -> String {
     let created = app.tool("create_checkout", json!({ "checkout": ready_checkout("mug-1", 1) })).await;
     let arguments = json!({ "meta": app.keyed_meta(), "id": created["id"], "checkout": pay(TOKEN_SUCCESS) });
     let completed = app.tool("complete_checkout", arguments).await;
@@ -125,13 +125,13 @@ async fn place_order(app: &TestApp) -> String {
     completed["order"]["id"].as_str().unwrap().to_owned()
 }
 
-fn outbox(app: &TestApp) -> ucp_store::SqliteStore {
+pub(crate) fn outbox(app: &TestApp) -> ucp_store::SqliteStore {
     ucp_store::SqliteStore::open(&app.data_dir.path().join(ucp_server::startup::DATABASE_FILE), 1).unwrap()
 }
 
 /// The outbox's events (of `status`, or all), read again every 50 ms until `done` holds of them,
 /// at most `polls` times after the first read: the last read.
-async fn events_until(
+pub(crate) async fn events_until(
     store: &ucp_store::SqliteStore,
     status: Option<EventStatus>,
     polls: usize,
@@ -186,7 +186,7 @@ fn verify_components() -> [&'static str; 8] {
 }
 
 /// Ships one unit of `order`'s first line through the admin API, with tracking `number`.
-async fn ship_first_unit(app: &TestApp, key: &str, order_id: &str, order: &Value, number: &str) {
+pub(crate) async fn ship_first_unit(app: &TestApp, key: &str, order_id: &str, order: &Value, number: &str) {
     let line = order["line_items"][0]["id"].as_str().unwrap();
     let shipped = app
         .http
@@ -441,114 +441,4 @@ async fn an_event_delivered_after_a_later_change_still_carries_its_own_snapshot(
     assert_ne!(created["line_items"][0]["status"], "fulfilled", "{created}");
     assert_eq!(updated["line_items"][0]["status"], "fulfilled", "{updated}");
     assert_eq!(updated, app.tool("get_order", json!({ "id": order_id })).await);
-}
-
-/// Rows in `table` of the app's database, read beside the running server.
-fn rows(app: &TestApp, table: &str) -> i64 {
-    let path = app.data_dir.path().join(ucp_server::startup::DATABASE_FILE);
-    let connection = rusqlite::Connection::open(path).unwrap();
-    connection.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |row| row.get(0)).unwrap()
-}
-
-// Finished events do not pile up (`webhooks.retention_secs`): the session sweeper deletes the
-// delivered ones past their retention, with their attempts and their order snapshots; the
-// orders themselves stay.
-#[tokio::test]
-async fn the_sweeper_deletes_delivered_events_past_their_retention() {
-    let receiver = Receiver::start(&[]).await;
-    let key = "admin-key-for-webhook-tests";
-    let app = app_with_webhook(&receiver.url, |settings| {
-        settings.admin.api_keys = vec![ucp_server::auth::hash_key_hex(key)];
-        settings.webhooks.horizon_secs = 1;
-        settings.webhooks.retention_secs = 4;
-        settings.checkout.sweep_interval_secs = 1;
-    })
-    .await;
-    let order_id = place_order(&app).await;
-    receiver.wait_for(1).await;
-    let placed = app.tool("get_order", json!({ "id": order_id })).await;
-    ship_first_unit(&app, key, &order_id, &placed, "1Z1").await;
-    // Well within the four seconds: the created event's snapshot, written apart by the shipment.
-    assert_eq!(rows(&app, "webhook_payloads"), 1);
-    assert_eq!(receiver.wait_for(2).await.len(), 2, "created, then updated");
-    let store = outbox(&app);
-    let events = events_until(&store, None, 400, <[EventSummary]>::is_empty).await;
-    assert!(events.is_empty(), "deleted within a few sweeps: {events:?}");
-    assert_eq!((rows(&app, "webhook_attempts"), rows(&app, "webhook_payloads")), (0, 0), "with their rows");
-    let order = app.tool("get_order", json!({ "id": order_id })).await;
-    assert_eq!(order["id"], order_id.as_str(), "the order stays: {order}");
-}
-
-// What pruning takes (the store call behind the sweep): finished events created before the
-// cut, oldest first, at most the limit; never a pending event, however old.
-#[tokio::test]
-async fn pruning_takes_old_finished_events_only_and_never_a_pending_one() {
-    let receiver = Receiver::start(&[Answer::Status(500)]).await;
-    let app = app_with_webhook(&receiver.url, |settings| settings.webhooks.initial_backoff_ms = 60_000).await;
-    let waiting = place_order(&app).await;
-    receiver.wait_for(1).await;
-    let delivered = [place_order(&app).await, place_order(&app).await];
-    receiver.wait_for(3).await;
-    let store = outbox(&app);
-    let delivered_count =
-        |events: &[EventSummary]| events.iter().filter(|event| event.status == EventStatus::Delivered).count();
-    let statuses = events_until(&store, None, 100, |events| delivered_count(events) == 2).await;
-    assert_eq!((statuses.len(), delivered_count(&statuses)), (3, 2), "{statuses:?}");
-
-    let now = time::OffsetDateTime::now_utc().unix_timestamp() * 1000;
-    assert_eq!(store.prune_finished(now - 3_600_000, 10).await.unwrap(), 0, "nothing is an hour old");
-    assert_eq!(store.prune_finished(now + 60_000, 1).await.unwrap(), 1, "at most the limit");
-    let left = store.list_events(None, 10).await.unwrap();
-    assert_eq!(left.len(), 2);
-    assert!(left.iter().all(|event| event.order_id != delivered[0]), "the oldest delivered went first: {left:?}");
-    assert_eq!(store.prune_finished(now + 60_000, 10).await.unwrap(), 1);
-    assert_eq!(store.prune_finished(now + 60_000, 10).await.unwrap(), 0);
-    let left = store.list_events(None, 10).await.unwrap();
-    assert_eq!(left.len(), 1);
-    assert_eq!((left[0].order_id.as_str(), left[0].status), (waiting.as_str(), EventStatus::Pending));
-
-    // Revived (`ucpd webhooks retry`), then delivered: its age counts from the revival.
-    let revived_at = (time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000) as i64;
-    let selector = ucp_domain::webhook::RetrySelector::Event(left[0].id.clone());
-    assert_eq!(store.retry_events(&selector, revived_at).await.unwrap(), 1);
-    let events = events_until(&store, None, 100, |events| delivered_count(events) == 1).await;
-    assert_eq!(delivered_count(&events), 1, "{events:?}");
-    assert!(events[0].created_at_ms < revived_at, "created before the cut below");
-    assert_eq!(store.prune_finished(revived_at, 10).await.unwrap(), 0, "revived at the cut: kept");
-    assert_eq!(store.prune_finished(revived_at + 1, 10).await.unwrap(), 1);
-}
-
-// A dispatcher that finished an attempt on an event the sweep deleted meanwhile (its lease had
-// lapsed, another instance delivered it, retention took it) records the rest of its round.
-#[tokio::test]
-async fn an_attempt_on_a_deleted_event_does_not_fail_the_round() {
-    let receiver = Receiver::start(&[]).await;
-    let app = app_with_webhook(&receiver.url, |settings| settings.webhooks.enabled = false).await;
-    let order_id = place_order(&app).await;
-    let store = outbox(&app);
-    // A second ahead: the event is due whatever the milliseconds of its creation.
-    let now = time::OffsetDateTime::now_utc().unix_timestamp() * 1000 + 1_000;
-    let claim = |limit| ucp_domain::webhook::ClaimRequest {
-        owner: "test-dispatcher",
-        now_ms: now,
-        lease_ms: 60_000,
-        limit,
-        per_platform: 10,
-    };
-    let leased = store.record_and_claim(&[], claim(10)).await.unwrap();
-    assert_eq!(leased.len(), 1);
-    let finished = |event_id: &str| ucp_domain::webhook::AttemptRecord {
-        event_id: event_id.to_owned(),
-        owner: "test-dispatcher".into(),
-        started_at_ms: now,
-        latency_ms: 5,
-        status_code: Some(200),
-        error: None,
-        outcome: ucp_domain::webhook::AttemptOutcome::Delivered,
-    };
-    let round = [finished("00000000-0000-7000-8000-000000000000"), finished(&leased[0].id)];
-    store.record_and_claim(&round, claim(0)).await.expect("the gone event is passed over");
-    let events = store.list_events(None, 10).await.unwrap();
-    assert_eq!((events.len(), events[0].order_id.as_str()), (1, order_id.as_str()));
-    assert_eq!((events[0].status, events[0].attempts), (EventStatus::Delivered, 1), "the other attempt counts");
 }

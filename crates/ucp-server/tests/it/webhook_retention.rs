@@ -1,0 +1,120 @@
+//! How long order-webhook events are kept (`webhooks.retention_secs`): the session sweeper
+//! deletes finished ones past their retention, never a pending one, and a dispatcher's round
+//! survives an event deleted under it. The receiver and helpers are `webhooks.rs`'s.
+
+use serde_json::json;
+use ucp_domain::store::WebhookOutbox;
+use ucp_domain::webhook::{EventStatus, EventSummary};
+
+use crate::helpers::TestApp;
+use crate::webhooks::{Answer, Receiver, app_with_webhook, events_until, outbox, place_order, ship_first_unit};
+
+/// Rows in `table` of the app's database, read beside the running server.
+fn rows(app: &TestApp, table: &str) -> i64 {
+    let path = app.data_dir.path().join(ucp_server::startup::DATABASE_FILE);
+    let connection = rusqlite::Connection::open(path).unwrap();
+    connection.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |row| row.get(0)).unwrap()
+}
+
+// Finished events do not pile up (`webhooks.retention_secs`): the session sweeper deletes the
+// delivered ones past their retention, with their attempts and their order snapshots; the
+// orders themselves stay.
+#[tokio::test]
+async fn the_sweeper_deletes_delivered_events_past_their_retention() {
+    let receiver = Receiver::start(&[]).await;
+    let key = "admin-key-for-webhook-tests";
+    let app = app_with_webhook(&receiver.url, |settings| {
+        settings.admin.api_keys = vec![ucp_server::auth::hash_key_hex(key)];
+        settings.webhooks.horizon_secs = 1;
+        settings.webhooks.retention_secs = 4;
+        settings.checkout.sweep_interval_secs = 1;
+    })
+    .await;
+    let order_id = place_order(&app).await;
+    receiver.wait_for(1).await;
+    let placed = app.tool("get_order", json!({ "id": order_id })).await;
+    ship_first_unit(&app, key, &order_id, &placed, "1Z1").await;
+    // Well within the four seconds: the created event's snapshot, written apart by the shipment.
+    assert_eq!(rows(&app, "webhook_payloads"), 1);
+    assert_eq!(receiver.wait_for(2).await.len(), 2, "created, then updated");
+    let store = outbox(&app);
+    let events = events_until(&store, None, 400, <[EventSummary]>::is_empty).await;
+    assert!(events.is_empty(), "deleted within a few sweeps: {events:?}");
+    assert_eq!((rows(&app, "webhook_attempts"), rows(&app, "webhook_payloads")), (0, 0), "with their rows");
+    let order = app.tool("get_order", json!({ "id": order_id })).await;
+    assert_eq!(order["id"], order_id.as_str(), "the order stays: {order}");
+}
+
+// What pruning takes (the store call behind the sweep): finished events created before the
+// cut, oldest first, at most the limit; never a pending event, however old.
+#[tokio::test]
+async fn pruning_takes_old_finished_events_only_and_never_a_pending_one() {
+    let receiver = Receiver::start(&[Answer::Status(500)]).await;
+    let app = app_with_webhook(&receiver.url, |settings| settings.webhooks.initial_backoff_ms = 60_000).await;
+    let waiting = place_order(&app).await;
+    receiver.wait_for(1).await;
+    let delivered = [place_order(&app).await, place_order(&app).await];
+    receiver.wait_for(3).await;
+    let store = outbox(&app);
+    let delivered_count =
+        |events: &[EventSummary]| events.iter().filter(|event| event.status == EventStatus::Delivered).count();
+    let statuses = events_until(&store, None, 100, |events| delivered_count(events) == 2).await;
+    assert_eq!((statuses.len(), delivered_count(&statuses)), (3, 2), "{statuses:?}");
+
+    let now = time::OffsetDateTime::now_utc().unix_timestamp() * 1000;
+    assert_eq!(store.prune_finished(now - 3_600_000, 10).await.unwrap(), 0, "nothing is an hour old");
+    assert_eq!(store.prune_finished(now + 60_000, 1).await.unwrap(), 1, "at most the limit");
+    let left = store.list_events(None, 10).await.unwrap();
+    assert_eq!(left.len(), 2);
+    assert!(left.iter().all(|event| event.order_id != delivered[0]), "the oldest delivered went first: {left:?}");
+    assert_eq!(store.prune_finished(now + 60_000, 10).await.unwrap(), 1);
+    assert_eq!(store.prune_finished(now + 60_000, 10).await.unwrap(), 0);
+    let left = store.list_events(None, 10).await.unwrap();
+    assert_eq!(left.len(), 1);
+    assert_eq!((left[0].order_id.as_str(), left[0].status), (waiting.as_str(), EventStatus::Pending));
+
+    // Revived (`ucpd webhooks retry`), then delivered: its age counts from the revival.
+    let revived_at = (time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000) as i64;
+    let selector = ucp_domain::webhook::RetrySelector::Event(left[0].id.clone());
+    assert_eq!(store.retry_events(&selector, revived_at).await.unwrap(), 1);
+    let events = events_until(&store, None, 100, |events| delivered_count(events) == 1).await;
+    assert_eq!(delivered_count(&events), 1, "{events:?}");
+    assert!(events[0].created_at_ms < revived_at, "created before the cut below");
+    assert_eq!(store.prune_finished(revived_at, 10).await.unwrap(), 0, "revived at the cut: kept");
+    assert_eq!(store.prune_finished(revived_at + 1, 10).await.unwrap(), 1);
+}
+
+// A dispatcher that finished an attempt on an event the sweep deleted meanwhile (its lease had
+// lapsed, another instance delivered it, retention took it) records the rest of its round.
+#[tokio::test]
+async fn an_attempt_on_a_deleted_event_does_not_fail_the_round() {
+    let receiver = Receiver::start(&[]).await;
+    let app = app_with_webhook(&receiver.url, |settings| settings.webhooks.enabled = false).await;
+    let order_id = place_order(&app).await;
+    let store = outbox(&app);
+    // A second ahead: the event is due whatever the milliseconds of its creation.
+    let now = time::OffsetDateTime::now_utc().unix_timestamp() * 1000 + 1_000;
+    let claim = |limit| ucp_domain::webhook::ClaimRequest {
+        owner: "test-dispatcher",
+        now_ms: now,
+        lease_ms: 60_000,
+        limit,
+        per_platform: 10,
+    };
+    let leased = store.record_and_claim(&[], claim(10)).await.unwrap();
+    assert_eq!(leased.len(), 1);
+    let finished = |event_id: &str| ucp_domain::webhook::AttemptRecord {
+        event_id: event_id.to_owned(),
+        owner: "test-dispatcher".into(),
+        started_at_ms: now,
+        latency_ms: 5,
+        status_code: Some(200),
+        error: None,
+        outcome: ucp_domain::webhook::AttemptOutcome::Delivered,
+    };
+    let round = [finished("00000000-0000-7000-8000-000000000000"), finished(&leased[0].id)];
+    store.record_and_claim(&round, claim(0)).await.expect("the gone event is passed over");
+    let events = store.list_events(None, 10).await.unwrap();
+    assert_eq!((events.len(), events[0].order_id.as_str()), (1, order_id.as_str()));
+    assert_eq!((events[0].status, events[0].attempts), (EventStatus::Delivered, 1), "the other attempt counts");
+}
