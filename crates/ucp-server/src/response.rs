@@ -2,8 +2,7 @@
 //! response, rendered with the wire types of `ucp_protocol`.
 
 use serde_json::Value;
-use serde_json::value::RawValue;
-use ucp_protocol::envelope::Ucp;
+use ucp_protocol::envelope::{RenderedUcp, Ucp};
 use ucp_protocol::error_response::ErrorResponse;
 
 /// The negotiated version and the capabilities relevant to one operation.
@@ -14,15 +13,13 @@ pub struct Envelope {
     pub capabilities: Vec<(String, String)>,
     /// The `ucp` member of a successful response, serialized once: the envelope is settled per
     /// cached platform profile ([`crate::terms`]), so a catalog answer copies it.
-    rendered: Box<RawValue>,
+    rendered: RenderedUcp,
 }
 
 impl Envelope {
     pub fn new(version: String, capabilities: Vec<(String, String)>) -> Envelope {
         let wire = Ucp::success(&version, capabilities.iter().map(|(name, version)| (name.as_str(), version.as_str())));
-        // A wire type serializes infallibly (string keys, no non-finite floats).
-        let rendered = serde_json::value::to_raw_value(&wire).unwrap_or_else(|_| RawValue::NULL.to_owned());
-        Envelope { version, capabilities, rendered }
+        Envelope { version, capabilities, rendered: RenderedUcp::new(&wire) }
     }
 
     /// The typed `ucp` member of a successful response.
@@ -35,8 +32,8 @@ impl Envelope {
         to_value(&self.wire())
     }
 
-    /// The `ucp` member of a successful response, as JSON, serialized when the envelope was made.
-    pub fn ucp_json(&self) -> &RawValue {
+    /// The `ucp` member of a successful response, as JSON and its escape, made with the envelope.
+    pub fn ucp_json(&self) -> &RenderedUcp {
         &self.rendered
     }
 }
@@ -87,9 +84,13 @@ mod tests {
                 ("dev.ucp.shopping.catalog.lookup".to_owned(), "2026-04-08".to_owned()),
             ],
         );
-        let rendered: Value = serde_json::from_str(envelope.ucp_json().get()).unwrap();
+        let json = envelope.ucp_json().json().get();
+        let rendered: Value = serde_json::from_str(json).unwrap();
         assert_eq!(rendered, envelope.ucp());
-        assert_eq!(envelope.ucp_json().get(), serde_json::to_string(&envelope.wire()).unwrap());
+        assert_eq!(json, serde_json::to_string(&envelope.wire()).unwrap());
         assert_eq!(rendered["version"], "2026-04-08");
+        // The escape is the inside of the JSON string of the JSON, as the MCP mirror holds it.
+        let quoted = serde_json::to_string(json).unwrap();
+        assert_eq!(envelope.ucp_json().escaped(), &quoted.as_bytes()[1..quoted.len() - 1]);
     }
 }

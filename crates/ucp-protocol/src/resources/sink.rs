@@ -5,7 +5,32 @@
 use serde::Serialize;
 
 use super::Message;
-use crate::escape::escape_into;
+use crate::envelope::{RenderedUcp, Ucp};
+use crate::escape::{escape_into, json_string};
+
+/// A body's `ucp` member as a [`Sink`] writes it: serialized (and escaped when mirrored), or
+/// copied with its escape when it was rendered beforehand ([`RenderedUcp`]).
+pub trait UcpMember: Serialize {
+    fn rendered(&self) -> Option<&RenderedUcp> {
+        None
+    }
+}
+
+impl UcpMember for Ucp {}
+
+impl UcpMember for serde_json::Value {}
+
+impl UcpMember for RenderedUcp {
+    fn rendered(&self) -> Option<&RenderedUcp> {
+        Some(self)
+    }
+}
+
+impl<T: UcpMember + ?Sized> UcpMember for &T {
+    fn rendered(&self) -> Option<&RenderedUcp> {
+        (**self).rendered()
+    }
+}
 
 /// Where a catalog body is written: its JSON, and (when the transport mirrors the body as
 /// text, as MCP's `content[0].text` does) the same JSON escaped as the inside of a JSON string,
@@ -31,11 +56,28 @@ impl Sink {
         self.escaped.is_some()
     }
 
-    /// Appends JSON text that has no rendering of its own (punctuation, the envelope).
-    pub(crate) fn text(&mut self, json: &[u8]) {
-        self.json.extend_from_slice(json);
+    /// Appends fixed JSON text (a key, punctuation) and, when mirrored, `escaped`: its escape,
+    /// written out beside it so an answer copies it rather than escaping it again.
+    pub(crate) fn literal(&mut self, json: &[u8], escaped: &[u8]) {
+        debug_assert_eq!(
+            {
+                let mut expected = Vec::new();
+                escape_into(&mut expected, json);
+                expected
+            },
+            escaped,
+            "the escape written beside {:?}",
+            String::from_utf8_lossy(json)
+        );
+        self.piece(json, Some(escaped));
+    }
+
+    /// Appends `text` as a JSON string literal (what serde_json writes for it).
+    pub(crate) fn string(&mut self, text: &str) {
+        let start = self.json.len();
+        json_string(&mut self.json, text);
         if let Some(escaped) = &mut self.escaped {
-            escape_into(escaped, json);
+            escape_into(escaped, &self.json[start..]);
         }
     }
 
@@ -59,16 +101,22 @@ impl Sink {
 
     /// Appends `,"name":` and `value`.
     pub(crate) fn member(&mut self, name: &str, value: &impl Serialize) -> serde_json::Result<()> {
-        self.text(b",");
-        self.serialize(&name)?;
-        self.text(b":");
+        self.literal(b",", b",");
+        self.string(name);
+        self.literal(b":", b":");
         self.serialize(value)
     }
 
     /// Appends `{"ucp":` and the envelope: how every catalog body begins.
-    pub(crate) fn open_body(&mut self, ucp: &impl Serialize) -> serde_json::Result<()> {
-        self.text(b"{\"ucp\":");
-        self.serialize(ucp)
+    pub(crate) fn open_body(&mut self, ucp: &impl UcpMember) -> serde_json::Result<()> {
+        self.literal(b"{\"ucp\":", b"{\\\"ucp\\\":");
+        match ucp.rendered() {
+            Some(rendered) => {
+                self.piece(rendered.json().get().as_bytes(), Some(rendered.escaped()));
+                Ok(())
+            }
+            None => self.serialize(ucp),
+        }
     }
 
     /// Appends `,"products":[`, each item as `write` writes it, joined by commas, and `]`.
@@ -77,14 +125,14 @@ impl Sink {
         items: &[T],
         mut write: impl FnMut(&mut Sink, &T) -> serde_json::Result<()>,
     ) -> serde_json::Result<()> {
-        self.text(b",\"products\":[");
+        self.literal(b",\"products\":[", b",\\\"products\\\":[");
         for (position, item) in items.iter().enumerate() {
             if position > 0 {
-                self.text(b",");
+                self.literal(b",", b",");
             }
             write(self, item)?;
         }
-        self.text(b"]");
+        self.literal(b"]", b"]");
         Ok(())
     }
 
@@ -94,7 +142,7 @@ impl Sink {
         if !messages.is_empty() {
             self.member("messages", &messages)?;
         }
-        self.text(b"}");
+        self.literal(b"}", b"}");
         Ok(())
     }
 

@@ -207,7 +207,10 @@ fn lookup_body_is_written_as_serde_serializes_it(mirror_first: bool, from_store:
         products: vec![
             LookupMatch {
                 product: Shown::Served { served: Arc::clone(&long), variants: Some(vec![1, 4]) },
-                inputs: vec![inputs(&["long-1", "SKU \"1\""]), vec![("long".to_owned(), MatchKind::Featured)]],
+                inputs: vec![
+                    inputs(&["long-1", "SKU \"1\"", "tab\tback\\slash \u{1}é\u{1F600}"]),
+                    vec![("long".to_owned(), MatchKind::Featured)],
+                ],
             },
             LookupMatch {
                 product: Shown::whole(Arc::clone(&short)),
@@ -226,7 +229,11 @@ fn lookup_body_is_written_as_serde_serializes_it(mirror_first: bool, from_store:
 
 #[test]
 fn a_product_body_is_written_as_serde_serializes_it() {
-    let selected = vec![SelectedOption { name: "Size".to_owned(), label: "S1".to_owned(), id: Some("s1".to_owned()) }];
+    // Every member of a selection, and text that needs escapes (written directly, not by serde).
+    let selected = vec![
+        SelectedOption { name: "Size".to_owned(), label: "S1".to_owned(), id: Some("s1".to_owned()) },
+        SelectedOption { name: "Co\"lor\\".to_owned(), label: "r\u{1}é\t\u{1F600}".to_owned(), id: None },
+    ];
     for (index, (shown, selected, messages)) in [
         (Shown::whole(served(product("p", 4, true))), Some(selected.clone()), vec![]),
         (Shown::whole(served(product("q", 2, false))), None, vec![Message::info("x", "y".to_owned(), None)]),
