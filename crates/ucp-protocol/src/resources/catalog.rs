@@ -44,7 +44,7 @@ impl<'a, U: UcpMember> SearchBody<'a, U> {
     pub fn write_json(&self, sink: &mut Sink) -> serde_json::Result<()> {
         sink.open_body(&self.ucp)?;
         sink.products(self.products, write_product)?;
-        sink.member("pagination", &self.pagination)?;
+        write_pagination(sink, &self.pagination);
         sink.close_body(&self.messages)
     }
 }
@@ -107,6 +107,23 @@ struct LookupInput<'a> {
     id: &'a str,
     #[serde(rename = "match")]
     kind: &'static str,
+}
+
+/// Appends `,"pagination":{…}` as serde_json writes it, written directly rather than through
+/// serde and then the mirror's escape.
+fn write_pagination(sink: &mut Sink, pagination: &Pagination<'_>) {
+    // Every member of `Pagination`, in its order.
+    let Pagination { has_next_page, cursor } = pagination;
+    if *has_next_page {
+        sink.literal(b",\"pagination\":{\"has_next_page\":true", b",\\\"pagination\\\":{\\\"has_next_page\\\":true");
+    } else {
+        sink.literal(b",\"pagination\":{\"has_next_page\":false", b",\\\"pagination\\\":{\\\"has_next_page\\\":false");
+    }
+    if let Some(cursor) = cursor {
+        sink.literal(b",\"cursor\":", b",\\\"cursor\\\":");
+        sink.string(cursor);
+    }
+    sink.literal(b"}", b"}");
 }
 
 /// Appends a variant's `,"inputs":[…]` as serde_json writes it ([`inputs_of`]), written
