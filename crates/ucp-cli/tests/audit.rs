@@ -6,7 +6,6 @@
 #[allow(dead_code, reason = "each test binary uses only some of the shared helpers")]
 mod common;
 
-use std::process::Child;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -16,18 +15,11 @@ const PLATFORM_KEY: &str = "audit-platform-key";
 
 /// A running `ucpd serve` and every line it has logged so far.
 struct Server {
-    child: Child,
+    _child: common::Killed,
     base_url: String,
     lines: Arc<Mutex<Vec<String>>>,
     /// The data directory, removed once the server is stopped.
     _directory: tempfile::TempDir,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 impl Server {
@@ -71,7 +63,7 @@ fn start_server(directory: tempfile::TempDir, profile: &str, json_logs: bool) ->
             collected.lock().unwrap().push(line);
         }
     });
-    Server { child, base_url, lines, _directory: directory }
+    Server { _child: common::Killed(child), base_url, lines, _directory: directory }
 }
 
 /// Calls a tool as the onboarded platform, with `request_id` as the request's `Request-Id`.

@@ -4,7 +4,7 @@
 #[allow(dead_code, reason = "each test binary uses only some of the shared helpers")]
 mod common;
 
-use std::process::{Child, Command};
+use std::process::Command;
 
 use serde_json::{Value, json};
 
@@ -17,15 +17,8 @@ fn ucpd() -> Command {
 }
 
 struct Server {
-    child: Child,
+    _child: common::Killed,
     base_url: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn start_server(data: &std::path::Path) -> Server {
@@ -36,7 +29,7 @@ fn start_server(data: &std::path::Path) -> Server {
     let (address, lines) = common::ready(&mut child);
     common::drain(lines);
     let base_url = format!("http://{address}");
-    Server { child, base_url }
+    Server { _child: common::Killed(child), base_url }
 }
 
 async fn tool(client: &reqwest::Client, server: &Server, profile: &str, name: &str, mut arguments: Value) -> Value {

@@ -6,7 +6,7 @@
 mod common;
 
 use std::collections::{HashMap, HashSet};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -48,17 +48,8 @@ fn ucpd() -> Command {
 }
 
 /// A running server, killed (SIGKILL) when dropped, so a failing test leaves none behind.
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.0.kill().ok();
-        self.0.wait().ok();
-    }
-}
-
 /// Starts `ucpd serve` on the data directory; returns the server and its address once ready.
-fn serve(data_dir: &std::path::Path) -> (Server, String) {
+fn serve(data_dir: &std::path::Path) -> (common::Killed, String) {
     let mut child = ucpd()
         .args(["serve", "--listen", "127.0.0.1:0", "--demo-products", "20", "--dev-insecure-profiles", "--data-dir"])
         .arg(data_dir)
@@ -74,7 +65,7 @@ fn serve(data_dir: &std::path::Path) -> (Server, String) {
         .unwrap();
     let (address, lines) = common::ready(&mut child);
     common::drain(lines);
-    (Server(child), address)
+    (common::Killed(child), address)
 }
 
 /// A variant of the demo catalog with ample stock (the catalog is deterministic).

@@ -12,6 +12,16 @@ pub(crate) fn ucpd() -> Command {
     command
 }
 
+/// A child process killed and reaped when dropped, so a failing test leaves no server behind.
+pub(crate) struct Killed(pub(crate) Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        self.0.kill().ok();
+        self.0.wait().ok();
+    }
+}
+
 /// Reads a spawned `serve`'s standard error (piped) up to its `ucpd ready` line, then stops
 /// it. Returns the ready line and everything logged up to it; panics with the log when the
 /// server exits without becoming ready.
