@@ -2,6 +2,7 @@
 //! pricing engine that turns both into line totals, totals, messages and a status (`pricing`).
 
 mod attempt;
+mod eligibility;
 mod interned;
 mod model;
 mod parts;

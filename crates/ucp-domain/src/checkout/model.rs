@@ -35,7 +35,8 @@ pub struct FulfillmentChoice {
     pub selected_option_id: Option<String>,
 }
 
-/// Buyer context hints that change what we compute (tax and shipping region).
+/// Buyer context hints that change what we compute (tax and shipping region), and the
+/// platform's eligibility claims, which change nothing (`super::eligibility`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Context {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -44,6 +45,10 @@ pub struct Context {
     pub address_region: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub postal_code: Option<String>,
+    /// The well-formed claims the platform sent, each once, in its order: echoed, and each
+    /// answered with an `eligibility_not_accepted` warning.
+    #[serde(default, deserialize_with = "super::eligibility::claims", skip_serializing_if = "Option::is_none")]
+    pub eligibility: Option<Vec<String>>,
 }
 
 /// A payment step that needs the buyer (3-D Secure), waiting on our handoff page.

@@ -32,6 +32,9 @@ pub struct Context {
     pub language: Option<String>,
     #[schemars(skip_serializing_if = "Option::is_none")]
     pub currency: Option<String>,
+    /// Reverse-domain claims. None is recognized: each of the first 16 is echoed with an
+    /// `eligibility_not_accepted` warning; a value that is not one, one sent twice, and any past
+    /// the 16th are ignored.
     #[schemars(skip_serializing_if = "Option::is_none")]
     pub eligibility: Option<Vec<String>>,
 }

@@ -1,12 +1,13 @@
 //! Checkout invariants over MCP (checklist 120-148, continued from `checkout_edges.rs`):
-//! expiry, determinism, message paths that resolve, integer money, and stock checked across
-//! the lines of one variant.
+//! expiry, determinism, message paths that resolve, integer money, stock checked across the
+//! lines of one variant, and eligibility claims that never block.
 
 use serde_json::json;
 
 use crate::checkout::{TOKEN_SUCCESS, address, complete, ready_checkout};
 use crate::checkout_edges::{assert_checkout, assert_not_found, create, get, update, update_of};
-use crate::helpers::{assert_integer_money, messages_with, spawn_app};
+use crate::helpers::{assert_integer_money, assert_messages_resolve, messages_with, spawn_app};
+use crate::schema;
 
 // Checklist 126, 140: unknown and expired checkouts are not_found.
 #[tokio::test]
@@ -114,5 +115,51 @@ async fn stock_is_checked_across_lines_of_the_same_variant() {
     let mut payload = ready_checkout("shoe-green-10", 2);
     payload["line_items"].as_array_mut().unwrap().push(json!({ "item": { "id": "SHOE-G-10" }, "quantity": 1 }));
     let body = create(&app, payload).await;
+    assert_eq!(body["status"], "ready_for_complete", "{body}");
+}
+
+// Checklist 138: an eligibility claim this business does not recognize (it recognizes none)
+// never blocks: each well-formed claim is echoed in `context` with an `eligibility_not_accepted`
+// warning at its path, a value that is not a reverse-domain name or is sent twice is dropped,
+// and the checkout still completes.
+#[tokio::test]
+async fn eligibility_claims_are_echoed_and_warned_about_but_never_block() {
+    let app = spawn_app().await;
+    let claims = json!(["com.example.loyalty_gold", "Not A Claim", "com.example.loyalty_gold", "org.school.student"]);
+    let kept = json!(["com.example.loyalty_gold", "org.school.student"]);
+    let mut payload = ready_checkout("mug-1", 1);
+    payload["context"]["eligibility"] = claims.clone();
+    let body = create(&app, payload).await;
+    assert_eq!(body["status"], "ready_for_complete", "{body}");
+    assert_eq!(body["context"]["eligibility"], kept, "{body}");
+    let warnings = messages_with(&body, "eligibility_not_accepted");
+    let paths: Vec<&str> = warnings.iter().map(|warning| warning["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, ["$.context.eligibility[0]", "$.context.eligibility[1]"], "{body}");
+    assert!(warnings.iter().all(|warning| warning["type"] == "warning"), "{body}");
+    let id = body["id"].as_str().unwrap();
+    assert_eq!(get(&app, id).await["context"]["eligibility"], kept, "kept with the checkout");
+    let completed = complete(&app, id, TOKEN_SUCCESS).await;
+    assert_eq!(completed["status"], "completed", "{completed}");
+    assert!(completed["order"]["id"].is_string(), "{completed}");
+
+    // A cart carries them the same way.
+    let cart = app
+        .tool(
+            "create_cart",
+            json!({ "cart": { "line_items": [{ "item": { "id": "mug-1" }, "quantity": 1 }], "context": { "eligibility": claims } } }),
+        )
+        .await;
+    schema::assert_valid("shopping/cart.json", &cart);
+    assert_messages_resolve(&cart);
+    assert_eq!(cart["context"]["eligibility"], kept, "{cart}");
+    assert_eq!(messages_with(&cart, "eligibility_not_accepted").len(), 2, "{cart}");
+
+    // Past the limit, claims are ignored too: the first 16 are kept and warned about.
+    let many: Vec<String> = (0..20).map(|index| format!("com.example.claim{index}")).collect();
+    let mut payload = ready_checkout("mug-1", 1);
+    payload["context"]["eligibility"] = json!(many);
+    let body = create(&app, payload).await;
+    assert_eq!(body["context"]["eligibility"], json!(many[..16]), "{body}");
+    assert_eq!(messages_with(&body, "eligibility_not_accepted").len(), 16, "{body}");
     assert_eq!(body["status"], "ready_for_complete", "{body}");
 }

@@ -44,6 +44,8 @@ pub fn price(input: &PricingInput<'_>) -> Priced {
         status::checkout_requirements(input, &lines, &mut messages);
     }
     let status = status::status_of(session, &messages, lines.is_empty());
+    // Warnings, after the status they must not change (checklist 138).
+    super::eligibility::not_accepted(session.context.as_ref(), &mut messages);
     messages.extend(session.sticky_messages.iter().cloned());
     Priced {
         lines,

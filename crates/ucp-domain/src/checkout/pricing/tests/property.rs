@@ -181,6 +181,7 @@ fn random_fixture(rng: &mut Rng) -> Fixture {
             address_country: Some(rng.pick(&["US", "de", "FR"]).to_string()),
             address_region: if rng.chance(50) { Some("ca".into()) } else { None },
             postal_code: None,
+            eligibility: if rng.chance(30) { Some(vec!["com.example.loyalty_gold".into()]) } else { None },
         });
     }
 
