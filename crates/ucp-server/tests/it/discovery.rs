@@ -63,6 +63,40 @@ async fn profile_advertises_the_mcp_endpoint_and_catalog_capabilities_from_confi
     schema::assert_valid_profile(&profile);
 }
 
+// Checklist 11: every `extends` names a capability the profile offers, and the extension's own
+// schema (the local copy of its `schema` URL) has a `$defs` entry for that parent.
+#[tokio::test]
+async fn every_extension_extends_an_offered_capability_its_schema_defines() {
+    let app = spawn_app().await;
+    let (_, _, profile) = get_profile(&app).await;
+    let capabilities = profile["ucp"]["capabilities"].as_object().unwrap();
+    let mut extensions = Vec::new();
+    for (name, entries) in capabilities {
+        for entry in entries.as_array().unwrap() {
+            let parents: Vec<&str> = match &entry["extends"] {
+                Value::Null => continue,
+                Value::String(parent) => vec![parent.as_str()],
+                Value::Array(parents) => parents.iter().map(|parent| parent.as_str().unwrap()).collect(),
+                other => panic!("{name}: extends is {other}"),
+            };
+            extensions.push(name.as_str());
+            for parent in &parents {
+                assert!(
+                    capabilities.contains_key(*parent),
+                    "{name} extends {parent}, which the profile does not offer"
+                );
+            }
+            let Some(schema) = schema::load(entry["schema"].as_str().unwrap()) else { continue };
+            for parent in parents {
+                assert!(schema["$defs"].get(parent).is_some(), "{name}'s schema has no $defs entry for {parent}");
+            }
+        }
+    }
+    for expected in ["dev.ucp.shopping.fulfillment", "dev.ucp.shopping.discount"] {
+        assert!(extensions.contains(&expected), "{expected} in {extensions:?}");
+    }
+}
+
 // Checklist 14: public keys only, under both names.
 #[tokio::test]
 async fn profile_publishes_a_public_signing_key_that_survives_restarts() {

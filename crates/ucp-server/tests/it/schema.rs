@@ -7,7 +7,8 @@ use std::sync::OnceLock;
 use jsonschema::{Retrieve, Uri};
 use serde_json::{Value, json};
 
-const SCHEMA_PREFIXES: &[&str] = &["https://ucp.dev/schemas/schemas/", "https://ucp.dev/schemas/"];
+const SCHEMA_PREFIXES: &[&str] =
+    &["https://ucp.dev/schemas/schemas/", "https://ucp.dev/schemas/", "https://ucp.dev/2026-04-08/schemas/"];
 
 /// Maps `https://ucp.dev/schemas/...` to files of the released version under UCP_SPEC_DIR.
 struct SpecDirRetriever {
@@ -40,6 +41,14 @@ fn spec_root() -> Option<PathBuf> {
         Some(root)
     })
     .clone()
+}
+
+/// The local copy of the schema at a `https://ucp.dev/schemas/...` URL, or `None` when
+/// UCP_SPEC_DIR is not set (the caller skips).
+pub fn load(url: &str) -> Option<Value> {
+    let root = spec_root()?;
+    let uri = url.parse::<Uri<String>>().unwrap_or_else(|error| panic!("{url}: {error}"));
+    Some(SpecDirRetriever { root }.retrieve(&uri).unwrap_or_else(|error| panic!("{url}: {error}")))
 }
 
 /// Asserts `instance` is valid against `reference` (e.g. `shopping/catalog_search.json#/$defs/search_response`).
