@@ -74,18 +74,46 @@ impl<'a> Source<'a> {
         }
     }
 
-    /// The escapes of the pieces.
-    fn escaped(self) -> Pieces {
-        let escape = |piece: &[u8]| {
-            let mut out = Vec::with_capacity(piece.len() + piece.len() / 4);
-            escape_into(&mut out, piece);
-            out.into_boxed_slice()
-        };
-        Pieces {
+    /// The escapes of the pieces every answer that shows the product writes; each variant's
+    /// is made when an answer first shows that variant.
+    fn escaped(self) -> Escaped {
+        Escaped {
             before: escape(self.before()),
-            variants: (0..self.count()).map(|index| escape(self.variant(index))).collect(),
+            variants: (0..self.count()).map(|_| OnceLock::new()).collect(),
             after: escape(self.after()),
         }
+    }
+}
+
+/// The escape of one piece.
+fn escape(piece: &[u8]) -> Box<[u8]> {
+    let mut out = Vec::with_capacity(piece.len() + piece.len() / 4);
+    escape_into(&mut out, piece);
+    out.into_boxed_slice()
+}
+
+/// The escapes of a rendering's pieces, for the MCP mirror. A variant's is made on first use: a
+/// lookup shows one variant of a product, so escaping them all made a cold lookup escape about
+/// half as many bytes again as it sends (BENCHMARKS.md, "Each variant escaped when shown").
+struct Escaped {
+    before: Box<[u8]>,
+    variants: Box<[OnceLock<Box<[u8]>>]>,
+    after: Box<[u8]>,
+}
+
+impl Escaped {
+    /// The pieces escaped as they were written ([`split`]): all of them, at once.
+    fn written(pieces: Pieces) -> Escaped {
+        Escaped {
+            before: pieces.before,
+            variants: pieces.variants.into_iter().map(OnceLock::from).collect(),
+            after: pieces.after,
+        }
+    }
+
+    /// The escape of variant `index` of `source`, made on first use.
+    fn variant(&self, source: Source<'_>, index: usize) -> &[u8] {
+        self.variants[index].get_or_init(|| escape(source.variant(index)))
     }
 }
 
@@ -105,7 +133,7 @@ impl Pieces {
 /// kept of it), and their escapes, made on the first mirrored answer that shows it.
 pub(crate) struct Rendered {
     json: Json,
-    escaped: OnceLock<Pieces>,
+    escaped: OnceLock<Escaped>,
 }
 
 enum Json {
@@ -140,7 +168,7 @@ impl Rendered {
         }
         let rendered = Rendered { json: Json::Pieces(Pieces::cut(&split.json)), escaped: OnceLock::new() };
         if let Some(escaped) = &split.escaped {
-            let _ = rendered.escaped.set(Pieces::cut(escaped));
+            let _ = rendered.escaped.set(Escaped::written(Pieces::cut(escaped)));
         }
         Some(rendered)
     }
@@ -203,7 +231,7 @@ impl Rendered {
     }
 
     /// The escaped pieces, when `sink` mirrors.
-    fn escaped_for(&self, sink: &Sink) -> Option<&Pieces> {
+    fn escaped_for(&self, sink: &Sink) -> Option<&Escaped> {
         sink.mirrored().then(|| self.escaped.get_or_init(|| self.source().escaped()))
     }
 }
@@ -241,7 +269,7 @@ pub(crate) fn write_product(sink: &mut Sink, shown: &Shown) -> serde_json::Resul
             } else {
                 sink.piece(VARIANTS_KEY, Some(VARIANTS_KEY_ESCAPED));
             }
-            sink.piece(pieces.variant(index), escaped.map(|escaped| &escaped.variants[index][..]));
+            sink.piece(pieces.variant(index), escaped.map(|escaped| escaped.variant(pieces, index)));
             any = true;
         }
         if any {
@@ -275,10 +303,8 @@ pub(crate) fn write_lookup_product(
             sink.piece(b",", Some(b","));
         }
         let variant = pieces.variant(index);
-        sink.piece(
-            &variant[..open(variant)],
-            escaped.map(|escaped| &escaped.variants[index][..open(&escaped.variants[index])]),
-        );
+        let escaped_variant = escaped.map(|escaped| escaped.variant(pieces, index));
+        sink.piece(&variant[..open(variant)], escaped_variant.map(|escaped| &escaped[..open(escaped)]));
         tail(position, sink)?;
         sink.piece(b"}", Some(b"}"));
     }

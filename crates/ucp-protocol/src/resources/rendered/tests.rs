@@ -123,10 +123,16 @@ fn products_split_around_their_variants() {
         // Escaped as it is written, the pieces are what escaping them afterwards gives.
         let mirrored = Rendered::of(&product, true).expect("the product splits");
         let Json::Pieces(pieces) = &rendered.json else { panic!("serialized") };
-        let (now, later) = (mirrored.escaped.get().expect("escaped as written"), Source::Pieces(pieces).escaped());
+        let source = Source::Pieces(pieces);
+        let (now, later) = (mirrored.escaped.get().expect("escaped as written"), source.escaped());
         assert_eq!(now.before, later.before);
-        assert_eq!(now.variants, later.variants);
         assert_eq!(now.after, later.after);
+        for index in 0..variants {
+            assert!(now.variants[index].get().is_some(), "escaped as written");
+            assert!(later.variants[index].get().is_none(), "escaped when first shown");
+            assert_eq!(now.variant(source, index), later.variant(source, index));
+            assert_eq!(later.variant(source, index), super::escape(pieces.variants[index].as_ref()).as_ref());
+        }
         assert!(rendered.escaped.get().is_none(), "escaped only when mirrored");
         assert_eq!(pieces.variants.len(), variants);
         // With no variants the whole head is `before`: nothing goes between it and `after`.
