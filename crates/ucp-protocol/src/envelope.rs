@@ -7,8 +7,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::value::RawValue;
 
-use crate::escape::escape_into;
-
 /// `ucp.status`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -71,9 +69,8 @@ impl RenderedUcp {
     pub fn new(ucp: &Ucp) -> RenderedUcp {
         // A wire type serializes infallibly (string keys, no non-finite floats).
         let json = serde_json::value::to_raw_value(ucp).unwrap_or_else(|_| RawValue::NULL.to_owned());
-        let mut escaped = Vec::with_capacity(json.get().len() + json.get().len() / 4);
-        escape_into(&mut escaped, json.get().as_bytes());
-        RenderedUcp { json, escaped: escaped.into_boxed_slice() }
+        let escaped = crate::escape::escaped(json.get().as_bytes()).into_boxed_slice();
+        RenderedUcp { json, escaped }
     }
 
     /// The member's JSON.

@@ -56,6 +56,14 @@ pub fn json_string(out: &mut Vec<u8>, text: &str) {
     out.push(b'"');
 }
 
+/// The inside of the JSON string literal of `input` (UTF-8 text), without quotes, in a buffer
+/// sized for a product's JSON (an escape every eight bytes) with room to spare.
+pub fn escaped(input: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(input.len() + input.len() / 4);
+    escape_into(&mut out, input);
+    out
+}
+
 /// Appends the inside of the JSON string literal of `input` (UTF-8 text) to `out`, without
 /// quotes. Escaping text in parts and joining them gives the escape of the joined text: each
 /// byte is escaped alone.

@@ -160,11 +160,7 @@ fn tool_result(id: &Value, reply: dispatch::Reply) -> Result<Response, ApiError>
     head.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
     push_id(&mut head, id);
     head.extend_from_slice(b",\"result\":{\"structuredContent\":");
-    let text = reply.text.unwrap_or_else(|| {
-        let mut text = Vec::with_capacity(reply.body.len() + reply.body.len() / 4);
-        escape::escape_into(&mut text, &reply.body);
-        text
-    });
+    let text = reply.text.unwrap_or_else(|| escape::escaped(&reply.body));
     let body = Pieces::new([
         Bytes::from(head),
         Bytes::from(reply.body),

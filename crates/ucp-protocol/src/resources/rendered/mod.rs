@@ -18,7 +18,6 @@ use ucp_domain::catalog::{Product, ProductJson, Served, Shown};
 use super::sink::Sink;
 use super::split::{Cuts, split};
 use super::stored;
-use crate::escape::escape_into;
 
 /// Between the members before the variants and the first variant.
 const VARIANTS_KEY: &[u8] = b",\"variants\":[";
@@ -87,9 +86,7 @@ impl<'a> Source<'a> {
 
 /// The escape of one piece.
 fn escape(piece: &[u8]) -> Box<[u8]> {
-    let mut out = Vec::with_capacity(piece.len() + piece.len() / 4);
-    escape_into(&mut out, piece);
-    out.into_boxed_slice()
+    crate::escape::escaped(piece).into_boxed_slice()
 }
 
 /// The escapes of a rendering's pieces, for the MCP mirror. A variant's is made on first use: a
