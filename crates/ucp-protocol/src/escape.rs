@@ -56,6 +56,38 @@ pub fn json_string(out: &mut Vec<u8>, text: &str) {
     out.push(b'"');
 }
 
+/// The length of the escape of `json`, JSON text fixed at compile time ([`escape_const`]): each
+/// `"` and `\` gains a backslash. Such text holds no control character (it would not compile).
+pub const fn escaped_len(json: &[u8]) -> usize {
+    let (mut length, mut at) = (json.len(), 0);
+    while at < json.len() {
+        assert!(json[at] >= 0x20, "fixed JSON text holds no control character");
+        if json[at] == b'"' || json[at] == b'\\' {
+            length += 1;
+        }
+        at += 1;
+    }
+    length
+}
+
+/// The escape of `json`, JSON text fixed at compile time, `N` being [`escaped_len`]`(json)`: what
+/// [`escape_into`] writes for it, made by the compiler (the `literal!` pairs of the catalog
+/// bodies' writers).
+pub const fn escape_const<const N: usize>(json: &[u8]) -> [u8; N] {
+    let mut out = [0; N];
+    let (mut from, mut to) = (0, 0);
+    while from < json.len() {
+        if json[from] == b'"' || json[from] == b'\\' {
+            out[to] = b'\\';
+            to += 1;
+        }
+        out[to] = json[from];
+        (from, to) = (from + 1, to + 1);
+    }
+    assert!(to == N, "N is escaped_len(json)");
+    out
+}
+
 /// The inside of the JSON string literal of `input` (UTF-8 text), without quotes, in a buffer
 /// sized for a product's JSON (an escape every eight bytes) with room to spare.
 pub fn escaped(input: &[u8]) -> Vec<u8> {
@@ -170,6 +202,17 @@ mod tests {
         let mut out = b"prefix:".to_vec();
         json_string(&mut out, text);
         String::from_utf8(out).unwrap()
+    }
+
+    // What the compiler makes of fixed JSON text is what the escape writes at run time.
+    #[test]
+    fn a_fixed_texts_escape_is_the_escape() {
+        const TEXT: &[u8] = br#",{"a\\b":"c","d":[1,"\u00e9"]}"#;
+        const ESCAPED: [u8; escaped_len(TEXT)] = escape_const(TEXT);
+        let mut expected = Vec::new();
+        escape_into(&mut expected, TEXT);
+        assert_eq!(ESCAPED.as_slice(), expected.as_slice());
+        assert_eq!(escape_const::<0>(b""), [0u8; 0]);
     }
 
     // The mask flags exactly the bytes that need an escape, whatever their neighbours: no

@@ -8,6 +8,19 @@ use super::Message;
 use crate::envelope::{RenderedUcp, Ucp};
 use crate::escape::{escape_into, json_string};
 
+/// Fixed JSON text and its escape, the escape made by the compiler ([`escape_const`]):
+/// `(json, escaped)` for [`Sink::literal`].
+///
+/// [`escape_const`]: crate::escape::escape_const
+macro_rules! literal {
+    ($json:expr) => {{
+        const JSON: &[u8] = $json;
+        const ESCAPED: [u8; $crate::escape::escaped_len(JSON)] = $crate::escape::escape_const(JSON);
+        (JSON, &ESCAPED as &'static [u8])
+    }};
+}
+pub(crate) use literal;
+
 /// A body's `ucp` member as a [`Sink`] writes it: serialized (and escaped when mirrored), or
 /// copied with its escape when it was rendered beforehand ([`RenderedUcp`]).
 pub trait UcpMember: Serialize {
@@ -56,19 +69,9 @@ impl Sink {
         self.escaped.is_some()
     }
 
-    /// Appends fixed JSON text (a key, punctuation) and, when mirrored, `escaped`: its escape,
-    /// written out beside it so an answer copies it rather than escaping it again.
-    pub(crate) fn literal(&mut self, json: &[u8], escaped: &[u8]) {
-        debug_assert_eq!(
-            {
-                let mut expected = Vec::new();
-                escape_into(&mut expected, json);
-                expected
-            },
-            escaped,
-            "the escape written beside {:?}",
-            String::from_utf8_lossy(json)
-        );
+    /// Appends fixed JSON text (a key, punctuation) and, when mirrored, its escape, both made
+    /// at compile time by [`literal!`].
+    pub(crate) fn literal(&mut self, (json, escaped): (&[u8], &[u8])) {
         self.piece(json, Some(escaped));
     }
 
@@ -101,15 +104,15 @@ impl Sink {
 
     /// Appends `,"name":` and `value`.
     pub(crate) fn member(&mut self, name: &str, value: &impl Serialize) -> serde_json::Result<()> {
-        self.literal(b",", b",");
+        self.literal(literal!(b","));
         self.string(name);
-        self.literal(b":", b":");
+        self.literal(literal!(b":"));
         self.serialize(value)
     }
 
     /// Appends `{"ucp":` and the envelope: how every catalog body begins.
     pub(crate) fn open_body(&mut self, ucp: &impl UcpMember) -> serde_json::Result<()> {
-        self.literal(b"{\"ucp\":", b"{\\\"ucp\\\":");
+        self.literal(literal!(b"{\"ucp\":"));
         match ucp.rendered() {
             Some(rendered) => {
                 self.piece(rendered.json().get().as_bytes(), Some(rendered.escaped()));
@@ -125,14 +128,14 @@ impl Sink {
         items: &[T],
         mut write: impl FnMut(&mut Sink, &T) -> serde_json::Result<()>,
     ) -> serde_json::Result<()> {
-        self.literal(b",\"products\":[", b",\\\"products\\\":[");
+        self.literal(literal!(b",\"products\":["));
         for (position, item) in items.iter().enumerate() {
             if position > 0 {
-                self.literal(b",", b",");
+                self.literal(literal!(b","));
             }
             write(self, item)?;
         }
-        self.literal(b"]", b"]");
+        self.literal(literal!(b"]"));
         Ok(())
     }
 
@@ -142,7 +145,7 @@ impl Sink {
         if !messages.is_empty() {
             self.member("messages", &messages)?;
         }
-        self.literal(b"}", b"}");
+        self.literal(literal!(b"}"));
         Ok(())
     }
 

@@ -15,14 +15,12 @@ use std::sync::OnceLock;
 
 use ucp_domain::catalog::{Product, ProductJson, Served, Shown};
 
-use super::sink::Sink;
+use super::sink::{Sink, literal};
 use super::split::{Cuts, split};
 use super::stored;
 
-/// Between the members before the variants and the first variant.
-const VARIANTS_KEY: &[u8] = b",\"variants\":[";
-/// [`VARIANTS_KEY`] inside a JSON string.
-const VARIANTS_KEY_ESCAPED: &[u8] = b",\\\"variants\\\":[";
+/// Between the members before the variants and the first variant, and its escape.
+const VARIANTS_KEY: (&[u8], &[u8]) = literal!(b",\"variants\":[");
 /// A product's `options` member, up to its array.
 const OPTIONS_KEY: &[u8] = b",\"options\":[";
 
@@ -264,7 +262,7 @@ pub(crate) fn write_product(sink: &mut Sink, shown: &Shown) -> serde_json::Resul
             if any {
                 sink.piece(b",", Some(b","));
             } else {
-                sink.piece(VARIANTS_KEY, Some(VARIANTS_KEY_ESCAPED));
+                sink.literal(VARIANTS_KEY);
             }
             sink.piece(pieces.variant(index), escaped.map(|escaped| escaped.variant(pieces, index)));
             any = true;
@@ -294,7 +292,7 @@ pub(crate) fn write_lookup_product(
     sink.piece(pieces.before(), escaped.map(|escaped| &escaped.before[..]));
     let after = pieces.after();
     sink.piece(&after[..open(after)], escaped.map(|escaped| &escaped.after[..open(&escaped.after)]));
-    sink.piece(VARIANTS_KEY, Some(VARIANTS_KEY_ESCAPED));
+    sink.literal(VARIANTS_KEY);
     for (position, index) in shown_indices(variants.as_deref(), pieces.count()).enumerate() {
         if position > 0 {
             sink.piece(b",", Some(b","));
