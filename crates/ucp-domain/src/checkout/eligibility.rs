@@ -45,6 +45,41 @@ fn segment(part: &str, underscore: bool) -> bool {
         && bytes.all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || (underscore && byte == b'_'))
 }
 
+/// A visitor's answer, `$ignored`, to the values it does not look into: scalars, `null`, and
+/// maps, read through unbuilt.
+macro_rules! ignores_the_rest {
+    ($de:lifetime, $ignored:expr) => {
+        fn visit_map<A: MapAccess<$de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            Ok($ignored)
+        }
+
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            Ok($ignored)
+        }
+
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+            Ok($ignored)
+        }
+
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+            Ok($ignored)
+        }
+
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            Ok($ignored)
+        }
+
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok($ignored)
+        }
+
+        fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok($ignored)
+        }
+    };
+}
+
 /// Deserializes `context.eligibility`: the reverse-domain names of a list, each once, in order,
 /// of its first [`MAX_CLAIMS`] items; `None` when that leaves none. Anything else the member
 /// holds (another type, an item that is not a string, the items past the limit, skipped
@@ -75,38 +110,11 @@ pub(super) fn claims<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Optio
             Ok((!kept.is_empty()).then_some(kept))
         }
 
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-            Ok(None)
-        }
-
         fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
             Ok(None)
         }
 
-        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-
-        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-
-        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-
-        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-
-        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-
-        fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-            Ok(None)
-        }
+        ignores_the_rest!('de, None);
     }
     deserializer.deserialize_any(Claims)
 }
@@ -133,30 +141,7 @@ impl<'de> Deserialize<'de> for Item {
                 Ok(Item(None))
             }
 
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Item, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Item(None))
-            }
-
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Item, E> {
-                Ok(Item(None))
-            }
-
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Item, E> {
-                Ok(Item(None))
-            }
-
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Item, E> {
-                Ok(Item(None))
-            }
-
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Item, E> {
-                Ok(Item(None))
-            }
-
-            fn visit_unit<E: de::Error>(self) -> Result<Item, E> {
-                Ok(Item(None))
-            }
+            ignores_the_rest!('de, Item(None));
         }
         deserializer.deserialize_any(ItemVisitor)
     }
