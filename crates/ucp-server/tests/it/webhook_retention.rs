@@ -7,7 +7,9 @@ use ucp_domain::store::WebhookOutbox;
 use ucp_domain::webhook::{EventStatus, EventSummary};
 
 use crate::helpers::TestApp;
-use crate::webhooks::{Answer, Receiver, app_with_webhook, events_until, outbox, place_order, ship_first_unit};
+use crate::webhooks::{
+    Answer, Receiver, admit_admin_key, app_with_webhook, events_until, outbox, place_order, ship_first_unit,
+};
 
 /// Rows in `table` of the app's database, read beside the running server.
 fn rows(app: &TestApp, table: &str) -> i64 {
@@ -22,9 +24,8 @@ fn rows(app: &TestApp, table: &str) -> i64 {
 #[tokio::test]
 async fn the_sweeper_deletes_delivered_events_past_their_retention() {
     let receiver = Receiver::start(&[]).await;
-    let key = "admin-key-for-webhook-tests";
     let app = app_with_webhook(&receiver.url, |settings| {
-        settings.admin.api_keys = vec![ucp_server::auth::hash_key_hex(key)];
+        admit_admin_key(settings);
         settings.webhooks.horizon_secs = 1;
         settings.webhooks.retention_secs = 4;
         settings.checkout.sweep_interval_secs = 1;
@@ -33,7 +34,7 @@ async fn the_sweeper_deletes_delivered_events_past_their_retention() {
     let order_id = place_order(&app).await;
     receiver.wait_for(1).await;
     let placed = app.tool("get_order", json!({ "id": order_id })).await;
-    ship_first_unit(&app, key, &order_id, &placed, "1Z1").await;
+    ship_first_unit(&app, &order_id, &placed, "1Z1").await;
     // Well within the four seconds: the created event's snapshot, written apart by the shipment.
     assert_eq!(rows(&app, "webhook_payloads"), 1);
     assert_eq!(receiver.wait_for(2).await.len(), 2, "created, then updated");

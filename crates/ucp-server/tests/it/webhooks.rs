@@ -185,13 +185,22 @@ fn verify_components() -> [&'static str; 8] {
     ["@method", "@authority", "@path", "content-type", "content-digest", "ucp-agent", "webhook-id", "webhook-timestamp"]
 }
 
-/// Ships one unit of `order`'s first line through the admin API, with tracking `number`.
-pub(crate) async fn ship_first_unit(app: &TestApp, key: &str, order_id: &str, order: &Value, number: &str) {
+/// The admin key of the tests that change an order through the admin API.
+const ADMIN_KEY: &str = "admin-key-for-webhook-tests";
+
+/// Lets [`ADMIN_KEY`] into the admin API ([`ship_first_unit`]).
+pub(crate) fn admit_admin_key(settings: &mut Settings) {
+    settings.admin.api_keys = vec![ucp_server::auth::hash_key_hex(ADMIN_KEY)];
+}
+
+/// Ships one unit of `order`'s first line through the admin API (the app configured with
+/// [`admit_admin_key`]), with tracking `number`.
+pub(crate) async fn ship_first_unit(app: &TestApp, order_id: &str, order: &Value, number: &str) {
     let line = order["line_items"][0]["id"].as_str().unwrap();
     let shipped = app
         .http
         .post(format!("{}/admin/api/orders/{order_id}/ship", app.base_url))
-        .bearer_auth(key)
+        .bearer_auth(ADMIN_KEY)
         .json(&json!({ "line_items": [{ "id": line, "quantity": 1 }], "carrier": "UPS",
                        "tracking_number": number, "tracking_url": format!("https://track.example/{number}") }))
         .send()
@@ -389,15 +398,11 @@ async fn orders_without_a_webhook_url_record_no_event() {
 #[tokio::test]
 async fn a_merchant_change_sends_the_full_updated_order() {
     let receiver = Receiver::start(&[]).await;
-    let key = "admin-key-for-webhook-tests";
-    let app = app_with_webhook(&receiver.url, |settings| {
-        settings.admin.api_keys = vec![ucp_server::auth::hash_key_hex(key)];
-    })
-    .await;
+    let app = app_with_webhook(&receiver.url, admit_admin_key).await;
     let order_id = place_order(&app).await;
     receiver.wait_for(1).await;
     let order = app.tool("get_order", json!({ "id": order_id })).await;
-    ship_first_unit(&app, key, &order_id, &order, "1Z999").await;
+    ship_first_unit(&app, &order_id, &order, "1Z999").await;
 
     let received = receiver.wait_for(2).await;
     assert_eq!(received.len(), 2, "created, then updated");
@@ -421,16 +426,15 @@ async fn a_merchant_change_sends_the_full_updated_order() {
 #[tokio::test]
 async fn an_event_delivered_after_a_later_change_still_carries_its_own_snapshot() {
     let receiver = Receiver::start(&[Answer::Status(503)]).await;
-    let key = "admin-key-for-webhook-tests";
     let app = app_with_webhook(&receiver.url, |settings| {
-        settings.admin.api_keys = vec![ucp_server::auth::hash_key_hex(key)];
+        admit_admin_key(settings);
         settings.webhooks.initial_backoff_ms = 1_500;
     })
     .await;
     let order_id = place_order(&app).await;
     receiver.wait_for(1).await;
     let placed = app.tool("get_order", json!({ "id": order_id })).await;
-    ship_first_unit(&app, key, &order_id, &placed, "1Z1").await;
+    ship_first_unit(&app, &order_id, &placed, "1Z1").await;
 
     let received = receiver.wait_for(3).await;
     assert_eq!(received.len(), 3, "created (refused), created again, updated");
