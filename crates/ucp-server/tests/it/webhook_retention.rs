@@ -8,7 +8,7 @@ use ucp_domain::webhook::{EventStatus, EventSummary};
 
 use crate::helpers::TestApp;
 use crate::webhooks::{
-    Answer, Receiver, admit_admin_key, app_with_webhook, events_until, outbox, place_order, ship_first_unit,
+    Answer, Receiver, admit_admin_key, app_with_webhook, events_until, outbox, place_order, place_then_ship,
 };
 
 /// Rows in `table` of the app's database, read beside the running server.
@@ -31,10 +31,7 @@ async fn the_sweeper_deletes_delivered_events_past_their_retention() {
         settings.checkout.sweep_interval_secs = 1;
     })
     .await;
-    let order_id = place_order(&app).await;
-    receiver.wait_for(1).await;
-    let placed = app.tool("get_order", json!({ "id": order_id })).await;
-    ship_first_unit(&app, &order_id, &placed, "1Z1").await;
+    let (order_id, _) = place_then_ship(&app, &receiver, "1Z1").await;
     // Well within the four seconds: the created event's snapshot, written apart by the shipment.
     assert_eq!(rows(&app, "webhook_payloads"), 1);
     assert_eq!(receiver.wait_for(2).await.len(), 2, "created, then updated");

@@ -185,6 +185,17 @@ fn verify_components() -> [&'static str; 8] {
     ["@method", "@authority", "@path", "content-type", "content-digest", "ucp-agent", "webhook-id", "webhook-timestamp"]
 }
 
+/// Places an order, waits for its first delivery (its created event, accepted or refused), then
+/// ships one unit of it with tracking `number` ([`ship_first_unit`]). Answers the order's id and
+/// the order as placed.
+pub(crate) async fn place_then_ship(app: &TestApp, receiver: &Receiver, number: &str) -> (String, Value) {
+    let order_id = place_order(app).await;
+    receiver.wait_for(1).await;
+    let placed = app.tool("get_order", json!({ "id": order_id })).await;
+    ship_first_unit(app, &order_id, &placed, number).await;
+    (order_id, placed)
+}
+
 /// The admin key of the tests that change an order through the admin API.
 const ADMIN_KEY: &str = "admin-key-for-webhook-tests";
 
@@ -399,10 +410,7 @@ async fn orders_without_a_webhook_url_record_no_event() {
 async fn a_merchant_change_sends_the_full_updated_order() {
     let receiver = Receiver::start(&[]).await;
     let app = app_with_webhook(&receiver.url, admit_admin_key).await;
-    let order_id = place_order(&app).await;
-    receiver.wait_for(1).await;
-    let order = app.tool("get_order", json!({ "id": order_id })).await;
-    ship_first_unit(&app, &order_id, &order, "1Z999").await;
+    let (order_id, _) = place_then_ship(&app, &receiver, "1Z999").await;
 
     let received = receiver.wait_for(2).await;
     assert_eq!(received.len(), 2, "created, then updated");
@@ -431,10 +439,7 @@ async fn an_event_delivered_after_a_later_change_still_carries_its_own_snapshot(
         settings.webhooks.initial_backoff_ms = 1_500;
     })
     .await;
-    let order_id = place_order(&app).await;
-    receiver.wait_for(1).await;
-    let placed = app.tool("get_order", json!({ "id": order_id })).await;
-    ship_first_unit(&app, &order_id, &placed, "1Z1").await;
+    let (order_id, placed) = place_then_ship(&app, &receiver, "1Z1").await;
 
     let received = receiver.wait_for(3).await;
     assert_eq!(received.len(), 3, "created (refused), created again, updated");
