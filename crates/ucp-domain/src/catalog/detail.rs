@@ -1,6 +1,8 @@
 //! get_product: option selection with relaxation, and availability signals on option values.
 
-use super::{Product, SelectedOption, Variant};
+use std::sync::Arc;
+
+use super::{DefaultDetail, Fact, Outline, Product, ProductOption, SelectedOption, Served, Variant, ViewParts};
 
 /// What a buyer asked to see of one product.
 #[derive(Debug, Clone, Default)]
@@ -34,6 +36,27 @@ pub fn default_view(product: &Product) -> Option<Product> {
     default_product_detail(product).map(|detailed| detailed.product)
 }
 
+/// get_product's default view of `product`, a served product of its own whose rendering is
+/// cut from the product's: chosen from the product's outline when the store reads one (so a
+/// product kept as stored is not parsed for it: its options and each variant's are read
+/// where the store's cuts say they are), derived from the product otherwise. `None` when the
+/// product has no variant.
+pub fn default_view_of(product: &Arc<Served>) -> Option<DefaultDetail> {
+    if let Some(outline) = product.outline() {
+        let choice = default_choice(&outline, &product.facts())?;
+        let has_options = !choice.options.is_empty();
+        let parts = ViewParts { options: choice.options, variants: choice.shown };
+        let view = Served::view_parts(parts, product, default_view);
+        return Some(DefaultDetail { product: Arc::new(view), selected: choice.selected, has_options });
+    }
+    product.with_product(|parsed| {
+        let detailed = default_product_detail(parsed)?;
+        let has_options = !detailed.product.options.is_empty();
+        let view = Served::view_of(detailed.product, product, default_view);
+        Some(DefaultDetail { product: Arc::new(view), selected: detailed.selected, has_options })
+    })
+}
+
 /// Narrows `product` per `request`; `keep_variant` applies request filters (e.g. price).
 /// Returns `None` when no variant survives the filters.
 /// Only what the view shows is copied: the product's members and the variants it keeps.
@@ -42,32 +65,108 @@ pub fn detail(
     request: &DetailRequest,
     keep_variant: &dyn Fn(&Variant) -> bool,
 ) -> Option<ProductDetail> {
-    let (featured, selected, relaxed) = match request.variant_id.as_deref().and_then(|id| product.variant_by_id(id)) {
-        Some(variant) => (variant.id.clone(), variant.options.clone(), false),
+    let choice = choose(&product.options, &product.variants, request, keep_variant)?;
+    let mut view = without_variants(product, choice.options);
+    view.variants = choice.shown.iter().map(|&index| product.variants[index].clone()).collect();
+    Some(ProductDetail { product: view, selected: choice.selected, relaxed: choice.relaxed })
+}
+
+/// get_product's default view as a choice among a product's variants: what
+/// [`default_product_detail`] shows of the product `outline` and `facts` describe (`facts[i]`
+/// of the variant whose options are `outline.variants[i]`), without the product. `None` when
+/// the two disagree on the number of variants, or there is none.
+pub fn default_choice(outline: &Outline, facts: &[Fact<'_>]) -> Option<Choice> {
+    if outline.variants.len() != facts.len() {
+        return None;
+    }
+    let variants: Vec<Outlined<'_>> =
+        (outline.variants.iter().zip(facts)).map(|(options, fact)| Outlined { options, fact }).collect();
+    choose(&outline.options, &variants, &DetailRequest::default(), &|_| true)
+}
+
+/// A request's choice among a product's variants: the effective selections, whether some
+/// were dropped to find a variant, the product's options with `available`/`exists` on every
+/// value, and the variants shown (indices into the product's: the featured one first, then
+/// the others that carry the selections, in order).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Choice {
+    pub selected: Vec<SelectedOption>,
+    pub relaxed: bool,
+    pub options: Vec<ProductOption>,
+    pub shown: Vec<usize>,
+}
+
+/// What choosing reads of a variant: a parsed one, or an outlined one with its facts.
+trait Axes {
+    fn id(&self) -> &str;
+    fn options(&self) -> &[SelectedOption];
+    fn is_available(&self) -> bool;
+}
+
+impl Axes for Variant {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn options(&self) -> &[SelectedOption] {
+        &self.options
+    }
+
+    fn is_available(&self) -> bool {
+        Variant::is_available(self)
+    }
+}
+
+/// A variant of an [`Outline`], with what the store read of it.
+struct Outlined<'a> {
+    options: &'a [SelectedOption],
+    fact: &'a Fact<'a>,
+}
+
+impl Axes for Outlined<'_> {
+    fn id(&self) -> &str {
+        self.fact.id
+    }
+
+    fn options(&self) -> &[SelectedOption] {
+        self.options
+    }
+
+    fn is_available(&self) -> bool {
+        self.fact.available
+    }
+}
+
+fn choose<V: Axes>(
+    options: &[ProductOption],
+    variants: &[V],
+    request: &DetailRequest,
+    keep_variant: &dyn Fn(&V) -> bool,
+) -> Option<Choice> {
+    let by_id = request.variant_id.as_deref().and_then(|id| variants.iter().find(|variant| variant.id() == id));
+    let (featured, selected, relaxed) = match by_id {
+        Some(variant) => (variant.id(), variant.options().to_vec(), false),
         None => {
-            let (selected, relaxed) = relax(product, request, keep_variant)?;
-            let matching: Vec<&Variant> = product
-                .variants
-                .iter()
-                .filter(|variant| keep_variant(variant) && matches(variant, &selected))
-                .collect();
+            let (selected, relaxed) = relax(variants, request, keep_variant)?;
+            let matching: Vec<&V> =
+                variants.iter().filter(|variant| keep_variant(variant) && matches(*variant, &selected)).collect();
             let featured = matching.iter().find(|variant| variant.is_available()).or(matching.first())?;
-            let selected = if request.selected.is_empty() { featured.options.clone() } else { selected };
-            (featured.id.clone(), selected, relaxed)
+            let selected = if request.selected.is_empty() { featured.options().to_vec() } else { selected };
+            (featured.id(), selected, relaxed)
         }
     };
 
-    let mut view = without_variants(product);
+    let mut options = options.to_vec();
     // Option signals are relative to the effective selections, over all variants.
-    for option in &mut view.options {
+    for option in &mut options {
         for value in &mut option.values {
             // The effective selections with this value in place of this option's: compared
             // where they are, not copied into a probe per value.
             let others = || selected.iter().filter(|selection| selection.name != option.name);
-            let candidates = product.variants.iter().filter(|variant| {
-                carries(variant, &option.name, &value.label, value.id.as_deref())
+            let candidates = variants.iter().filter(|variant| {
+                carries(*variant, &option.name, &value.label, value.id.as_deref())
                     && others()
-                        .all(|selection| carries(variant, &selection.name, &selection.label, selection.id.as_deref()))
+                        .all(|selection| carries(*variant, &selection.name, &selection.label, selection.id.as_deref()))
             });
             let (mut exists, mut available) = (false, false);
             for variant in candidates {
@@ -79,22 +178,21 @@ pub fn detail(
         }
     }
 
-    let featured_index = product.variants.iter().position(|variant| variant.id == featured)?;
-    let featured_variant = &product.variants[featured_index];
-    if !keep_variant(featured_variant) {
+    let featured_index = variants.iter().position(|variant| variant.id() == featured)?;
+    if !keep_variant(&variants[featured_index]) {
         return None;
     }
-    view.variants.push(featured_variant.clone());
-    view.variants.extend(
-        (product.variants.iter().enumerate())
+    let mut shown = vec![featured_index];
+    shown.extend(
+        (variants.iter().enumerate())
             .filter(|&(index, variant)| index != featured_index && keep_variant(variant) && matches(variant, &selected))
-            .map(|(_, variant)| variant.clone()),
+            .map(|(index, _)| index),
     );
-    Some(ProductDetail { product: view, selected, relaxed })
+    Some(Choice { selected, relaxed, options, shown })
 }
 
-/// A copy of `product` but for its variants, which the view picks.
-fn without_variants(product: &Product) -> Product {
+/// A copy of `product` but for its options, given, and its variants, which the view picks.
+fn without_variants(product: &Product, options: Vec<ProductOption>) -> Product {
     // Every member named, so a new one is not forgotten.
     let Product {
         id,
@@ -106,7 +204,7 @@ fn without_variants(product: &Product) -> Product {
         price_range,
         list_price_range,
         media,
-        options,
+        options: _,
         variants: _,
         rating,
         tags,
@@ -122,7 +220,7 @@ fn without_variants(product: &Product) -> Product {
         price_range: price_range.clone(),
         list_price_range: list_price_range.clone(),
         media: media.clone(),
-        options: options.clone(),
+        options,
         variants: Vec::new(),
         rating: rating.clone(),
         tags: tags.clone(),
@@ -131,14 +229,14 @@ fn without_variants(product: &Product) -> Product {
 }
 
 /// Whether the variant carries every selection (by value id when both sides have one, else by label).
-fn matches(variant: &Variant, selections: &[SelectedOption]) -> bool {
+fn matches(variant: &impl Axes, selections: &[SelectedOption]) -> bool {
     selections.iter().all(|selection| carries(variant, &selection.name, &selection.label, selection.id.as_deref()))
 }
 
 /// Whether the variant carries the option value `name`: `label` (or `id`, when both sides have
 /// one).
-fn carries(variant: &Variant, name: &str, label: &str, id: Option<&str>) -> bool {
-    variant.options.iter().any(|option| {
+fn carries(variant: &impl Axes, name: &str, label: &str, id: Option<&str>) -> bool {
+    variant.options().iter().any(|option| {
         option.name == name
             && match (option.id.as_deref(), id) {
                 (Some(left), Some(right)) => left == right,
@@ -148,10 +246,10 @@ fn carries(variant: &Variant, name: &str, label: &str, id: Option<&str>) -> bool
 }
 
 /// Drops selections, lowest priority first, until some kept variant matches them all.
-fn relax(
-    product: &Product,
+fn relax<V: Axes>(
+    variants: &[V],
     request: &DetailRequest,
-    keep_variant: &dyn Fn(&Variant) -> bool,
+    keep_variant: &dyn Fn(&V) -> bool,
 ) -> Option<(Vec<SelectedOption>, bool)> {
     // One selection per option name: the first one sent wins.
     let mut selections: Vec<SelectedOption> = Vec::new();
@@ -171,7 +269,7 @@ fn relax(
     ordered.extend(selections);
     let mut relaxed = false;
     loop {
-        if product.variants.iter().any(|variant| keep_variant(variant) && matches(variant, &ordered)) {
+        if variants.iter().any(|variant| keep_variant(variant) && matches(variant, &ordered)) {
             return Some((ordered, relaxed));
         }
         ordered.pop()?;
@@ -289,6 +387,40 @@ mod tests {
         let request = DetailRequest { selected: vec![option("Color", "Green")], ..Default::default() };
         let detail = super::detail(&shoe(), &request, &|_| true).unwrap();
         assert_eq!(signals(&detail, "Size", "11"), (Some(false), Some(false)));
+    }
+
+    // get_product's default view of a product kept as stored is chosen from its outline and
+    // what the store read of each variant, without the product: the same choice.
+    #[test]
+    fn the_default_choice_from_an_outline_is_the_default_detail() {
+        let stocks = [[0, 4, 2], [0, 0, 0], [3, 3, 3], [0, 0, 5], [1, 0, 0]];
+        for stock in stocks {
+            let mut product = shoe();
+            for (variant, stock) in product.variants.iter_mut().zip(stock) {
+                variant.inventory_quantity = Some(stock);
+            }
+            // A fourth variant carrying the first one's options: shown beside it.
+            let mut twin = product.variants[0].clone();
+            twin.id = "blue-10-twin".into();
+            product.variants.push(twin);
+            let outline = Outline {
+                options: product.options.clone(),
+                variants: product.variants.iter().map(|variant| variant.options.clone()).collect(),
+            };
+            let facts: Vec<Fact<'_>> = (product.variants.iter())
+                .map(|variant| Fact { id: &variant.id, price: variant.price.amount, available: variant.is_available() })
+                .collect();
+            let choice = default_choice(&outline, &facts).expect("a variant to show");
+            let detailed = default_product_detail(&product).unwrap();
+            assert_eq!(choice.options, detailed.product.options, "{stock:?}");
+            assert_eq!(choice.selected, detailed.selected, "{stock:?}");
+            let shown: Vec<&str> = choice.shown.iter().map(|&index| product.variants[index].id.as_str()).collect();
+            let viewed: Vec<&str> = detailed.product.variants.iter().map(|variant| variant.id.as_str()).collect();
+            assert_eq!(shown, viewed, "{stock:?}");
+            assert!(default_choice(&outline, &facts[..2]).is_none(), "the outline and the facts disagree");
+        }
+        let empty = Outline { options: vec![], variants: vec![] };
+        assert!(default_choice(&empty, &[]).is_none(), "no variant, no view");
     }
 
     #[test]

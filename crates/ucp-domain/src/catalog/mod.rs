@@ -19,9 +19,14 @@ use serde::{Deserialize, Serialize};
 use crate::money::Price;
 
 pub use category::{category_key, category_matches, category_paths};
-pub use detail::{DetailRequest, ProductDetail, default_product_detail, default_view, detail};
+pub use detail::{
+    Choice, DetailRequest, ProductDetail, default_choice, default_product_detail, default_view, default_view_of, detail,
+};
 pub use lookup::{LookupMatch, assemble_lookup};
-pub use served::{DefaultDetail, Derive, Fact, Parse, ProductJson, Served, Shown, StoredDocument, StoredVariant};
+pub use served::{
+    DefaultDetail, Derive, Fact, Outline, Outliner, Parse, ProductJson, Served, Shown, StoredDocument, StoredVariant,
+    ViewParts,
+};
 
 /// A product: one or more purchasable variants that share a title and option axes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -9,8 +9,8 @@ type RequestSet<'a> = HashSet<&'a str, foldhash::fast::RandomState>;
 use std::sync::Arc;
 
 use crate::catalog::{
-    DefaultDetail, DetailRequest, LookupMatch, SelectedOption, Served, Shown, Variant, assemble_lookup,
-    category_matches, default_product_detail, default_view, detail,
+    DetailRequest, LookupMatch, SelectedOption, Served, Shown, Variant, assemble_lookup, category_matches,
+    default_view_of, detail,
 };
 use crate::checkout::Message;
 use crate::store::{Resolution, SearchPosition, SearchQuery, resolved_products};
@@ -331,13 +331,7 @@ impl Commerce {
             && !variant_filter.is_set()
             && presentment.is_base();
         let (shown, selected, has_options) = if default {
-            let Some(default) = product.default_detail(|served| {
-                let detailed = default_product_detail(served)?;
-                let has_options = !detailed.product.options.is_empty();
-                // A view of the served product: its rendering is cut from the product's.
-                let view = Served::view_of(detailed.product, &product, default_view);
-                Some(DefaultDetail { product: Arc::new(view), selected: detailed.selected, has_options })
-            }) else {
+            let Some(default) = product.default_detail(|_| default_view_of(&product)) else {
                 return no_variant();
             };
             let has_options = default.has_options;

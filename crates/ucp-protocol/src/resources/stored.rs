@@ -13,7 +13,7 @@
 
 use std::ops::Range;
 
-use ucp_domain::catalog::{Availability, Product, ProductJson, StoredVariant};
+use ucp_domain::catalog::{Availability, Outline, Product, ProductJson, StoredVariant};
 
 use super::split::split;
 
@@ -180,6 +180,41 @@ pub fn stated_availability(doc: &[u8], cuts: &[u8], variants: usize) -> Option<V
         .collect()
 }
 
+/// What get_product's default view needs of a stored product, read without parsing it: its
+/// `options` (the last member before its variants, when it has any: the serializer writes
+/// them in `Product`'s order) and each variant's (the member right after its `availability`,
+/// which the cuts name). `None` when the cuts do not fit, or a variant has no `availability`
+/// member to find its options after (the product is then parsed for the view).
+/// No member before a product's variants, and none before a variant's `options` but its
+/// `unit_price`, holds free-form JSON, so `"options":` found there is that key: a string's
+/// quotes are always escaped.
+pub fn outline(doc: &[u8], cuts: &[u8], variants: usize) -> Option<Outline> {
+    let cuts = decode(cuts, doc, variants)?;
+    let before = doc.get(..cuts.before)?;
+    let options = match memchr::memmem::rfind(before, OPTIONS_KEY) {
+        Some(at) => first_value(&before[at + OPTIONS_KEY.len()..])?,
+        None => Vec::new(),
+    };
+    let variants = (cuts.variants.iter())
+        .map(|(range, availability)| {
+            let rest = doc.get(availability.as_ref()?.end..range.end)?;
+            match rest.strip_prefix(OPTIONS_KEY) {
+                Some(value) => first_value(value),
+                None => Some(Vec::new()),
+            }
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(Outline { options, variants })
+}
+
+/// A product's or a variant's `options` member, up to its value.
+const OPTIONS_KEY: &[u8] = b",\"options\":";
+
+/// The JSON value `bytes` starts with, whatever follows it.
+fn first_value<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Option<T> {
+    T::deserialize(&mut serde_json::Deserializer::from_slice(bytes)).ok()
+}
+
 /// How a variant's `availability` member starts, as the cuts name it.
 const AVAILABILITY_KEY: &[u8] = b",\"availability\":";
 /// The members stock alone gives a tracked variant (`Availability::for_stock` of a status
@@ -315,6 +350,61 @@ mod tests {
                 }
             }
         }
+    }
+
+    // get_product's default view reads a stored product's options without parsing it: what it
+    // reads is what the parse says, whatever the strings and free-form members around them.
+    #[test]
+    fn the_outline_is_what_the_parse_says() {
+        let variant = |index: usize, options: serde_json::Value| {
+            json!({
+                "id": format!("v{index}"),
+                "title": ",\"options\":[",
+                "description": {"plain": "x"},
+                "price": {"amount": 1000, "currency": "USD"},
+                "unit_price": {"options": [{"name": "Size", "label": "not this"}], "x": ",\"options\":["},
+                "availability": {"available": index != 1},
+                "options": options,
+                "media": [{"type": "image", "url": "https://example.com/options.jpg"}],
+                "metadata": {"options": [1]},
+            })
+        };
+        let size = |label: &str, id: Option<&str>| json!({"name": "Size \"EU\"", "label": label, "id": id});
+        let stored: Product = serde_json::from_value(json!({
+            "id": "p",
+            "title": ",\"options\":[",
+            "description": {"plain": "x"},
+            "price_range": {"min": {"amount": 1000, "currency": "USD"}, "max": {"amount": 1000, "currency": "USD"}},
+            "options": [{"name": "Size \"EU\"", "values": [{"id": "s0", "label": "S0"}, {"label": ",\"options\":[é"}]}],
+            "variants": [
+                variant(0, json!([size("S0", Some("s0"))])),
+                variant(1, json!([])),
+                variant(2, json!([size(",\"options\":[é", None), {"name": "Fit", "label": "\u{1F600}"}])),
+            ],
+            "metadata": {"options": [{"name": "x", "values": []}]},
+        }))
+        .unwrap();
+        let (doc, cuts) = document(&stored).unwrap();
+        let cuts = cuts.unwrap();
+        let parsed: Product = serde_json::from_slice(&doc).unwrap();
+        let outline = outline(&doc, &cuts, 3).expect("every variant states its availability");
+        assert_eq!(outline.options, parsed.options);
+        assert_eq!(outline.variants, parsed.variants.iter().map(|variant| variant.options.clone()).collect::<Vec<_>>());
+        assert_eq!(outline.variants[1], [], "a variant without options");
+        assert!(super::outline(&doc, &cuts, 2).is_none(), "another number of variants");
+
+        // A product without options.
+        let mut plain = stored.clone();
+        plain.options.clear();
+        plain.variants.iter_mut().for_each(|variant| variant.options.clear());
+        let (doc, cuts) = document(&plain).unwrap();
+        let outline = super::outline(&doc, &cuts.unwrap(), 3).unwrap();
+        assert!(outline.options.is_empty() && outline.variants.iter().all(Vec::is_empty));
+
+        // A variant with no availability member to find its options after: parsed instead.
+        let (doc, cuts) = document(&product()).unwrap();
+        assert!(product().variants[2].availability.is_none());
+        assert!(super::outline(&doc, &cuts.unwrap(), 3).is_none());
     }
 
     #[test]

@@ -19,23 +19,32 @@ use std::fmt;
 use std::ops::Range;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 
-use super::{Description, PriceRange, Product, SelectedOption, Variant};
+use super::{Description, PriceRange, Product, ProductOption, SelectedOption};
 use crate::money::Price;
+
+mod shown;
+
+pub use shown::Shown;
 
 /// A product as served, shared between readers.
 pub struct Served {
     /// Parsed on first use from `stored` when the store kept the product that way.
     product: OnceLock<Product>,
-    /// A view's product until its rendering is made, which is then what serves it: let go
-    /// then, and derived again by `derive` from the product it views if anything reads it
-    /// after (a fallback path; the hot path reads the rendering alone).
-    pending: Mutex<Option<Box<Product>>>,
+    /// What a view's product is made from until its rendering is made, which is then what
+    /// serves it: let go then, and derived again by `derive` from the product it views if
+    /// anything reads it after (a fallback path; the hot path reads the rendering alone).
+    pending: Mutex<Option<Pending>>,
     derive: Option<Derive>,
+    /// What a view made from an outline shows, which its rendering is cut by.
+    parts: Option<ViewParts>,
     /// What the store read of the product, kept until both the product and its rendering are
     /// made (whichever comes second lets it go).
     stored: Mutex<Option<Arc<StoredDocument>>>,
     /// How the store's bytes become the product.
     parse: Option<Parse>,
+    /// How the store's bytes give what get_product's default view needs of the product,
+    /// without parsing it.
+    outline: Option<Outliner>,
     /// For a product kept as stored: its id and what the store read of each variant, which
     /// answer without the parse ([`Served::id`], [`Served::facts`]); fixed for its life.
     stored_id: Box<str>,
@@ -54,6 +63,37 @@ pub type Parse = fn(&StoredDocument) -> Result<Product, String>;
 
 /// How a view's product is made from the product it views ([`Served::view_of`]).
 pub type Derive = fn(&Product) -> Option<Product>;
+
+/// What get_product's default view needs of a product, read without parsing it: its options
+/// and each variant's, in order (the rest of a variant, its id and availability, a served
+/// product answers from what the store read: [`Served::facts`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outline {
+    pub options: Vec<ProductOption>,
+    pub variants: Vec<Vec<SelectedOption>>,
+}
+
+/// The store's reading of the options of what it kept ([`Outline`]), or `None` when it cannot
+/// read them without parsing the product.
+pub type Outliner = fn(&StoredDocument) -> Option<Outline>;
+
+/// What get_product's default view of a product shows, chosen from its outline
+/// ([`super::default_choice`]): the product's options with their flags, and the indices of
+/// the variants it shows, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ViewParts {
+    pub options: Vec<ProductOption>,
+    pub variants: Vec<usize>,
+}
+
+/// What a view's product is made from while it is pending.
+enum Pending {
+    /// The product itself, derived when the view was.
+    Product(Box<Product>),
+    /// What the store read of the product it views, and its parse: should that product be
+    /// gone before the view is rendered, the view is derived from a parse of it.
+    Stored(Arc<StoredDocument>, Parse),
+}
 
 /// What the store read of a product: the stored document's JSON (the product's, but for the
 /// availability the stock of this read may change), its cuts (opaque here), and the stock of
@@ -136,11 +176,50 @@ impl Served {
     pub fn view_of(product: Product, of: &Arc<Served>, derive: Derive) -> Served {
         Served {
             stored_id: product.id.as_str().into(),
-            pending: Mutex::new(Some(Box::new(product))),
+            pending: Mutex::new(Some(Pending::Product(Box::new(product)))),
             derive: Some(derive),
             view_of: Arc::downgrade(of),
             ..Served::empty()
         }
+    }
+
+    /// A view of `of` made from its outline rather than a product: the `parts` it shows, which
+    /// its rendering is cut by; its product, should anything read it, is `derive`d from `of`
+    /// (or, while the view is not rendered yet and `of` is gone, from a parse of what the
+    /// store read of `of`).
+    pub fn view_parts(parts: ViewParts, of: &Arc<Served>, derive: Derive) -> Served {
+        let pending = match (of.kept(), of.parse) {
+            (Some(stored), Some(parse)) => Some(Pending::Stored(stored, parse)),
+            _ => None,
+        };
+        Served {
+            stored_id: of.id().into(),
+            pending: Mutex::new(pending),
+            derive: Some(derive),
+            parts: Some(parts),
+            view_of: Arc::downgrade(of),
+            ..Served::empty()
+        }
+    }
+
+    /// A served product the store kept, which `outline` reads the options of without a parse.
+    pub fn outlined(self, outline: Outliner) -> Served {
+        Served { outline: Some(outline), ..self }
+    }
+
+    /// The outline of a product kept as stored and not parsed, when the store reads one for
+    /// it: its options and each of its variants', without parsing it.
+    pub fn outline(&self) -> Option<Outline> {
+        if self.product.get().is_some() {
+            return None;
+        }
+        let (stored, outline) = (self.kept()?, self.outline?);
+        outline(&stored).filter(|outline| outline.variants.len() == self.read.len())
+    }
+
+    /// What a view made from an outline shows ([`Served::view_parts`]).
+    pub fn parts(&self) -> Option<&ViewParts> {
+        self.parts.as_ref()
     }
 
     /// Nothing in any slot: what the constructors fill in.
@@ -149,8 +228,10 @@ impl Served {
             product: OnceLock::new(),
             pending: Mutex::new(None),
             derive: None,
+            parts: None,
             stored: Mutex::new(None),
             parse: None,
+            outline: None,
             stored_id: Box::default(),
             read: Arc::new([]),
             stored_len: 0,
@@ -177,12 +258,18 @@ impl Served {
     /// variants, which nothing can show or buy, and is logged.
     pub fn product(&self) -> &Product {
         self.product.get_or_init(|| {
-            if let Some(pending) = self.pending.lock().unwrap_or_else(PoisonError::into_inner).take() {
-                return *pending;
+            let pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner).take();
+            if let Some(Pending::Product(product)) = pending {
+                return *product;
             }
             if let Some(derive) = self.derive {
-                // A view let go of once rendered, read again: derived again.
-                let derived = self.viewed().and_then(|of| of.with_product(derive));
+                // A view let go of once rendered (or made from an outline), read again: derived
+                // again, from the product it views or, while that is pending, from what the
+                // store read of it.
+                let derived = self.viewed().and_then(|of| of.with_product(derive)).or_else(|| match &pending {
+                    Some(Pending::Stored(stored, parse)) => parse(stored).ok().and_then(|product| derive(&product)),
+                    _ => None,
+                });
                 return derived.unwrap_or_else(|| {
                     tracing::error!(product = %self.stored_id, "a view outlived its product; served without variants");
                     Product::unreadable(&self.stored_id)
@@ -212,7 +299,11 @@ impl Served {
     /// How many variants the product has, without parsing it (as read: fixed for the served
     /// product's life, so the cache can weigh by it).
     pub fn variant_count(&self) -> usize {
-        if self.parse.is_some() { self.read.len() } else { self.with_product(|product| product.variants.len()) }
+        match &self.parts {
+            Some(parts) => parts.variants.len(),
+            None if self.parse.is_some() => self.read.len(),
+            None => self.with_product(|product| product.variants.len()),
+        }
     }
 
     /// `read` of the product, without keeping a parse or a view's product for it: the parsed
@@ -224,7 +315,7 @@ impl Served {
         }
         {
             let pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Some(product) = pending.as_deref() {
+            if let Some(Pending::Product(product)) = pending.as_ref() {
                 return read(product);
             }
         }
@@ -291,16 +382,17 @@ impl Served {
     }
 
     /// get_product's default view, derived by `derive` on first use. A product kept as stored
-    /// is parsed for the derivation only, and stays unparsed: the view holds what get_product
-    /// shows, and the product's rendering (which the view's is cut from) comes from its stored
-    /// JSON, so keeping the parse as well would hold a second copy of the product that nothing
+    /// is outlined for it ([`Served::outline`]) or parsed for the derivation only
+    /// ([`Served::with_product`]), and stays unparsed: the view holds what get_product shows,
+    /// and the product's rendering (which the view's is cut from) comes from its stored JSON,
+    /// so keeping the parse as well would hold a second copy of the product that nothing
     /// reads, the larger part of what a get_product's cache entry weighed (BENCHMARKS.md,
     /// "Where the peak RSS comes from").
     pub(crate) fn default_detail(
         &self,
-        derive: impl FnOnce(&Product) -> Option<DefaultDetail>,
+        derive: impl FnOnce(&Served) -> Option<DefaultDetail>,
     ) -> Option<&DefaultDetail> {
-        self.detail.get_or_init(|| self.with_product(derive)).as_ref()
+        self.detail.get_or_init(|| derive(self)).as_ref()
     }
 }
 
@@ -339,89 +431,6 @@ impl std::ops::Deref for Served {
 impl fmt::Debug for Served {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         formatter.debug_struct("Served").field("product", &self.product.get()).finish_non_exhaustive()
-    }
-}
-
-/// One product of a catalog answer.
-#[derive(Debug, Clone)]
-pub enum Shown {
-    /// A served product as it is, but for which of its variants show and in what order:
-    /// indices into its variants, or all of them in order when `None`.
-    Served { served: Arc<Served>, variants: Option<Vec<usize>> },
-    /// A product the answer changed.
-    Changed(Box<Product>),
-}
-
-impl Shown {
-    pub fn whole(served: Arc<Served>) -> Shown {
-        Shown::Served { served, variants: None }
-    }
-
-    /// The variants that show, in order.
-    pub fn variants(&self) -> Vec<&Variant> {
-        match self {
-            Shown::Served { served, variants: None } => served.product().variants.iter().collect(),
-            Shown::Served { served, variants: Some(picked) } => {
-                picked.iter().filter_map(|index| served.product().variants.get(*index)).collect()
-            }
-            Shown::Changed(product) => product.variants.iter().collect(),
-        }
-    }
-
-    /// The product as it shows: a copy for a served product.
-    pub fn to_product(&self) -> Product {
-        match self {
-            Shown::Served { served, variants: None } => served.product().clone(),
-            Shown::Served { served, variants: Some(_) } => {
-                let mut product = served.product().clone_without_variants();
-                product.variants = self.variants().into_iter().cloned().collect();
-                product
-            }
-            Shown::Changed(product) => Product::clone(product),
-        }
-    }
-
-    /// The product as it shows, to change it: a served product becomes a copy.
-    pub fn make_changed(&mut self) -> &mut Product {
-        if let Shown::Served { .. } = self {
-            *self = Shown::Changed(Box::new(self.to_product()));
-        }
-        match self {
-            Shown::Changed(product) => product,
-            Shown::Served { .. } => unreachable!("just replaced"),
-        }
-    }
-}
-
-impl Product {
-    /// A copy of everything but the variants (left empty).
-    pub fn clone_without_variants(&self) -> Product {
-        Product {
-            id: self.id.clone(),
-            handle: self.handle.clone(),
-            title: self.title.clone(),
-            description: self.description.clone(),
-            url: self.url.clone(),
-            categories: self.categories.clone(),
-            price_range: self.price_range.clone(),
-            list_price_range: self.list_price_range.clone(),
-            media: self.media.clone(),
-            options: self.options.clone(),
-            variants: Vec::new(),
-            rating: self.rating.clone(),
-            tags: self.tags.clone(),
-            metadata: self.metadata.clone(),
-        }
-    }
-}
-
-impl serde::Serialize for Shown {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Shown::Served { served, variants: None } => served.product().serialize(serializer),
-            Shown::Served { .. } => self.to_product().serialize(serializer),
-            Shown::Changed(product) => product.serialize(serializer),
-        }
     }
 }
 

@@ -1,5 +1,5 @@
 use super::*;
-use crate::catalog::Description;
+use crate::catalog::{Description, default_view, default_view_of};
 use crate::money::Price;
 
 fn product(variants: usize) -> Product {
@@ -43,10 +43,10 @@ fn the_slots_are_filled_once() {
     assert_eq!(served.rendering(|_| "another type"), None, "a rendering of another type is not there");
     let mut derived = 0;
     for _ in 0..2 {
-        served.default_detail(|product| {
+        served.default_detail(|served| {
             derived += 1;
             Some(DefaultDetail {
-                product: Arc::new(Served::new(product.clone())),
+                product: Arc::new(Served::new(served.product().clone())),
                 selected: Vec::new(),
                 has_options: false,
             })
@@ -77,19 +77,56 @@ fn parse(stored: &StoredDocument) -> Result<Product, String> {
 // so its cache entry does not hold the product twice.
 #[test]
 fn a_stored_products_default_view_leaves_it_unparsed() {
-    let served = Served::stored(kept(&product(3), vec![None, Some(1), Some(0)]), parse);
-    let detail = served.default_detail(|product| {
-        assert_eq!(product.variants.len(), 3, "derived from the parsed product");
-        Some(DefaultDetail {
-            product: Arc::new(Served::new(product.clone())),
-            selected: Vec::new(),
-            has_options: false,
-        })
-    });
-    assert_eq!(detail.map(|detail| detail.product.variants.len()), Some(3));
+    let served = Arc::new(Served::stored(kept(&product(3), vec![None, Some(1), Some(0)]), parse));
+    let detail = served.default_detail(|_| default_view_of(&served));
+    let view = &detail.expect("a default view").product;
+    assert!(view.parts().is_none(), "no outline: derived from a parse");
+    assert_eq!(view.variants.len(), 3);
     assert!(!served.is_parsed() && served.kept().is_some(), "the parse was the derivation's alone");
     assert_eq!(served.title, "P", "parsed still when something reads it");
     assert!(served.is_parsed());
+}
+
+/// The outline a store reads, here from a parse (the store's reads where the cuts say).
+fn outline(stored: &StoredDocument) -> Option<Outline> {
+    let product = parse(stored).ok()?;
+    Some(Outline { options: product.options, variants: product.variants.into_iter().map(|v| v.options).collect() })
+}
+
+// With an outline, get_product's default view of a product kept as stored is chosen without
+// parsing it at all, and is the view a parse gives: derived from the product it views when
+// read, or, should that product be gone before the view is rendered, from a parse of what
+// the store read of it.
+#[test]
+fn a_default_view_chosen_from_an_outline_is_the_one_a_parse_gives() {
+    // What the store's parse does: the read's stock laid over.
+    fn stocked(stored: &StoredDocument) -> Result<Product, String> {
+        let mut product = parse(stored)?;
+        for (variant, read) in product.variants.iter_mut().zip(stored.variants.iter()) {
+            variant.inventory_quantity = read.stock;
+        }
+        product.refresh_availability();
+        Ok(product)
+    }
+    let stored = || kept(&product(3), vec![Some(0), Some(2), None]);
+    let expected = default_view(&stocked(&stored()).unwrap()).unwrap();
+    for of_gone in [false, true] {
+        let mut read = stored();
+        read.variants = (read.variants.iter())
+            .map(|variant| StoredVariant { available: variant.stock != Some(0), ..variant.clone() })
+            .collect();
+        let served = Arc::new(Served::stored(read, stocked).outlined(outline));
+        let view = Arc::clone(&served.default_detail(|_| default_view_of(&served)).unwrap().product);
+        assert!(!served.is_parsed(), "not parsed for its view");
+        // The first available variant, then the others (no options: each carries the selection).
+        assert_eq!(view.parts().map(|parts| parts.variants.clone()), Some(vec![1, 0, 2]));
+        assert_eq!(view.variant_count(), 3);
+        assert!(!view.is_parsed());
+        if of_gone {
+            drop(served);
+        }
+        assert_eq!(*view.product(), expected, "of gone: {of_gone}");
+    }
 }
 
 // A view keeps its product until its rendering is made, then lets it go; read after that,

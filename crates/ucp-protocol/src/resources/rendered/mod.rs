@@ -13,7 +13,7 @@
 
 use std::sync::OnceLock;
 
-use ucp_domain::catalog::{Product, ProductJson, Served, Shown};
+use ucp_domain::catalog::{Product, ProductJson, ProductOption, Served, Shown};
 
 use super::sink::{Sink, literal};
 use super::split::{Cuts, split};
@@ -195,27 +195,40 @@ impl Rendered {
             return None;
         }
         let source = rendered(&of, false)?.source();
+        // A view made from the product's outline names the variants it shows.
+        if let Some(parts) = served.parts() {
+            return Rendered::cut(source, &parts.options, parts.variants.iter().map(|&index| Some(index)));
+        }
         // The product's variant ids as read, so a product kept as stored is not parsed for them;
         // the view's product read as it is, since its rendering is what then serves it.
         let facts = of.facts();
         served.with_product(|view| {
-            let mut before = source.before().to_vec();
-            if !view.options.is_empty() {
-                // The last member before the variants, and the only `"options"` key at that level
-                // or below it (none of the members before the variants holds one); a key's quotes
-                // are never escaped, a string's always are, so no string can look like it.
-                let at = memchr::memmem::rfind(&before, OPTIONS_KEY)?;
-                before.truncate(at + OPTIONS_KEY.len() - 1);
-                serde_json::to_writer(&mut before, &view.options).ok()?;
-            }
-            let variants = (view.variants.iter())
-                .map(|variant| {
-                    let index = facts.iter().position(|fact| fact.id == variant.id)?;
-                    Some(Box::from(source.variant(index)))
-                })
-                .collect::<Option<Box<[Box<[u8]>]>>>()?;
-            Some(Rendered::new(before.into(), variants, source.after().into()))
+            let indices = (view.variants.iter()).map(|variant| facts.iter().position(|fact| fact.id == variant.id));
+            Rendered::cut(source, &view.options, indices)
         })
+    }
+
+    /// A view's rendering cut from its product's `source`: the members before the variants
+    /// with `options` in place of the product's, the variants at `indices`, and the members
+    /// after.
+    fn cut(
+        source: Source<'_>,
+        options: &[ProductOption],
+        indices: impl Iterator<Item = Option<usize>>,
+    ) -> Option<Rendered> {
+        let mut before = source.before().to_vec();
+        if !options.is_empty() {
+            // The last member before the variants, and the only `"options"` key at that level
+            // or below it (none of the members before the variants holds one); a key's quotes
+            // are never escaped, a string's always are, so no string can look like it.
+            let at = memchr::memmem::rfind(&before, OPTIONS_KEY)?;
+            before.truncate(at + OPTIONS_KEY.len() - 1);
+            serde_json::to_writer(&mut before, options).ok()?;
+        }
+        let variants = indices
+            .map(|index| index.filter(|&index| index < source.count()).map(|index| Box::from(source.variant(index))))
+            .collect::<Option<Box<[Box<[u8]>]>>>()?;
+        Some(Rendered::new(before.into(), variants, source.after().into()))
     }
 
     fn source(&self) -> Source<'_> {

@@ -2,8 +2,8 @@ use std::sync::Arc;
 
 use serde_json::json;
 use ucp_domain::catalog::{
-    DetailRequest, LookupMatch, Product, SelectedOption, Served, Shown, StoredDocument, StoredVariant, default_view,
-    detail,
+    DetailRequest, LookupMatch, Outline, Product, SelectedOption, Served, Shown, StoredDocument, StoredVariant,
+    default_view_of, detail,
 };
 use ucp_domain::checkout::Message;
 use ucp_domain::commerce::{LookupResults, ProductView, SearchResults};
@@ -61,14 +61,26 @@ fn stored(product: Product) -> Arc<Served> {
             available: variant.is_available(),
         })
         .collect();
-    let kept = StoredDocument { id: product.id.as_str().into(), doc: doc.into(), cuts: Box::default(), variants };
+    let mut kept = StoredDocument { id: product.id.as_str().into(), doc: doc.into(), cuts: Box::default(), variants };
+    // Each variant's availability as the store reads it: what the read product says, its
+    // stock laid over.
+    if let Ok(read) = parse(&kept) {
+        kept.variants = (kept.variants.iter().zip(&read.variants))
+            .map(|(stored, variant)| StoredVariant { available: variant.is_available(), ..stored.clone() })
+            .collect();
+    }
     match cuts {
-        Some(cuts) => Arc::new(Served::stored(StoredDocument { cuts: cuts.into(), ..kept }, parse)),
+        Some(cuts) => Arc::new(Served::stored(StoredDocument { cuts: cuts.into(), ..kept }, parse).outlined(outline)),
         None => {
             assert!(product.variants.is_empty(), "a product with variants is cut");
             Arc::new(Served::new(parse(&kept).unwrap()))
         }
     }
+}
+
+/// What the store reads of a product for get_product's default view, without parsing it.
+fn outline(stored: &StoredDocument) -> Option<Outline> {
+    crate::resources::stored::outline(&stored.doc, &stored.cuts, stored.variants.len())
 }
 
 /// What the store does on read: parse the document, lay the stock over it.
@@ -256,31 +268,45 @@ fn a_product_body_is_written_as_serde_serializes_it() {
     }
 }
 
-// get_product's default view, as get_product derives it (from a parse of its own, as the
-// domain's default_detail does for a product kept as stored): cut from its product's
-// rendering when the store kept the product's JSON (which that takes, without parsing the
-// product), serialized otherwise; the same bytes either way, also with a title that reads
-// like the options' key.
+// get_product's default view, as get_product derives it (`default_view_of`: chosen from the
+// product's outline when the store kept its JSON, which the view is then cut from without
+// parsing the product; derived from the product otherwise): the bytes of the default view's
+// serialization either way, also with a title that reads like the options' key.
 #[test]
 fn a_default_view_is_cut_from_its_products_rendering() {
     for (variants, after, from_store) in [(4, true, true), (3, false, true), (1, true, true), (4, true, false)] {
         let mut source = product("p", variants, after);
         source.title = ",\"options\":[{\"name\":\"Size\"}],\"variants\":[".to_owned();
-        // The product as a read parses it, from a twin: `of` itself is not parsed.
-        let (of, twin) = (serve(source.clone(), from_store), serve(source, from_store));
-        let detailed = detail(&twin, &DetailRequest::default(), &|_| true).expect("a default view");
-        assert_ne!(detailed.product.options, twin.options, "the view flags its options");
-        let view = Arc::new(Served::view_of(detailed.product, &of, default_view));
+        // The view as a parse of the product gives it, from a twin: `of` itself is not parsed.
+        let twin = serve(source.clone(), from_store);
+        let expected = detail(&twin, &DetailRequest::default(), &|_| true).expect("a default view");
+        assert_ne!(expected.product.options, twin.options, "the view flags its options");
+        let of = serve(source, from_store);
+        let default = default_view_of(&of).expect("a default view");
+        let view = Arc::clone(&default.product);
+        assert_eq!(view.parts().is_some(), from_store, "{variants} variants: chosen from the outline");
+        assert_eq!(default.selected, expected.selected);
         let shown = ProductView {
             product: Shown::whole(Arc::clone(&view)),
-            selected: Some(detailed.selected),
+            selected: Some(default.selected),
             messages: vec![],
         };
         let body = ProductBody::new(ucp(), &shown);
-        // A view cut from its product's rendering lets its own product go once it is written (a
-        // serialized one keeps the product it was serialized from).
-        body.write_json(&mut Sink::new(0, true)).unwrap();
-        assert_eq!(view.is_parsed(), !from_store, "{variants} variants: the view's product let go once cut");
+        let mut sink = Sink::new(0, true);
+        body.write_json(&mut sink).unwrap();
+        let expected_body = ProductView {
+            product: Shown::Changed(Box::new(expected.product)),
+            selected: Some(expected.selected),
+            messages: vec![],
+        };
+        assert_eq!(
+            String::from_utf8(sink.into_parts().0).unwrap(),
+            serde_json::to_string(&ProductBody::new(ucp(), &expected_body)).unwrap(),
+            "{variants} variants"
+        );
+        // A view cut from its product's rendering holds no product of its own once it is
+        // written (a serialized one keeps the product it was serialized from).
+        assert_eq!(view.is_parsed(), !from_store, "{variants} variants: no product held once cut");
         assert_eq!(view.id(), "p");
         // (Serializing the body, as the comparison does, reads the view's product again.)
         assert_written_as_serialized(&body, false, |sink| body.write_json(sink).unwrap());

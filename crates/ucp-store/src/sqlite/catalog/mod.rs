@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension};
-use ucp_domain::catalog::{Availability, Product, Served, StoredDocument, StoredVariant};
+use ucp_domain::catalog::{Availability, Outline, Product, Served, StoredDocument, StoredVariant};
 use ucp_domain::store::{CatalogStore, ImportSummary, Pick, Resolution, SearchPage, SearchQuery, StoreError};
 
 use super::cache::{self, Loaded};
@@ -316,7 +316,7 @@ fn load_row(connection: &Connection, row: i64) -> Result<Option<Arc<Served>>, St
             }
             let stored =
                 StoredDocument { id: id.into(), doc: doc.into(), cuts: cuts.into(), variants: variants.into() };
-            Served::stored(stored, parse_stored)
+            Served::stored(stored, parse_stored).outlined(outline_stored)
         }
         // A catalog imported before cuts were kept (or cuts that do not fit): parsed now, and
         // serialized on first use.
@@ -329,6 +329,12 @@ fn load_row(connection: &Connection, row: i64) -> Result<Option<Arc<Served>>, St
         }
     };
     Ok(Some(Arc::new(served)))
+}
+
+/// What get_product's default view needs of a stored product (its options and each
+/// variant's), read from its document where its cuts say they are, without parsing it.
+fn outline_stored(stored: &StoredDocument) -> Option<Outline> {
+    ucp_protocol::resources::stored::outline(&stored.doc, &stored.cuts, stored.variants.len())
 }
 
 /// The most variant positions a read lays out without parsing: a position past it is damage
