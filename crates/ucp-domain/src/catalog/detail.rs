@@ -42,11 +42,11 @@ pub fn default_view(product: &Product) -> Option<Product> {
 /// where the store's cuts say they are), derived from the product otherwise. `None` when the
 /// product has no variant.
 pub fn default_view_of(product: &Arc<Served>) -> Option<DefaultDetail> {
-    if let Some(outline) = product.outline() {
+    if let Some((outline, stored)) = product.outline() {
         let choice = default_choice(&outline, &product.facts())?;
         let has_options = !choice.options.is_empty();
         let parts = ViewParts { options: choice.options, variants: choice.shown };
-        let view = Served::view_parts(parts, product, default_view);
+        let view = Served::view_parts(parts, product, stored, default_view);
         return Some(DefaultDetail { product: Arc::new(view), selected: choice.selected, has_options });
     }
     product.with_product(|parsed| {
@@ -143,16 +143,17 @@ fn choose<V: Axes>(
     request: &DetailRequest,
     keep_variant: &dyn Fn(&V) -> bool,
 ) -> Option<Choice> {
-    let by_id = request.variant_id.as_deref().and_then(|id| variants.iter().find(|variant| variant.id() == id));
-    let (featured, selected, relaxed) = match by_id {
-        Some(variant) => (variant.id(), variant.options().to_vec(), false),
+    let by_id = request.variant_id.as_deref().and_then(|id| variants.iter().position(|variant| variant.id() == id));
+    let (featured_index, selected, relaxed) = match by_id {
+        Some(index) => (index, variants[index].options().to_vec(), false),
         None => {
             let (selected, relaxed) = relax(variants, request, keep_variant)?;
-            let matching: Vec<&V> =
-                variants.iter().filter(|variant| keep_variant(variant) && matches(*variant, &selected)).collect();
-            let featured = matching.iter().find(|variant| variant.is_available()).or(matching.first())?;
-            let selected = if request.selected.is_empty() { featured.options().to_vec() } else { selected };
-            (featured.id(), selected, relaxed)
+            let matching: Vec<usize> = (0..variants.len())
+                .filter(|&index| keep_variant(&variants[index]) && matches(&variants[index], &selected))
+                .collect();
+            let featured = *matching.iter().find(|&&index| variants[index].is_available()).or(matching.first())?;
+            let selected = if request.selected.is_empty() { variants[featured].options().to_vec() } else { selected };
+            (featured, selected, relaxed)
         }
     };
 
@@ -178,7 +179,6 @@ fn choose<V: Axes>(
         }
     }
 
-    let featured_index = variants.iter().position(|variant| variant.id() == featured)?;
     if !keep_variant(&variants[featured_index]) {
         return None;
     }
@@ -393,12 +393,21 @@ mod tests {
     // what the store read of each variant, without the product: the same choice.
     #[test]
     fn the_default_choice_from_an_outline_is_the_default_detail() {
-        let stocks = [[0, 4, 2], [0, 0, 0], [3, 3, 3], [0, 0, 5], [1, 0, 0]];
-        for stock in stocks {
+        // Each stock, and the variants the view shows: the first available one (else the first)
+        // and those with its options.
+        let stocks = [
+            ([0, 4, 2], vec!["blue-11"]),
+            ([0, 0, 0], vec!["blue-10", "blue-10-twin"]),
+            ([3, 3, 3], vec!["blue-10", "blue-10-twin"]),
+            ([0, 0, 5], vec!["green-10"]),
+            ([1, 0, 0], vec!["blue-10", "blue-10-twin"]),
+        ];
+        for (stock, wanted) in stocks {
             let mut product = shoe();
             for (variant, stock) in product.variants.iter_mut().zip(stock) {
                 variant.inventory_quantity = Some(stock);
             }
+            product.refresh_availability();
             // A fourth variant carrying the first one's options: shown beside it.
             let mut twin = product.variants[0].clone();
             twin.id = "blue-10-twin".into();
@@ -417,6 +426,7 @@ mod tests {
             let shown: Vec<&str> = choice.shown.iter().map(|&index| product.variants[index].id.as_str()).collect();
             let viewed: Vec<&str> = detailed.product.variants.iter().map(|variant| variant.id.as_str()).collect();
             assert_eq!(shown, viewed, "{stock:?}");
+            assert_eq!(shown, wanted, "{stock:?}");
             assert!(default_choice(&outline, &facts[..2]).is_none(), "the outline and the facts disagree");
         }
         let empty = Outline { options: vec![], variants: vec![] };

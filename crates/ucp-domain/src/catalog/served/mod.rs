@@ -185,13 +185,11 @@ impl Served {
 
     /// A view of `of` made from its outline rather than a product: the `parts` it shows, which
     /// its rendering is cut by; its product, should anything read it, is `derive`d from `of`
-    /// (or, while the view is not rendered yet and `of` is gone, from a parse of what the
-    /// store read of `of`).
-    pub fn view_parts(parts: ViewParts, of: &Arc<Served>, derive: Derive) -> Served {
-        let pending = match (of.kept(), of.parse) {
-            (Some(stored), Some(parse)) => Some(Pending::Stored(stored, parse)),
-            _ => None,
-        };
+    /// (or, while the view is not rendered yet and `of` is gone, from a parse of `stored`,
+    /// what the store read of `of`, as [`Served::outline`] answered it: taken then, since `of`
+    /// lets it go once it is parsed and rendered).
+    pub fn view_parts(parts: ViewParts, of: &Arc<Served>, stored: Arc<StoredDocument>, derive: Derive) -> Served {
+        let pending = of.parse.map(|parse| Pending::Stored(stored, parse));
         Served {
             stored_id: of.id().into(),
             pending: Mutex::new(pending),
@@ -208,13 +206,21 @@ impl Served {
     }
 
     /// The outline of a product kept as stored and not parsed, when the store reads one for
-    /// it: its options and each of its variants', without parsing it.
-    pub fn outline(&self) -> Option<Outline> {
+    /// it: its options and each of its variants', without parsing it; with what the store
+    /// read, for [`Served::view_parts`]. `None` too when what the store read of its variants
+    /// does not name each once (a damaged catalog: the product is parsed instead).
+    pub fn outline(&self) -> Option<(Outline, Arc<StoredDocument>)> {
         if self.product.get().is_some() {
             return None;
         }
         let (stored, outline) = (self.kept()?, self.outline?);
-        outline(&stored).filter(|outline| outline.variants.len() == self.read.len())
+        let mut ids: Vec<&str> = self.read.iter().map(|read| &*read.id).collect();
+        ids.sort_unstable();
+        if ids.first().is_some_and(|first| first.is_empty()) || ids.windows(2).any(|pair| pair[0] == pair[1]) {
+            return None;
+        }
+        let outline = outline(&stored).filter(|outline| outline.variants.len() == self.read.len())?;
+        Some((outline, stored))
     }
 
     /// What a view made from an outline shows ([`Served::view_parts`]).

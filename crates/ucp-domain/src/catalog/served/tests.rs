@@ -94,9 +94,9 @@ fn outline(stored: &StoredDocument) -> Option<Outline> {
 }
 
 // With an outline, get_product's default view of a product kept as stored is chosen without
-// parsing it at all, and is the view a parse gives: derived from the product it views when
-// read, or, should that product be gone before the view is rendered, from a parse of what
-// the store read of it.
+// parsing it at all, and is the view a parse gives: its options' flags and its variants, and,
+// read, its product, derived from the product it views or, should that product be gone
+// before the view is rendered, from a parse of what the store read of it.
 #[test]
 fn a_default_view_chosen_from_an_outline_is_the_one_a_parse_gives() {
     // What the store's parse does: the read's stock laid over.
@@ -108,24 +108,56 @@ fn a_default_view_chosen_from_an_outline_is_the_one_a_parse_gives() {
         product.refresh_availability();
         Ok(product)
     }
-    let stored = || kept(&product(3), vec![Some(0), Some(2), None]);
-    let expected = default_view(&stocked(&stored()).unwrap()).unwrap();
-    for of_gone in [false, true] {
-        let mut read = stored();
-        read.variants = (read.variants.iter())
-            .map(|variant| StoredVariant { available: variant.stock != Some(0), ..variant.clone() })
+    // Two colours by two sizes and a second red small, the only one in stock: the view features
+    // it and shows the other red small after it (it carries the selection), with every value
+    // but red and small flagged unavailable.
+    let mut sized = product(5);
+    let axes = [("Red", "S"), ("Blue", "S"), ("Red", "M"), ("Blue", "M"), ("Red", "S")];
+    for (variant, (color, size)) in sized.variants.iter_mut().zip(axes) {
+        variant.options = [("Color", color), ("Size", size)]
+            .map(|(name, label)| SelectedOption { name: name.into(), label: label.into(), id: None })
+            .into();
+    }
+    sized.normalize().unwrap();
+    let stock = vec![Some(0), Some(0), Some(0), Some(0), Some(3)];
+    let stored = || {
+        let mut read = kept(&sized, stock.clone());
+        let parsed = stocked(&read).unwrap();
+        read.variants = (read.variants.iter().zip(&parsed.variants))
+            .map(|(read, variant)| StoredVariant { available: variant.is_available(), ..read.clone() })
             .collect();
-        let served = Arc::new(Served::stored(read, stocked).outlined(outline));
+        read
+    };
+    let expected = default_view(&stocked(&stored()).unwrap()).unwrap();
+    assert_eq!(expected.variants.iter().map(|variant| variant.id.as_str()).collect::<Vec<_>>(), ["v4", "v0"]);
+    for of_gone in [false, true] {
+        let served = Arc::new(Served::stored(stored(), stocked).outlined(outline));
         let view = Arc::clone(&served.default_detail(|_| default_view_of(&served)).unwrap().product);
         assert!(!served.is_parsed(), "not parsed for its view");
-        // The first available variant, then the others (no options: each carries the selection).
-        assert_eq!(view.parts().map(|parts| parts.variants.clone()), Some(vec![1, 0, 2]));
-        assert_eq!(view.variant_count(), 3);
+        let parts = view.parts().expect("chosen from the outline").clone();
+        assert_eq!(parts.options, expected.options, "the flags a parse gives");
+        assert_eq!(parts.variants, [4, 0]);
+        assert_eq!(view.variant_count(), 2);
         assert!(!view.is_parsed());
         if of_gone {
             drop(served);
         }
         assert_eq!(*view.product(), expected, "of gone: {of_gone}");
+    }
+
+    // What the store read of the variants names one of them twice, or none: parsed instead.
+    for id in ["v0", ""] {
+        let mut damaged = stored();
+        damaged.variants = (damaged.variants.iter().enumerate())
+            .map(|(index, read)| StoredVariant {
+                id: if index == 1 { id.into() } else { read.id.clone() },
+                ..read.clone()
+            })
+            .collect();
+        let served = Arc::new(Served::stored(damaged, stocked).outlined(outline));
+        assert!(served.outline().is_none(), "{id:?}");
+        let view = &served.default_detail(|_| default_view_of(&served)).unwrap().product;
+        assert!(view.parts().is_none(), "{id:?}: derived from a parse");
     }
 }
 

@@ -277,6 +277,13 @@ fn a_default_view_is_cut_from_its_products_rendering() {
     for (variants, after, from_store) in [(4, true, true), (3, false, true), (1, true, true), (4, true, false)] {
         let mut source = product("p", variants, after);
         source.title = ",\"options\":[{\"name\":\"Size\"}],\"variants\":[".to_owned();
+        // The first variant out of stock, so the second leads, and the last carrying the
+        // second's options, so it shows after it.
+        source.variants[0].inventory_quantity = Some(0);
+        if variants > 2 {
+            source.variants[variants - 1].options = source.variants[1].options.clone();
+        }
+        source.refresh_availability();
         // The view as a parse of the product gives it, from a twin: `of` itself is not parsed.
         let twin = serve(source.clone(), from_store);
         let expected = detail(&twin, &DetailRequest::default(), &|_| true).expect("a default view");
@@ -286,6 +293,13 @@ fn a_default_view_is_cut_from_its_products_rendering() {
         let view = Arc::clone(&default.product);
         assert_eq!(view.parts().is_some(), from_store, "{variants} variants: chosen from the outline");
         assert_eq!(default.selected, expected.selected);
+        let shown_ids: Vec<&str> = expected.product.variants.iter().map(|variant| variant.id.as_str()).collect();
+        let wanted = match variants {
+            1 => vec!["p-0"],
+            3 => vec!["p-1", "p-2"],
+            _ => vec!["p-1", "p-3"],
+        };
+        assert_eq!(shown_ids, wanted, "{variants} variants");
         let shown = ProductView {
             product: Shown::whole(Arc::clone(&view)),
             selected: Some(default.selected),
