@@ -376,18 +376,25 @@ fn named_product(resolutions: &[Resolution]) -> Vec<String> {
 
 /// The variants a shopper most likely wants to see in a result list, as indices into the
 /// product's: those inside the price filter and available first (catalog order otherwise), at
-/// most [`SEARCH_RESULT_VARIANTS`]; `None` (all of them) when that is every variant in order.
+/// most [`SEARCH_RESULT_VARIANTS`], so the first shown is the featured one (checklist 105);
+/// `None` (all of them) when that is every variant in order.
 /// The product's `price_range` still spans every variant.
-/// (Nor is the product parsed for it: [`Served::variant_count`], [`Served::facts`].)
+/// (Nor is the product parsed for it: [`Served::variant_count`], [`Served::fact`].)
 fn variants_for_search(served: &Served, filter: &VariantFilter) -> Option<Vec<usize>> {
-    if served.variant_count() <= SEARCH_RESULT_VARIANTS && !filter.is_set() {
+    // Every variant in catalog order, when the first is available: the usual case, told from
+    // the first variant alone.
+    if served.variant_count() <= SEARCH_RESULT_VARIANTS
+        && !filter.is_set()
+        && served.fact(0).is_none_or(|fact| fact.available)
+    {
         return None;
     }
     let facts = served.facts();
     let mut picked: Vec<usize> = (0..facts.len()).collect();
     picked.sort_by_key(|&index| (!filter.keeps_price(facts[index].price), !facts[index].available));
     picked.truncate(SEARCH_RESULT_VARIANTS);
-    Some(picked)
+    let in_order = picked.len() == facts.len() && picked.iter().enumerate().all(|(at, &index)| at == index);
+    (!in_order).then_some(picked)
 }
 
 /// Lower-cased words of a query, at most [`MAX_TERMS`], each at most 64 characters.

@@ -183,7 +183,7 @@ async fn lookup_resolves_dedupes_and_correlates_inputs() {
     schema::lookup_response(&body);
 }
 
-// Checklist 98: at least 10 ids accepted; over the limit is -32602 request_too_large.
+// Checklist 37, 98: at least 10 ids accepted; over the limit is -32602 request_too_large.
 #[tokio::test]
 async fn lookup_batch_limit() {
     let app = spawn_app().await;
@@ -246,7 +246,7 @@ async fn get_product_narrows_relaxes_and_signals_availability() {
     assert_eq!((eleven["available"].clone(), eleven["exists"].clone()), (json!(false), json!(false)));
 }
 
-// Checklist 103: unknown id is a business outcome.
+// Checklist 47, 103: unknown id is a business outcome.
 #[tokio::test]
 async fn get_product_unknown_id_is_a_not_found_error_response() {
     let app = spawn_app().await;
@@ -307,4 +307,40 @@ async fn catalog_written_by_another_process_is_searchable_within_a_second() {
     assert_eq!(ids(&after), vec!["lamp"]);
     let body = app.tool("get_product", json!({ "catalog": { "id": "lamp" } })).await;
     assert_eq!(body["product"]["title"], "Zebra Desk Lamp");
+}
+
+// Checklist 105: within a product the first variant and the first media are the featured
+// ones. The merchant's first image stays first on every answer; search, lookup and
+// get_product lead with the featured variant, the first available one (the lamp's first is
+// out of stock).
+#[tokio::test]
+async fn the_first_variant_and_the_first_media_are_the_featured_ones() {
+    let image = |name: &str| json!({ "type": "image", "url": format!("https://shop.example/i/{name}.jpg") });
+    let variant = |color: &str, stock: i64| json!({ "id": format!("lamp-{color}"), "title": color, "description": { "plain": color }, "price": { "amount": 4200, "currency": "USD" }, "options": [{ "name": "Color", "label": color }], "inventory_quantity": stock, "media": [image(&format!("{color}-1")), image(&format!("{color}-2"))] });
+    let mut lamp: ucp_domain::catalog::Product = serde_json::from_value(json!({
+        "id": "lamp", "title": "Zebra Desk Lamp", "description": { "plain": "A striped desk lamp." },
+        "price_range": { "min": { "amount": 0, "currency": "USD" }, "max": { "amount": 0, "currency": "USD" } },
+        "media": [image("front"), image("side")],
+        "variants": [variant("black", 0), variant("white", 4)]
+    }))
+    .unwrap();
+    lamp.normalize().unwrap();
+    let mut products = crate::helpers::fixture_products();
+    products.push(lamp);
+    let app = spawn_app_with(products, |_, _| {}).await;
+    let search = app.tool("search_catalog", json!({ "catalog": { "query": "zebra lamp" } })).await;
+    let lookup = app.tool("lookup_catalog", json!({ "catalog": { "ids": ["lamp"] } })).await;
+    let detail = app.tool("get_product", json!({ "catalog": { "id": "lamp" } })).await;
+    for product in [&search["products"][0], &lookup["products"][0], &detail["product"]] {
+        assert_eq!(product["media"], json!([image("front"), image("side")]), "{product}");
+        for shown in product["variants"].as_array().unwrap() {
+            let color = shown["title"].as_str().unwrap();
+            assert_eq!(shown["media"][0], image(&format!("{color}-1")), "{shown}");
+        }
+    }
+    assert_eq!(search["products"][0]["variants"][0]["id"], "lamp-white", "{search}");
+    assert_eq!(search["products"][0]["variants"][1]["id"], "lamp-black", "{search}: then the rest");
+    assert_eq!(lookup["products"][0]["variants"][0]["id"], "lamp-white", "{lookup}");
+    assert_eq!(lookup["products"][0]["variants"][0]["inputs"][0]["match"], "featured", "{lookup}");
+    assert_eq!(detail["product"]["variants"][0]["id"], "lamp-white", "{detail}");
 }

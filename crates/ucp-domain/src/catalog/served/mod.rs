@@ -19,7 +19,7 @@ use std::fmt;
 use std::ops::Range;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 
-use super::{Description, PriceRange, Product, ProductOption, SelectedOption};
+use super::{Description, PriceRange, Product, ProductOption, SelectedOption, Variant};
 use crate::money::Price;
 
 mod shown;
@@ -140,6 +140,16 @@ pub struct Fact<'a> {
     pub id: &'a str,
     pub price: i64,
     pub available: bool,
+}
+
+impl<'a> Fact<'a> {
+    fn read(read: &'a StoredVariant) -> Fact<'a> {
+        Fact { id: &read.id, price: read.price, available: read.available }
+    }
+
+    fn of(variant: &'a Variant) -> Fact<'a> {
+        Fact { id: &variant.id, price: variant.price.amount, available: variant.is_available() }
+    }
 }
 
 /// get_product's answer for a request that names the product and nothing else (no
@@ -351,13 +361,17 @@ impl Served {
     /// when the store read them beside its document.
     pub fn facts(&self) -> Vec<Fact<'_>> {
         if self.product.get().is_none() && self.parse.is_some() {
-            return (self.read.iter())
-                .map(|read| Fact { id: &read.id, price: read.price, available: read.available })
-                .collect();
+            return self.read.iter().map(Fact::read).collect();
         }
-        (self.product().variants.iter())
-            .map(|variant| Fact { id: &variant.id, price: variant.price.amount, available: variant.is_available() })
-            .collect()
+        self.product().variants.iter().map(Fact::of).collect()
+    }
+
+    /// The fact of the variant at `index` alone ([`Served::facts`]).
+    pub fn fact(&self, index: usize) -> Option<Fact<'_>> {
+        if self.product.get().is_none() && self.parse.is_some() {
+            return self.read.get(index).map(Fact::read);
+        }
+        self.product().variants.get(index).map(Fact::of)
     }
 
     /// What the store read of the product, while the product or its rendering still needs it.
