@@ -131,7 +131,7 @@ async fn cart_applies_discount_codes() {
     assert_eq!(total_of(&cart["totals"], "total"), Some(8900 - 890));
 }
 
-// Checklist 109: nothing sellable on create → an error response without an id.
+// Checklist 47, 109: nothing sellable on create → an error response without an id.
 #[tokio::test]
 async fn cart_with_only_unavailable_items_is_an_error_response() {
     let app = spawn_app().await;
@@ -149,7 +149,7 @@ async fn cart_with_only_unavailable_items_is_an_error_response() {
     assert_error_response(&body, "out_of_stock");
 }
 
-// Checklist 110: partially unavailable → the cart, with messages pointing at the lines.
+// Checklist 47, 110: partially unavailable → the cart, with messages pointing at the lines.
 #[tokio::test]
 async fn partially_unavailable_cart_points_at_the_lines() {
     let app = spawn_app().await;
@@ -340,4 +340,26 @@ async fn cart_buyer_and_context_win_over_the_checkout_payload() {
         )
         .await;
     assert_eq!(checkout["buyer"]["email"], "payload@example.com");
+}
+
+// Checklist 37, 43: the cart object may repeat the target id but not name another (-32602,
+// HTTP 200, the cart unchanged); a cart without line_items is refused the same way.
+#[tokio::test]
+async fn a_cart_payload_naming_another_id_or_no_lines_is_invalid_params() {
+    let app = spawn_app().await;
+    let created = create_cart(&app, vec![line("mug-1", 1)]).await;
+    let id = created["id"].as_str().unwrap();
+    for (tool, arguments) in [
+        ("update_cart", json!({ "id": id, "cart": { "id": "cart_other", "line_items": [line("mug-1", 5)] } })),
+        ("update_cart", json!({ "id": id, "cart": { "buyer": { "email": "ada@example.com" } } })),
+        ("create_cart", json!({ "cart": {} })),
+    ] {
+        let (status, error) = app.tool_error(tool, arguments).await;
+        assert_eq!((status.as_u16(), error["code"].as_i64()), (200, Some(-32602)), "{tool}: {error}");
+    }
+    assert_eq!(app.tool("get_cart", json!({ "id": id })).await["line_items"], created["line_items"]);
+    let updated =
+        app.tool("update_cart", json!({ "id": id, "cart": { "id": id, "line_items": [line("mug-1", 2)] } })).await;
+    valid_cart(&updated);
+    assert_eq!(updated["line_items"][0]["quantity"], 2, "the same id is tolerated");
 }

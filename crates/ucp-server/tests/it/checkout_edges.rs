@@ -272,7 +272,7 @@ async fn invalid_email_and_phone_are_reported_at_the_field() {
     assert_eq!(body["status"], "ready_for_complete", "{body}");
 }
 
-// Checklist 129 and input validation: bad quantities, duplicate line ids and a mismatched body
+// Checklist 37, 43, 129 and input validation: bad quantities, duplicate line ids and a mismatched body
 // id are JSON-RPC -32602 errors that leave the stored checkout unchanged.
 #[tokio::test]
 async fn invalid_updates_are_protocol_errors_and_change_nothing() {
@@ -360,7 +360,7 @@ async fn update_replaces_the_whole_checkout() {
     assert_eq!(body["status"], "incomplete", "email now missing");
 }
 
-// Checklist 123, 132, 136: cancel; a second cancel answers the canceled checkout plus an error, unchanged.
+// Checklist 44, 123, 132, 136: cancel; a second cancel answers the canceled checkout plus an error, unchanged.
 #[tokio::test]
 async fn cancel_twice_keeps_the_canceled_checkout() {
     let app = spawn_app().await;

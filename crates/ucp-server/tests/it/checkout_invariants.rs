@@ -6,7 +6,10 @@ use serde_json::json;
 
 use crate::checkout::{TOKEN_SUCCESS, address, complete, ready_checkout};
 use crate::checkout_edges::{assert_checkout, assert_not_found, create, get, update, update_of};
-use crate::helpers::{assert_integer_money, assert_messages_resolve, messages_with, spawn_app};
+use crate::helpers::{
+    ALL_CAPABILITIES, PlatformServer, assert_integer_money, assert_messages_resolve, messages_with, platform_profile,
+    spawn_app, total_of,
+};
 use crate::schema;
 
 // Checklist 126, 140: unknown and expired checkouts are not_found.
@@ -162,4 +165,38 @@ async fn eligibility_claims_are_echoed_and_warned_about_but_never_block() {
     assert_eq!(body["context"]["eligibility"], json!(many[..16]), "{body}");
     assert_eq!(messages_with(&body, "eligibility_not_accepted").len(), 16, "{body}");
     assert_eq!(body["status"], "ready_for_complete", "{body}");
+}
+
+// Checklist 143: one group per method, with or without the platform's `supports_multi_group`
+// (ours never splits); option titles differ among siblings; the selected option's cost is the
+// `fulfillment` total.
+#[tokio::test]
+async fn fulfillment_has_one_group_per_method_and_totals_the_selected_option() {
+    let app = spawn_app().await;
+    let mut profile = platform_profile(ALL_CAPABILITIES);
+    profile["ucp"]["capabilities"]["dev.ucp.shopping.fulfillment"][0]["config"] =
+        json!({ "supports_multi_group": true });
+    let multi = PlatformServer::start(profile).await;
+    for (platform, option, cost) in [(&app.platform, "standard", 599), (&multi, "express", 1999)] {
+        let mut payload = ready_checkout("mug-1", 1);
+        payload["line_items"].as_array_mut().unwrap().push(json!({ "item": { "id": "sock-00-v" }, "quantity": 1 }));
+        payload["fulfillment"]["methods"][0]["groups"][0]["selected_option_id"] = json!(option);
+        let meta = app.meta_for(&platform.profile_url());
+        let body = app.tool("create_checkout", json!({ "meta": meta, "checkout": payload })).await;
+        assert_checkout(&body);
+        let method = &body["fulfillment"]["methods"][0];
+        let groups = method["groups"].as_array().unwrap();
+        assert_eq!(groups.len(), 1, "one group per method: {method}");
+        assert_eq!(groups[0]["line_item_ids"], json!(["li_1", "li_2"]), "{method}");
+        let options = groups[0]["options"].as_array().unwrap();
+        let mut titles: Vec<&str> = options.iter().map(|option| option["title"].as_str().unwrap()).collect();
+        titles.sort_unstable();
+        titles.dedup();
+        assert!(options.len() > 1 && titles.len() == options.len(), "titles distinguish siblings: {options:?}");
+        let selected = options.iter().find(|candidate| candidate["id"] == option).unwrap();
+        assert_eq!(groups[0]["selected_option_id"], option, "{method}");
+        assert_eq!(total_of(&selected["totals"], "total"), Some(cost), "{selected}");
+        assert_eq!(total_of(&body["totals"], "fulfillment"), Some(cost), "{body}");
+    }
+    assert_eq!(multi.fetch_count(), 1, "the flagged profile was the one negotiated");
 }

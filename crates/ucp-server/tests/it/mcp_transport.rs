@@ -149,7 +149,7 @@ async fn structured_content_validates_against_each_output_schema() {
     }
 }
 
-// Checklist 38, 39, 40, 41, 42: JSON-RPC errors and their HTTP statuses.
+// Checklist 36, 38, 39, 40, 41, 42: JSON-RPC errors and their HTTP statuses.
 #[tokio::test]
 async fn malformed_requests_get_json_rpc_errors_with_matching_statuses() {
     let app = spawn_app().await;
@@ -362,4 +362,32 @@ async fn the_mcp_path_answers_alike_past_the_router_and_through_it() {
     assert_eq!(response.status(), 400);
     let body: Value = response.json().await.unwrap();
     assert_eq!(body["error"]["code"], -32700, "{body}");
+}
+
+// Checklist 45: complete_checkout, cancel_checkout and cancel_cart without
+// meta["idempotency-key"] are -32602 (HTTP 200), and nothing is completed or canceled.
+#[tokio::test]
+async fn complete_and_cancels_need_a_meta_idempotency_key() {
+    let app = spawn_app().await;
+    let checkout =
+        app.tool("create_checkout", json!({ "checkout": crate::checkout::ready_checkout("mug-1", 1) })).await;
+    let cart = app
+        .tool("create_cart", json!({ "cart": { "line_items": [{ "item": { "id": "mug-1" }, "quantity": 1 }] } }))
+        .await;
+    let pay = crate::checkout::pay(crate::checkout::TOKEN_SUCCESS);
+    for (tool, arguments) in [
+        ("complete_checkout", json!({ "id": checkout["id"], "checkout": pay })),
+        ("cancel_checkout", json!({ "id": checkout["id"], "checkout": {} })),
+        ("cancel_checkout", json!({ "id": checkout["id"] })),
+        ("cancel_cart", json!({ "id": cart["id"] })),
+    ] {
+        let (status, error) = app.tool_error(tool, arguments).await;
+        assert_eq!((status.as_u16(), error["code"].as_i64()), (200, Some(-32602)), "{tool}: {error}");
+        assert!(error["message"].as_str().unwrap().contains("idempotency-key"), "{tool}: {error}");
+    }
+    let stored = app.tool("get_checkout", json!({ "id": checkout["id"] })).await;
+    assert_eq!(stored["status"], "ready_for_complete", "{stored}");
+    assert!(stored.get("order").is_none());
+    let stored = app.tool("get_cart", json!({ "id": cart["id"] })).await;
+    assert_eq!(stored["ucp"]["status"], "success", "the cart is still there: {stored}");
 }

@@ -20,7 +20,7 @@ async fn platform_profile_is_fetched_once_and_cached() {
     assert_eq!(app.platform.fetch_count(), 1);
 }
 
-// Checklist 17, 18, 19, 20: each failure has its code, HTTP status and -32001.
+// Checklist 17, 18, 19, 20, 53: each failure has its code, HTTP status and -32001.
 #[tokio::test]
 async fn profile_failures_map_to_their_codes_and_statuses() {
     let app =
@@ -69,7 +69,7 @@ async fn loopback_and_private_profile_hosts_are_refused() {
     assert_eq!(app.platform.fetch_count(), 0);
 }
 
-// Checklist 22: an operation whose capability was not negotiated is a business outcome.
+// Checklist 22, 47: an operation whose capability was not negotiated is a business outcome.
 #[tokio::test]
 async fn missing_capability_is_a_capabilities_incompatible_error_response() {
     let app = spawn_app().await;

@@ -306,6 +306,7 @@ fn redact(value: &mut Value) {
     }
 }
 
+// Checklist 33: structuredContent equals the REST body.
 // The parity proof: the same scenario over MCP and REST gives the same UCP bodies.
 #[tokio::test]
 async fn mcp_and_rest_give_identical_bodies_for_the_same_scenario() {

@@ -182,7 +182,7 @@ async fn enforce_accepts_google_signed_requests_and_refuses_unsigned_ones() {
     assert_eq!(discovery.status(), StatusCode::OK);
 }
 
-// Checklist 65, 66, 69, 74: a flipped body byte, DER ECDSA, a component list without @path,
+// Checklist 53, 65, 66, 69, 74: a flipped body byte, DER ECDSA, a component list without @path,
 // an expired or far-future signature: each gets its code, over MCP and REST.
 #[tokio::test]
 async fn tampered_and_malformed_signatures_get_their_codes() {
