@@ -9,9 +9,9 @@ use super::{Answer, Caller, Commerce, Error, Refusal, SessionView};
 impl Commerce {
     pub async fn create_cart(&self, caller: &Caller<'_>, input: CartInput) -> Result<Answer<SessionView>, Error> {
         check_code_count("cart", input.discount_codes.as_deref())?;
-        let (lines, messages, any_in_stock) = self.resolve_lines(input.lines).await?;
-        if lines.is_empty() || !any_in_stock {
-            return Ok(Answer::Refused(nothing_to_sell(!lines.is_empty())));
+        let (lines, any_known, any_in_stock) = self.resolve_lines(input.lines).await?;
+        if !any_in_stock {
+            return Ok(Answer::Refused(nothing_to_sell(any_known)));
         }
         let mut session = self.new_session(caller, SessionKind::Cart);
         session.replace_lines(lines);
@@ -22,7 +22,7 @@ impl Commerce {
             session.discount_codes = input.discount_codes.unwrap_or_default();
         }
         self.ports.store.insert_session(&session).await?;
-        let mut view = self.view(caller, session, messages).await?;
+        let mut view = self.view(caller, session, Vec::new()).await?;
         view.created = true;
         Ok(Answer::Resource(view))
     }
@@ -45,7 +45,7 @@ impl Commerce {
             let Some(mut session) = self.live_cart(caller, id).await? else {
                 return Ok(Attempt::Done(Answer::Refused(Refusal::not_found("Cart"))));
             };
-            let (lines, messages, _) = self.resolve_lines(input.lines.clone()).await?;
+            let (lines, _, _) = self.resolve_lines(input.lines.clone()).await?;
             session.replace_lines(lines);
             session.buyer = input.buyer.clone();
             session.context = input.context.clone();
@@ -56,7 +56,7 @@ impl Commerce {
             if !self.save(&mut session).await? {
                 return Ok(Attempt::Raced);
             }
-            Ok(Attempt::Done(Answer::Resource(self.view(caller, session, messages).await?)))
+            Ok(Attempt::Done(Answer::Resource(self.view(caller, session, Vec::new()).await?)))
         })
         .await
     }

@@ -30,9 +30,9 @@ impl Commerce {
         if lines.is_empty() {
             return Err(Error::invalid("checkout.line_items must name at least one item"));
         }
-        let (lines, messages, any_in_stock) = self.resolve_lines(lines).await?;
-        if lines.is_empty() || !any_in_stock {
-            return Ok(Answer::Refused(nothing_to_sell(!lines.is_empty())));
+        let (lines, any_known, any_in_stock) = self.resolve_lines(lines).await?;
+        if !any_in_stock {
+            return Ok(Answer::Refused(nothing_to_sell(any_known)));
         }
         let mut session = self.new_session(caller, SessionKind::Checkout);
         session.replace_lines(lines);
@@ -41,7 +41,7 @@ impl Commerce {
         session.status = priced.status;
         self.ports.store.insert_session(&session).await?;
         let now = self.now();
-        let mut view = self.view_priced(caller, session, priced, messages, now);
+        let mut view = self.view_priced(caller, session, priced, Vec::new(), now);
         view.created = true;
         Ok(Answer::Resource(view))
     }
@@ -124,7 +124,7 @@ impl Commerce {
             let Some(lines) = input.lines.clone() else {
                 return Err(Error::invalid("checkout.line_items is required: an update replaces the whole checkout"));
             };
-            let (lines, messages, _) = self.resolve_lines(lines).await?;
+            let (lines, _, _) = self.resolve_lines(lines).await?;
             session.replace_lines(lines);
             apply_checkout_fields(caller, &mut session, input.clone());
             session.sticky_messages.clear();
@@ -139,7 +139,7 @@ impl Commerce {
             }
             self.reflect_into_cart(caller, &session).await?;
             let now = self.now();
-            Ok(Attempt::Done(Answer::Resource(self.view_priced(caller, session, priced, messages, now))))
+            Ok(Attempt::Done(Answer::Resource(self.view_priced(caller, session, priced, Vec::new(), now))))
         })
         .await
     }

@@ -175,34 +175,33 @@ impl Commerce {
         }
     }
 
-    /// Resolves requested lines to catalog variants; unknown items become messages. Also
-    /// says whether any resolved item is in stock.
+    /// Resolves requested lines to catalog variants. A line whose item we do not sell is kept
+    /// as sent: pricing reports it `item_unavailable` at its path and keeps the session
+    /// `incomplete` until the platform removes it (checkout.md §2, checklist 124), as for an
+    /// item that left the catalog, so no session silently drops what the buyer asked for.
+    /// Also says whether any item is ours, and whether any of ours is in stock.
     pub(super) async fn resolve_lines(
         &self,
         requested: Vec<LineInput>,
-    ) -> Result<(Vec<LineRequest>, Vec<Message>, bool), Error> {
+    ) -> Result<(Vec<LineRequest>, bool, bool), Error> {
         let ids: Vec<String> = requested.iter().map(|line| line.item_id.clone()).collect();
         let (items, canonical) = self.catalog_items(&ids).await?;
         let mut lines = Vec::with_capacity(requested.len());
-        let mut messages = Vec::new();
-        let mut any_in_stock = false;
+        let (mut any_known, mut any_in_stock) = (false, false);
         for line in requested {
-            match canonical.get(&line.item_id) {
+            let item_id = match canonical.get(&line.item_id) {
                 Some(variant_id) => {
+                    any_known = true;
                     if items.get(variant_id).is_some_and(|item| item.available_quantity != Some(0)) {
                         any_in_stock = true;
                     }
-                    lines.push(LineRequest { id: line.id, item_id: variant_id.clone(), quantity: line.quantity });
+                    variant_id.clone()
                 }
-                None => messages.push(Message::error(
-                    "item_unavailable",
-                    Severity::Recoverable,
-                    format!("Item {} is not sold here; it was not added.", line.item_id),
-                    None,
-                )),
-            }
+                None => line.item_id,
+            };
+            lines.push(LineRequest { id: line.id, item_id, quantity: line.quantity });
         }
-        Ok((lines, messages, any_in_stock))
+        Ok((lines, any_known, any_in_stock))
     }
 }
 

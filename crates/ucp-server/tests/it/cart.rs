@@ -161,13 +161,16 @@ async fn partially_unavailable_cart_points_at_the_lines() {
         assert_eq!(message["severity"], "recoverable");
     }
 
-    // An unknown item among sellable ones is reported and not added.
+    // An unknown item among sellable ones stays a line, reported at its path (checklist 124):
+    // the cart does not silently drop what the buyer asked for.
     let body = create_cart(&app, vec![line("mug-1", 1), line("nope", 1)]).await;
     valid_cart(&body);
-    assert_eq!(body["line_items"].as_array().unwrap().len(), 1);
+    assert_eq!(body["line_items"].as_array().unwrap().len(), 2, "{body}");
+    assert_eq!(body["line_items"][1]["item"]["id"], "nope");
     let unavailable = messages_with(&body, "item_unavailable");
     assert_eq!(unavailable.len(), 1, "{body}");
     assert_eq!(unavailable[0]["severity"], "recoverable");
+    assert_eq!(unavailable[0]["path"], "$.line_items[1]");
 }
 
 // Checklist 112: an expired cart is not_found.

@@ -2,7 +2,7 @@
 //! expiry, determinism, message paths that resolve, integer money, stock checked across the
 //! lines of one variant, and eligibility claims that never block.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::checkout::{TOKEN_SUCCESS, address, complete, ready_checkout};
 use crate::checkout_edges::{assert_checkout, assert_not_found, create, get, update, update_of};
@@ -32,6 +32,39 @@ async fn expired_checkout_is_not_found() {
     );
     assert_not_found(&complete(&app, id, TOKEN_SUCCESS).await);
     assert_not_found(&app.tool("cancel_checkout", json!({ "meta": app.keyed_meta(), "id": id })).await);
+}
+
+// Checklist 124, 128: an item we do not sell stays a line of the checkout, reported
+// `item_unavailable` (recoverable) at its path, and keeps the checkout incomplete until the
+// platform removes it, on every read: an agent that trusts the status cannot complete an
+// order without what the buyer asked for.
+#[tokio::test]
+async fn an_item_we_do_not_sell_keeps_the_checkout_incomplete_until_removed() {
+    let app = spawn_app().await;
+    let mut payload = ready_checkout("mug-1", 1);
+    payload["line_items"].as_array_mut().unwrap().push(json!({ "item": { "id": "nope" }, "quantity": 2 }));
+    let created = create(&app, payload).await;
+    let id = created["id"].as_str().unwrap();
+    for body in [&created, &get(&app, id).await] {
+        assert_eq!(body["status"], "incomplete", "{body}");
+        assert_eq!(body["line_items"].as_array().unwrap().len(), 2, "{body}");
+        assert_eq!(body["line_items"][1]["item"]["id"], "nope");
+        let unavailable = messages_with(body, "item_unavailable");
+        assert_eq!(unavailable.len(), 1, "{body}");
+        assert_eq!(
+            (&unavailable[0]["path"], &unavailable[0]["severity"]),
+            (&json!("$.line_items[1]"), &json!("recoverable"))
+        );
+        assert_messages_resolve(body);
+        assert_integer_money(body);
+    }
+    let refused = complete(&app, id, TOKEN_SUCCESS).await;
+    assert_ne!(refused["status"], "completed", "{refused}");
+    assert!(refused.get("order").is_none_or(Value::is_null), "no order: {refused}");
+    // The platform removes the line: ready.
+    let fixed = update(&app, id, update_of(&created, "mug-1", 1, json!({}))).await;
+    assert_eq!(fixed["status"], "ready_for_complete", "{fixed}");
+    assert!(messages_with(&fixed, "item_unavailable").is_empty(), "{fixed}");
 }
 
 // Checklist 141: two fresh checkouts with the same payload give identical totals and messages.

@@ -18,7 +18,7 @@ pub(super) fn price_lines(input: &PricingInput<'_>, messages: &mut Vec<Message>)
             messages.push(Message::error(
                 "item_unavailable",
                 Severity::Recoverable,
-                format!("Item {} is no longer available; remove it to continue.", line.item_id),
+                format!("Item {} is not available; remove it to continue.", line.item_id),
                 Some(path.clone()),
             ));
             lines.push(PricedLine {
