@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use crate::config::Settings;
+use crate::config::{Settings, SignaturePolicy};
 
 /// Whether `settings` describe a demo start.
 pub fn is_demo_start(settings: &Settings) -> bool {
@@ -45,8 +45,20 @@ pub fn harden(settings: &mut Settings) -> Result<(), String> {
             ),
             None | Some(false) => {}
         }
+        if is_open_to_anyone(settings) {
+            tracing::warn!(
+                "no caller has to authenticate with an https public URL: without [[platforms]] (or with auth.required = false) and with signatures.policy other than \"enforce\", anyone can create and complete checkouts; list the platforms you trust in [[platforms]] (API keys, OAuth, mTLS) or set signatures.policy = \"enforce\" (checklist 63)"
+            );
+        }
     }
     Ok(())
+}
+
+/// Whether `settings` let a call through without any credential: no platform configured to
+/// authenticate (or authentication turned off), and signatures not enforced.
+fn is_open_to_anyone(settings: &Settings) -> bool {
+    let required = settings.auth.required.unwrap_or(!settings.platforms.is_empty());
+    !required && settings.signatures.policy != SignaturePolicy::Enforce
 }
 
 /// Mode of the data directory: owner only.
@@ -158,6 +170,29 @@ mod tests {
         settings.dev_insecure_profiles = true;
         let error = harden(&mut settings).unwrap_err();
         assert!(error.contains("dev-insecure-profiles"), "{error}");
+    }
+
+    // Checklist 63: a public start that authenticates nobody is warned about (the demo start
+    // stays open on purpose, and is not).
+    #[test]
+    fn a_public_start_without_authentication_is_open_to_anyone() {
+        let mut settings = serve_settings(Some("https://shop.test"), Origin::default());
+        assert!(is_open_to_anyone(&settings), "no platforms, no signatures");
+        settings.auth.required = Some(true);
+        assert!(!is_open_to_anyone(&settings), "credentials required");
+        settings.auth.required = None;
+        settings.platforms.push(crate::config::PlatformSettings {
+            id: "agent".into(),
+            profiles: vec!["https://agent.test/profile".into()],
+            api_keys: Vec::new(),
+            oauth: None,
+            mtls: None,
+        });
+        assert!(!is_open_to_anyone(&settings), "platforms configured: credentials required by default");
+        settings.auth.required = Some(false);
+        assert!(is_open_to_anyone(&settings), "turned off");
+        settings.signatures.policy = SignaturePolicy::Enforce;
+        assert!(!is_open_to_anyone(&settings), "every call signed");
     }
 
     #[cfg(unix)]
