@@ -205,9 +205,7 @@ impl Settings {
             return Err(ConfigError("catalog.max_lookup_ids must be between 10 and 500".into()));
         }
         for zone in &self.shipping {
-            if zone.options.is_empty() || zone.countries.is_empty() {
-                return Err(ConfigError(format!("shipping zone {:?} needs countries and options", zone.name)));
-            }
+            zone.validate()?;
         }
         platforms::validate(&self.auth, &self.platforms)?;
         if self.checkout.cart_ttl_secs < 60 || self.checkout.checkout_ttl_secs < 60 {

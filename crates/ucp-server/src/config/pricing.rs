@@ -43,6 +43,41 @@ pub struct ShippingOptionSettings {
     pub max_days: u32,
 }
 
+impl ShippingZoneSettings {
+    /// A zone a checkout can offer as it is: countries and options, and options a buyer can
+    /// tell apart (ids and titles unique in the zone: checklist 143) with prices that are not
+    /// negative and a delivery window that does not end before it starts.
+    pub(super) fn validate(&self) -> Result<(), super::ConfigError> {
+        let zone = &self.name;
+        let refuse = |problem: String| Err(super::ConfigError(format!("shipping zone {zone:?}: {problem}")));
+        if self.options.is_empty() || self.countries.is_empty() {
+            return refuse("needs countries and options".into());
+        }
+        for (index, option) in self.options.iter().enumerate() {
+            let earlier = &self.options[..index];
+            if option.id.trim().is_empty() || option.title.trim().is_empty() {
+                return refuse(format!("option {index} needs an id and a title"));
+            }
+            if earlier.iter().any(|other| other.id == option.id) {
+                return refuse(format!("two options have the id {:?}", option.id));
+            }
+            if earlier.iter().any(|other| other.title == option.title) {
+                return refuse(format!(
+                    "two options have the title {:?}; a buyer could not tell them apart",
+                    option.title
+                ));
+            }
+            if option.amount < 0 || option.per_kg < 0 || option.free_above.is_some_and(|above| above < 0) {
+                return refuse(format!("option {:?} has a negative amount, per_kg or free_above", option.id));
+            }
+            if option.min_days > option.max_days {
+                return refuse(format!("option {:?} has min_days after max_days", option.id));
+            }
+        }
+        Ok(())
+    }
+}
+
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TaxSettings {

@@ -149,6 +149,29 @@ fn invalid_typed_values_fail_at_load_naming_the_key() {
     }
 }
 
+// Checklist 143, 120: shipping options a buyer can tell apart, with no negative price and
+// no delivery window that ends before it starts; refused at start-up, naming the zone.
+#[test]
+fn shipping_options_are_checked_at_load() {
+    let zone = |options: &str| format!("[[shipping]]\nname = \"Home\"\ncountries = [\"de\"]\noptions = [{options}]\n");
+    let option = |id: &str, title: &str, rest: &str| format!("{{ id = \"{id}\", title = \"{title}\", {rest} }}");
+    let fine = "amount = 499, min_days = 1, max_days = 3";
+    let settings = load_toml(&zone(&[option("a", "Standard", fine), option("b", "Express", fine)].join(", "))).unwrap();
+    settings.validate().expect("two distinct options");
+    for (options, expected) in [
+        (vec![option("a", "Standard", fine), option("a", "Express", fine)], "two options have the id"),
+        (vec![option("a", "Standard", fine), option("b", "Standard", fine)], "two options have the title"),
+        (vec![option("a", "Standard", "amount = -500, min_days = 1, max_days = 3")], "negative"),
+        (vec![option("a", "Standard", "amount = 5, per_kg = -1, min_days = 1, max_days = 3")], "negative"),
+        (vec![option("a", "Standard", "amount = 5, min_days = 5, max_days = 1")], "min_days after max_days"),
+        (vec![option("", "Standard", fine)], "needs an id and a title"),
+    ] {
+        let error =
+            load_toml(&zone(&options.join(", "))).and_then(|settings| settings.validate()).unwrap_err().to_string();
+        assert!(error.contains(expected) && error.contains("\"Home\""), "{options:?}: {error}");
+    }
+}
+
 #[test]
 fn a_missing_file_is_an_error() {
     let error = Settings::load(Some(Path::new("/nonexistent/ucpd.toml")), []).unwrap_err();
