@@ -97,14 +97,50 @@ pub struct Handler {
     pub countries: Vec<String>,
 }
 
+/// A payment handler a platform's profile declares: its name and the instrument types it
+/// takes (`None`: every type, for an entry without `available_instruments`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlatformHandler {
+    pub name: String,
+    pub instrument_types: Option<Vec<String>>,
+}
+
+/// A handler a checkout offers, with the instrument types it offers there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OfferedHandler {
+    pub id: String,
+    pub instrument_types: Vec<String>,
+}
+
+impl Handler {
+    /// The instrument types this handler offers a platform that declares `platform`: ours and
+    /// the platform's for it (checklist 139, `available_instruments` = platform ∩ ours); none
+    /// when the platform declares handlers but not this one, or none of its types. A platform
+    /// that declares no handler restricts nothing.
+    pub fn instruments_for(&self, platform: &[PlatformHandler]) -> Vec<&str> {
+        let ours = || self.instrument_types.iter().map(String::as_str);
+        if platform.is_empty() {
+            return ours().collect();
+        }
+        let mut declared: Vec<&str> = Vec::new();
+        for entry in platform.iter().filter(|entry| entry.name == self.name) {
+            match &entry.instrument_types {
+                None => return ours().collect(),
+                Some(types) => declared.extend(types.iter().map(String::as_str)),
+            }
+        }
+        ours().filter(|kind| declared.contains(kind)).collect()
+    }
+}
+
 /// What decides which handlers a checkout offers.
 #[derive(Debug, Clone, Copy)]
 pub struct CheckoutContext<'a> {
     pub currency: &'a str,
     /// The selected shipping country, or the context's, if known.
     pub country: Option<&'a str>,
-    /// Handler names the platform declares; empty means it declares none (no restriction).
-    pub platform_handlers: &'a [String],
+    /// The handlers the platform declares; empty means it declares none (no restriction).
+    pub platform_handlers: &'a [PlatformHandler],
 }
 
 /// The handlers configured for this business.
@@ -118,11 +154,12 @@ impl Handlers {
         self.handlers.iter().find(|handler| handler.id == id)
     }
 
-    /// The handlers a checkout offers (checklist 25, 139): those the platform can use (when it
-    /// declares any), that take the checkout's currency and serve its shipping country.
+    /// The handlers a checkout offers (checklist 25, 139): those the platform can use with an
+    /// instrument of ours (when it declares any: [`Handler::instruments_for`]), that take the
+    /// checkout's currency and serve its shipping country.
     pub fn for_checkout<'a>(&'a self, context: CheckoutContext<'a>) -> impl Iterator<Item = &'a Handler> + 'a {
         self.handlers.iter().filter(move |handler| {
-            (context.platform_handlers.is_empty() || context.platform_handlers.contains(&handler.name))
+            !handler.instruments_for(context.platform_handlers).is_empty()
                 && (handler.currencies.is_empty() || handler.currencies.iter().any(|code| code == context.currency))
                 && match (context.country, handler.countries.is_empty()) {
                     (_, true) => true,
@@ -228,6 +265,26 @@ impl PaymentProcessor for Sandbox {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // Checklist 139: what a handler offers a platform is ours and the platform's.
+    #[test]
+    fn a_handler_offers_the_instruments_it_and_the_platform_share() {
+        let mut handler = sandbox_handler();
+        handler.instrument_types = vec!["card".into(), "wallet".into()];
+        let declares = |name: &str, types: Option<&[&str]>| PlatformHandler {
+            name: name.into(),
+            instrument_types: types.map(|types| types.iter().map(|kind| kind.to_string()).collect()),
+        };
+        assert_eq!(handler.instruments_for(&[]), ["card", "wallet"], "nothing declared: no restriction");
+        let other = declares("com.example.pay", None);
+        assert!(handler.instruments_for(std::slice::from_ref(&other)).is_empty(), "declares handlers, not this one");
+        assert_eq!(handler.instruments_for(&[other.clone(), declares(SANDBOX_HANDLER, None)]), ["card", "wallet"]);
+        let cards = declares(SANDBOX_HANDLER, Some(&["card", "bnpl"]));
+        assert_eq!(handler.instruments_for(std::slice::from_ref(&cards)), ["card"]);
+        let wallets = declares(SANDBOX_HANDLER, Some(&["wallet"]));
+        assert_eq!(handler.instruments_for(&[cards, wallets]), ["card", "wallet"], "two entries: either's types");
+        assert!(handler.instruments_for(&[declares(SANDBOX_HANDLER, Some(&["bnpl"]))]).is_empty());
+    }
 
     fn charge(key: &str, token: &str) -> Charge {
         Charge {

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use ucp_domain::payment::PlatformHandler;
 
 /// The document served at `/.well-known/ucp`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -90,8 +91,9 @@ pub struct PlatformProfile {
     pub capabilities: BTreeMap<String, Vec<String>>,
     /// Public keys (`keys` or `signing_keys`), for signature checks.
     pub keys: Vec<Value>,
-    /// Payment handler names the platform declares it can use; empty when it declares none.
-    pub payment_handlers: Vec<String>,
+    /// The payment handlers the platform declares it can use, each with the instrument types
+    /// it takes; empty when it declares none.
+    pub payment_handlers: Vec<PlatformHandler>,
     /// Capabilities with an entry lacking `spec` or `schema`: tolerated, worth a log line.
     pub incomplete_capabilities: Vec<String>,
     /// Capability name → the `config.webhook_url` of its first entry that has one (the order
@@ -175,7 +177,7 @@ impl PlatformProfile {
         let payment_handlers = ucp
             .get("payment_handlers")
             .and_then(Value::as_object)
-            .map(|handlers| handlers.keys().cloned().collect())
+            .map(|handlers| handlers.iter().take(MAX_DECLARED).map(|(name, entries)| declared(name, entries)).collect())
             .unwrap_or_default();
         Ok(PlatformProfile {
             version: version.to_owned(),
@@ -186,6 +188,30 @@ impl PlatformProfile {
             webhook_urls,
         })
     }
+}
+
+/// The most payment handlers, and instrument types per handler, read from a platform profile
+/// (bounding what a call does with them).
+const MAX_DECLARED: usize = 64;
+
+/// A handler a platform declares as `name`: the instrument types of its entries'
+/// `available_instruments`, or every type (`None`) when an entry has none (the schema's
+/// "absent = everything allowed") or the declaration is not a list of entries.
+fn declared(name: &str, entries: &Value) -> PlatformHandler {
+    let mut types: Vec<String> = Vec::new();
+    let entries = entries.as_array().map(Vec::as_slice).unwrap_or_default();
+    for entry in entries {
+        let Some(instruments) = entry.get("available_instruments").and_then(Value::as_array) else {
+            return PlatformHandler { name: name.to_owned(), instrument_types: None };
+        };
+        for kind in instruments.iter().filter_map(|instrument| instrument.get("type")?.as_str()) {
+            if types.len() < MAX_DECLARED && !types.iter().any(|known| known == kind) {
+                types.push(kind.to_owned());
+            }
+        }
+    }
+    let every = entries.is_empty();
+    PlatformHandler { name: name.to_owned(), instrument_types: (!every).then_some(types) }
 }
 
 /// Whether `text` has the `YYYY-MM-DD` shape of a UCP version.
@@ -208,7 +234,22 @@ mod tests {
         let profile = PlatformProfile::parse(good).unwrap();
         assert_eq!(profile.capabilities["dev.ucp.shopping.catalog.search"], vec!["2026-04-08"]);
         assert_eq!(profile.incomplete_capabilities, ["dev.ucp.shopping.catalog.search"]);
-        assert_eq!(profile.payment_handlers, ["com.example.pay"]);
+        assert_eq!(
+            profile.payment_handlers,
+            [PlatformHandler { name: "com.example.pay".into(), instrument_types: None }],
+            "no entries: every type"
+        );
+        // Checklist 139: each handler's instrument types, from its entries' `available_instruments`.
+        let declaring = br#"{"ucp":{"version":"2026-04-08","payment_handlers":{
+            "a":[{"id":"1","version":"2026-04-08","available_instruments":[{"type":"card","constraints":{"brands":["visa"]}}]},
+                 {"id":"2","version":"2026-04-08","available_instruments":[{"type":"wallet"},{"type":"card"}]}],
+            "b":[{"id":"3","version":"2026-04-08","available_instruments":[{"type":"card"}]},{"id":"4","version":"2026-04-08"}]}}}"#;
+        let declared = PlatformProfile::parse(declaring).unwrap();
+        let types = |name: &str| {
+            declared.payment_handlers.iter().find(|handler| handler.name == name).unwrap().instrument_types.clone()
+        };
+        assert_eq!(types("a"), Some(vec!["card".to_owned(), "wallet".to_owned()]));
+        assert_eq!(types("b"), None, "an entry without available_instruments allows every type");
         assert_eq!(profile.keys.len(), 1);
         assert!(profile.webhook_urls.is_empty());
         let with_hook = br#"{"ucp":{"version":"2026-04-08","capabilities":{"dev.ucp.shopping.order":[{"version":"2026-04-08"},{"version":"2026-04-08","config":{"webhook_url":"https://p.example/hooks"}}]}}}"#;

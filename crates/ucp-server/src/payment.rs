@@ -12,8 +12,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 pub use ucp_domain::payment::{
-    Charge, CheckoutContext, Handler, PaymentOutcome as Outcome, PaymentProcessor, ProcessorUnavailable, Refund,
-    SANDBOX_HANDLER, SANDBOX_ID, TOKEN_3DS, TOKEN_DECLINE, TOKEN_SUCCESS,
+    Charge, CheckoutContext, Handler, OfferedHandler, PaymentOutcome as Outcome, PaymentProcessor,
+    ProcessorUnavailable, Refund, SANDBOX_HANDLER, SANDBOX_ID, TOKEN_3DS, TOKEN_DECLINE, TOKEN_SUCCESS,
 };
 
 use crate::config::{HttpProcessorSettings, Settings};
@@ -70,21 +70,25 @@ impl Handlers {
 
     /// `payment_handlers` as advertised in the profile: every configured handler.
     pub fn advertised(&self) -> Value {
-        self.render(self.domain.handlers.iter())
+        self.render(self.domain.handlers.iter().map(|handler| (handler, &handler.instrument_types[..])))
     }
 
-    /// `payment_handlers` of a checkout: the handlers it offers, by id.
-    pub fn advertised_ids(&self, ids: &[String]) -> Value {
-        self.render(self.domain.handlers.iter().filter(|handler| ids.contains(&handler.id)))
+    /// `payment_handlers` of a checkout: the handlers it offers, each with the instrument types
+    /// it offers there (ours and the platform's: checklist 139).
+    pub fn offered(&self, offered: &[OfferedHandler]) -> Value {
+        self.render(offered.iter().filter_map(|offered| {
+            let handler = self.domain.handlers.iter().find(|handler| handler.id == offered.id)?;
+            Some((handler, &offered.instrument_types[..]))
+        }))
     }
 
-    fn render<'a>(&self, handlers: impl Iterator<Item = &'a Handler>) -> Value {
+    fn render<'a>(&self, handlers: impl Iterator<Item = (&'a Handler, &'a [String])>) -> Value {
         let mut map = serde_json::Map::new();
-        for handler in handlers {
+        for (handler, instrument_types) in handlers {
             let entry = json!({
                 "id": handler.id,
                 "version": crate::discovery::PROTOCOL_VERSION,
-                "available_instruments": handler.instrument_types.iter().map(|kind| json!({ "type": kind })).collect::<Vec<_>>(),
+                "available_instruments": instrument_types.iter().map(|kind| json!({ "type": kind })).collect::<Vec<_>>(),
                 "config": self.configs.get(&handler.id).cloned().unwrap_or_else(|| json!({})),
             });
             match map.get_mut(&handler.name).and_then(Value::as_array_mut) {

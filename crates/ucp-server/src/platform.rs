@@ -39,8 +39,9 @@ pub struct PlatformProfile {
     pub keys: Vec<serde_json::Value>,
     /// The same keys as verifying keys (unusable ones kept with the reason).
     pub signature_keys: crate::signatures::keys::KeySet,
-    /// Payment handler names the platform declares it can use; empty when it declares none.
-    pub payment_handlers: Vec<String>,
+    /// The payment handlers the platform declares it can use, with their instrument types;
+    /// empty when it declares none.
+    pub payment_handlers: Vec<ucp_domain::payment::PlatformHandler>,
     /// Capability name → its `config.webhook_url` (order webhooks, order.md §3).
     pub webhook_urls: BTreeMap<String, String>,
     /// Size of the profile body as fetched: what the cache weighs it by.

@@ -89,7 +89,7 @@ impl Commerce {
                 );
                 return self.refuse_payment(caller, session, &reason).await.map(done_answer);
             };
-            if !handler.instrument_types.contains(&instrument.kind) {
+            if !handler.instruments_for(caller.payment_handlers).contains(&instrument.kind.as_str()) {
                 let reason = format!("Handler {} does not take {} instruments.", handler.id, instrument.kind);
                 return self.refuse_payment(caller, session, &reason).await.map(done_answer);
             }

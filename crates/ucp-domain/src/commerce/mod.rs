@@ -120,8 +120,8 @@ pub struct Caller<'a> {
     pub fulfillment: bool,
     pub discounts: bool,
     pub cart: bool,
-    /// Payment handler names the platform declares (empty: no restriction).
-    pub payment_handlers: &'a [String],
+    /// The payment handlers the platform declares (empty: no restriction).
+    pub payment_handlers: &'a [crate::payment::PlatformHandler],
     /// Where the platform takes order webhooks, when the order capability was negotiated and
     /// its profile names a `webhook_url`: stored with an order this call places.
     pub order_webhook: Option<&'a crate::webhook::WebhookTarget>,
@@ -198,8 +198,9 @@ pub struct SessionView {
     pub priced: Priced,
     /// Messages of this call, after the pricing's own.
     pub extra: Vec<Message>,
-    /// Ids of the payment handlers this checkout offers (empty for carts).
-    pub payment_handlers: Vec<String>,
+    /// The payment handlers this checkout offers, with the instrument types it offers for each
+    /// (empty for carts).
+    pub payment_handlers: Vec<crate::payment::OfferedHandler>,
     /// Whether the fulfillment and discount extensions apply to this answer.
     pub fulfillment: bool,
     pub discounts: bool,

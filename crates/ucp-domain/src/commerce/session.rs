@@ -159,7 +159,12 @@ impl Commerce {
                 .ports
                 .payments
                 .for_checkout(Self::payment_context(caller, &session))
-                .map(|handler| handler.id.clone())
+                .map(|handler| crate::payment::OfferedHandler {
+                    id: handler.id.clone(),
+                    instrument_types: (handler.instruments_for(caller.payment_handlers).into_iter())
+                        .map(str::to_owned)
+                        .collect(),
+                })
                 .collect(),
             SessionKind::Cart => Vec::new(),
         };

@@ -30,8 +30,8 @@ pub struct Call<'a> {
     pub fulfillment: bool,
     pub discounts: bool,
     pub cart_negotiated: bool,
-    /// Payment handler names the platform declares (empty: no restriction).
-    pub platform_handlers: &'a [String],
+    /// The payment handlers the platform declares (empty: no restriction).
+    pub platform_handlers: &'a [ucp_domain::payment::PlatformHandler],
     /// Where order webhooks go (`crate::webhooks::target`), for the call that places an order.
     pub order_webhook: Option<ucp_domain::webhook::WebhookTarget>,
 }
@@ -93,7 +93,7 @@ pub fn links(state: &AppState) -> Links {
 pub fn render_session(state: &AppState, envelope: &Envelope, view: &SessionView) -> Result<String, ApiError> {
     let mut ucp = envelope.ucp();
     if view.session.kind == ucp_domain::checkout::SessionKind::Checkout {
-        ucp["payment_handlers"] = state.payments.advertised_ids(&view.payment_handlers);
+        ucp["payment_handlers"] = state.payments.offered(&view.payment_handlers);
     }
     let links = &state.links;
     to_json(&SessionBody::new(ucp, view, state.pages.as_ref(), links))

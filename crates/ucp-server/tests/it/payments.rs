@@ -309,3 +309,40 @@ async fn payment_handlers_are_filtered_for_each_checkout() {
     assert!(!handlers.contains_key("dev.ucpd.sandbox"), "the platform did not declare the sandbox: {handlers:?}");
     assert_eq!(declared["status"], "requires_escalation", "no usable handler: the buyer pays on our page");
 }
+
+// Checklist 139: `available_instruments` is the platform's and ours. A platform that declares
+// the sandbox for cards gets it with cards; one that declares it for wallets only (we take
+// cards) is not offered it: the checkout needs the buyer on our page, and completing with the
+// sandbox is refused.
+#[tokio::test]
+async fn offered_instruments_are_the_platforms_and_ours() {
+    let app = spawn_app().await;
+    let declaring = |instruments: serde_json::Value| async move {
+        let mut profile = crate::helpers::platform_profile(crate::helpers::ALL_CAPABILITIES);
+        profile["ucp"]["payment_handlers"] = json!({ "dev.ucpd.sandbox": [
+            { "id": "sandbox_platform", "version": "2026-04-08", "available_instruments": instruments }
+        ] });
+        crate::helpers::PlatformServer::start(profile).await
+    };
+    let cards = declaring(json!([{ "type": "card" }, { "type": "wallet" }])).await;
+    let meta = json!({ "ucp-agent": { "profile": cards.profile_url() } });
+    let offered = app.tool("create_checkout", json!({ "meta": meta, "checkout": ready_checkout("mug-1", 1) })).await;
+    let sandbox = &offered["ucp"]["payment_handlers"]["dev.ucpd.sandbox"][0];
+    assert_eq!(sandbox["available_instruments"], json!([{ "type": "card" }]), "{offered}");
+
+    let wallets = declaring(json!([{ "type": "wallet" }])).await;
+    let meta = json!({ "ucp-agent": { "profile": wallets.profile_url() } });
+    let created = app.tool("create_checkout", json!({ "meta": meta, "checkout": ready_checkout("mug-1", 1) })).await;
+    let handlers = created["ucp"]["payment_handlers"].as_object().unwrap();
+    assert!(!handlers.contains_key("dev.ucpd.sandbox"), "no instrument in common: {handlers:?}");
+    let id = created["id"].as_str().unwrap();
+    let refused = app
+        .tool(
+            "complete_checkout",
+            json!({ "meta": { "ucp-agent": { "profile": wallets.profile_url() }, "idempotency-key": key() }, "id": id, "checkout": pay(TOKEN_SUCCESS) }),
+        )
+        .await;
+    assert!(refused.get("order").is_none_or(Value::is_null), "{refused}");
+    assert_ne!(refused["status"], "completed", "{refused}");
+    assert!(!messages_with(&refused, "payment_unavailable").is_empty(), "{refused}");
+}
