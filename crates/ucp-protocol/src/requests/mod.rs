@@ -14,6 +14,9 @@ use ucp_domain::checkout::{Address, Buyer, Context, FulfillmentChoice};
 pub const MAX_LINES: usize = 100;
 /// Largest quantity of one line.
 pub const MAX_QUANTITY: i64 = 10_000;
+/// Longest item id or line id of a line, in bytes: an item we do not sell stays a line of the
+/// session as it was sent (checklist 124), so what a session stores of a line is bounded.
+pub const MAX_LINE_ID_BYTES: usize = 256;
 /// Most discount codes one cart or checkout may carry.
 pub const MAX_DISCOUNT_CODES: usize = 20;
 /// Most ids a lookup request may carry on the wire, duplicates included; the business's own
@@ -300,6 +303,12 @@ fn check_lines(member: &str, lines: &[LineItemRequest]) -> Result<(), InvalidInp
         }
         if line.item.id.trim().is_empty() {
             return Err(InvalidInput(format!("{member}.line_items[{index}].item.id must not be empty")));
+        }
+        let too_long = |id: &str| id.len() > MAX_LINE_ID_BYTES;
+        if too_long(&line.item.id) || line.id.as_deref().is_some_and(too_long) {
+            return Err(InvalidInput(format!(
+                "{member}.line_items[{index}]: an id is longer than {MAX_LINE_ID_BYTES} bytes"
+            )));
         }
         if let Some(id) = &line.id {
             if seen_ids.contains(&id.as_str()) {

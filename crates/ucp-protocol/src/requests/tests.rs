@@ -14,6 +14,16 @@ fn validation_names_the_offending_member() {
         { "id": "a", "item": { "id": "v2" }, "quantity": 1 }
     ]);
     assert_eq!(cart(twice).validate("cart", None).unwrap_err().0, "cart.line_items[1].id \"a\" appears twice");
+    let long = "x".repeat(MAX_LINE_ID_BYTES + 1);
+    for line in [
+        serde_json::json!([{ "item": { "id": long }, "quantity": 1 }]),
+        serde_json::json!([{ "id": long, "item": { "id": "v1" }, "quantity": 1 }]),
+    ] {
+        let error = cart(line).validate("cart", None).unwrap_err();
+        assert_eq!(error.0, "cart.line_items[0]: an id is longer than 256 bytes");
+    }
+    let fits = "x".repeat(MAX_LINE_ID_BYTES);
+    cart(serde_json::json!([{ "id": fits, "item": { "id": fits }, "quantity": 1 }])).validate("cart", None).unwrap();
     let mut request = cart(serde_json::json!([]));
     request.id = Some("c1".into());
     assert_eq!(
