@@ -154,19 +154,28 @@ impl Handlers {
         self.handlers.iter().find(|handler| handler.id == id)
     }
 
-    /// The handlers a checkout offers (checklist 25, 139): those the platform can use with an
-    /// instrument of ours (when it declares any: [`Handler::instruments_for`]), that take the
-    /// checkout's currency and serve its shipping country.
-    pub fn for_checkout<'a>(&'a self, context: CheckoutContext<'a>) -> impl Iterator<Item = &'a Handler> + 'a {
-        self.handlers.iter().filter(move |handler| {
-            !handler.instruments_for(context.platform_handlers).is_empty()
-                && (handler.currencies.is_empty() || handler.currencies.iter().any(|code| code == context.currency))
-                && match (context.country, handler.countries.is_empty()) {
-                    (_, true) => true,
-                    (Some(country), false) => handler.countries.iter().any(|code| code.eq_ignore_ascii_case(country)),
-                    (None, false) => true,
-                }
-        })
+    /// The handlers a checkout offers (checklist 25, 139), each with the instrument types it
+    /// offers there: those the platform can use with an instrument of ours (when it declares
+    /// any: [`Handler::instruments_for`]), that take the checkout's currency and serve its
+    /// shipping country.
+    pub fn for_checkout<'a>(
+        &'a self,
+        context: CheckoutContext<'a>,
+    ) -> impl Iterator<Item = (&'a Handler, Vec<&'a str>)> + 'a {
+        self.handlers
+            .iter()
+            .filter(move |handler| {
+                (handler.currencies.is_empty() || handler.currencies.iter().any(|code| code == context.currency))
+                    && match (context.country, handler.countries.is_empty()) {
+                        (_, true) => true,
+                        (Some(country), false) => {
+                            handler.countries.iter().any(|code| code.eq_ignore_ascii_case(country))
+                        }
+                        (None, false) => true,
+                    }
+            })
+            .map(move |handler| (handler, handler.instruments_for(context.platform_handlers)))
+            .filter(|(_, instruments)| !instruments.is_empty())
     }
 
     /// The sandbox handler instance, when it is configured.

@@ -82,14 +82,14 @@ impl Commerce {
                     return self.refuse_payment(caller, session, reason).await.map(done_answer);
                 }
             };
-            let Some(handler) = self.offered_handler(caller, &session, &instrument.handler_id) else {
+            let Some((handler, instruments)) = self.offered_handler(caller, &session, &instrument.handler_id) else {
                 let reason = format!(
                     "Payment handler {:?} is not offered for this checkout; use one from ucp.payment_handlers.",
                     instrument.handler_id
                 );
                 return self.refuse_payment(caller, session, &reason).await.map(done_answer);
             };
-            if !handler.instruments_for(caller.payment_handlers).contains(&instrument.kind.as_str()) {
+            if !instruments.contains(&instrument.kind) {
                 let reason = format!("Handler {} does not take {} instruments.", handler.id, instrument.kind);
                 return self.refuse_payment(caller, session, &reason).await.map(done_answer);
             }
@@ -188,12 +188,14 @@ impl Commerce {
         }
     }
 
-    /// The handler `id` if this checkout offers it.
-    fn offered_handler(&self, caller: &Caller<'_>, session: &Session, id: &str) -> Option<Handler> {
-        let handler = self.ports.payments.by_id(id)?;
-        let offered =
-            self.ports.payments.for_checkout(Self::payment_context(caller, session)).any(|offered| offered.id == id);
-        offered.then(|| handler.clone())
+    /// The handler `id` if this checkout offers it, with the instrument types it offers here.
+    fn offered_handler(&self, caller: &Caller<'_>, session: &Session, id: &str) -> Option<(Handler, Vec<String>)> {
+        let (handler, instruments) = self
+            .ports
+            .payments
+            .for_checkout(Self::payment_context(caller, session))
+            .find(|(offered, _)| offered.id == id)?;
+        Some((handler.clone(), instruments.into_iter().map(str::to_owned).collect()))
     }
 
     /// The checkout as it is now, with the refusal its state implies for a second complete.

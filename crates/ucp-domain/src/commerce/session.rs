@@ -159,11 +159,9 @@ impl Commerce {
                 .ports
                 .payments
                 .for_checkout(Self::payment_context(caller, &session))
-                .map(|handler| crate::payment::OfferedHandler {
+                .map(|(handler, instruments)| crate::payment::OfferedHandler {
                     id: handler.id.clone(),
-                    instrument_types: (handler.instruments_for(caller.payment_handlers).into_iter())
-                        .map(str::to_owned)
-                        .collect(),
+                    instrument_types: instruments.into_iter().map(str::to_owned).collect(),
                 })
                 .collect(),
             SessionKind::Cart => Vec::new(),
