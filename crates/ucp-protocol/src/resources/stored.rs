@@ -191,8 +191,8 @@ pub fn stated_availability(doc: &[u8], cuts: &[u8], variants: usize) -> Option<V
 pub fn outline(doc: &[u8], cuts: &[u8], variants: usize) -> Option<Outline> {
     let cuts = decode(cuts, doc, variants)?;
     let before = doc.get(..cuts.before)?;
-    let options = match memchr::memmem::rfind(before, OPTIONS_KEY) {
-        Some(at) => first_value(&before[at + OPTIONS_KEY.len()..])?,
+    let options = match options_value_at(before) {
+        Some(at) => first_value(&before[at..])?,
         None => Vec::new(),
     };
     let variants = (cuts.variants.iter())
@@ -209,6 +209,15 @@ pub fn outline(doc: &[u8], cuts: &[u8], variants: usize) -> Option<Outline> {
 
 /// A product's or a variant's `options` member, up to its value.
 const OPTIONS_KEY: &[u8] = b",\"options\":";
+
+/// Where the value of a product's `options` member starts in `before`, its JSON up to its
+/// variants, or `None` when it has no options. The member is the last one before the
+/// variants, and its key the only `"options"` key at that level or below it (none of the
+/// members before the variants holds one); a key's quotes are never escaped, a string's
+/// always are, so no string can look like it.
+pub(super) fn options_value_at(before: &[u8]) -> Option<usize> {
+    memchr::memmem::rfind(before, OPTIONS_KEY).map(|at| at + OPTIONS_KEY.len())
+}
 
 /// The JSON value `bytes` starts with, whatever follows it.
 fn first_value<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Option<T> {

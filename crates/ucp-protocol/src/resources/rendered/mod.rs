@@ -21,8 +21,6 @@ use super::stored;
 
 /// Between the members before the variants and the first variant, and its escape.
 const VARIANTS_KEY: (&[u8], &[u8]) = literal!(b",\"variants\":[");
-/// A product's `options` member, up to its array.
-const OPTIONS_KEY: &[u8] = b",\"options\":[";
 
 /// A served product's JSON in pieces. Its whole JSON is `before`, then (when it shows any
 /// variant) `,"variants":[`, the variants joined by commas and `]`, then `after`.
@@ -218,11 +216,8 @@ impl Rendered {
     ) -> Option<Rendered> {
         let mut before = source.before().to_vec();
         if !options.is_empty() {
-            // The last member before the variants, and the only `"options"` key at that level
-            // or below it (none of the members before the variants holds one); a key's quotes
-            // are never escaped, a string's always are, so no string can look like it.
-            let at = memchr::memmem::rfind(&before, OPTIONS_KEY)?;
-            before.truncate(at + OPTIONS_KEY.len() - 1);
+            // The product's options, replaced by the view's.
+            before.truncate(stored::options_value_at(&before)?);
             serde_json::to_writer(&mut before, options).ok()?;
         }
         let variants = indices
