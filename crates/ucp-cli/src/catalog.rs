@@ -51,9 +51,10 @@ pub(crate) struct ImportArgs {
 
 /// mimalloc rather than glibc's malloc: allocation was about a sixth of the server's CPU on a
 /// catalog read, and glibc's consolidation of freed large buffers showed on every answer
-/// (BENCHMARKS.md, "The allocator").
+/// (BENCHMARKS.md, "The allocator"), through `ucp-alloc`, which calls mimalloc's plain entry
+/// points where they align as asked (BENCHMARKS.md, "The allocator's plain path").
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: ucp_alloc::Mimalloc = ucp_alloc::Mimalloc;
 
 pub(crate) fn demo_catalog(args: DemoArgs) -> anyhow::Result<std::process::ExitCode> {
     let options = demo::DemoOptions {
