@@ -14,10 +14,11 @@
 use std::collections::BTreeMap;
 use std::num::NonZeroU32;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::http::HeaderValue;
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
+use quick_cache::sync::{Cache, EntryAction, EntryResult};
 pub use ucp_protocol::negotiation::Negotiated;
 use ucp_protocol::negotiation::{Declaration, NegotiationError, Offer};
 use ucp_protocol::profile::ProfileError;
@@ -66,7 +67,13 @@ impl PlatformProfile {
 #[derive(Clone)]
 pub struct PlatformResolver {
     client: reqwest::Client,
-    profiles: moka::future::Cache<String, Arc<PlatformProfile>>,
+    /// Profiles by URL, each until its time to live runs out. Every call with a profile reads
+    /// it, so it is a `quick_cache` (a read lock and a reference bit per hit): moka's read
+    /// bookkeeping (its read log, SipHash, its clock) was 1,500 instructions of a warm
+    /// get_product's 56,000 (BENCHMARKS.md, "A profile from the cache without moka"). The
+    /// caches below are read only on a miss.
+    profiles: Arc<Cache<String, CachedProfile, ProfileWeight>>,
+    ttl: Duration,
     failures: moka::future::Cache<String, ApiError>,
     /// Origins whose profile was force-refreshed (unknown signature `keyid`) within the TTL.
     refreshed: moka::future::Cache<String, ()>,
@@ -95,13 +102,8 @@ impl PlatformResolver {
         let weight = |bytes: usize| u32::try_from(bytes).unwrap_or(u32::MAX);
         Ok(PlatformResolver {
             client,
-            profiles: moka::future::Cache::builder()
-                .max_capacity(settings.cache_max_bytes)
-                .weigher(move |url: &String, profile: &Arc<PlatformProfile>| {
-                    weight(url.len() + profile_weight(profile))
-                })
-                .time_to_live(Duration::from_secs(settings.cache_ttl_secs))
-                .build(),
+            profiles: Arc::new(profile_cache(settings)),
+            ttl: Duration::from_secs(settings.cache_ttl_secs),
             failures: moka::future::Cache::builder()
                 .max_capacity((settings.cache_max_bytes / 16).max(64 * 1024))
                 .weigher(move |url: &String, error: &ApiError| weight(url.len() + error.message.len() + 64))
@@ -126,9 +128,8 @@ impl PlatformResolver {
     }
 
     /// Bytes the profile cache holds now (its weighted size), after pending evictions.
-    pub async fn cached_bytes(&self) -> u64 {
-        self.profiles.run_pending_tasks().await;
-        self.profiles.weighted_size()
+    pub fn cached_bytes(&self) -> u64 {
+        self.profiles.weight()
     }
 
     /// Picks the profile URL: the `UCP-Agent` header when present, else the MCP `meta` value.
@@ -144,31 +145,59 @@ impl PlatformResolver {
 
     /// The platform's profile, from cache or fetched now.
     pub async fn resolve(&self, url: &str) -> Result<Arc<PlatformProfile>, ApiError> {
-        if let Some(profile) = self.profiles.get(url).await {
-            return Ok(profile);
+        if let Some(cached) = self.profiles.get(url)
+            && cached.fresh()
+        {
+            return Ok(cached.profile);
         }
         // Boxed: a fetch's future is large, and a hit (nearly every call) should not carry it.
         Box::pin(self.resolve_missed(url)).await
     }
 
-    /// [`PlatformResolver::resolve`] of a profile the cache does not hold.
+    /// [`PlatformResolver::resolve`] of a profile the cache does not hold, or holds past its
+    /// time to live. One call per URL fetches at a time: the others wait for its profile (or,
+    /// if it fails or is cancelled, one of them takes its place, after the failure is noted).
     async fn resolve_missed(&self, url: &str) -> Result<Arc<PlatformProfile>, ApiError> {
+        let guard = loop {
+            if let Some(error) = self.failures.get(url).await {
+                return Err(error);
+            }
+            let entry = self.profiles.entry_async(url, |_, cached: &mut CachedProfile| {
+                if cached.fresh() {
+                    EntryAction::Retain(Arc::clone(&cached.profile))
+                } else {
+                    EntryAction::ReplaceWithGuard
+                }
+            });
+            match entry.await {
+                EntryResult::Retained(profile) => return Ok(profile),
+                EntryResult::Vacant(guard) | EntryResult::Replaced(guard, _) => break guard,
+                // Neither is asked for (no `Remove`; the async entry has no timeout).
+                EntryResult::Removed(..) | EntryResult::Timeout => continue,
+            }
+        };
+        // A waiter that takes a failed fetch's place finds the failure noted, above.
         if let Some(error) = self.failures.get(url).await {
             return Err(error);
         }
-        let result = self
-            .profiles
-            .try_get_with(url.to_owned(), async { self.fetch(url).await.map(Arc::new) })
-            .await
-            .map_err(|error: Arc<ApiError>| (*error).clone());
-        if let Err(error) = &result {
-            tracing::warn!(profile = url, code = ?error.kind, reason = %error.message, "platform profile rejected");
-            // Our own overload is not the platform's fault: it is not remembered.
-            if error.kind != ErrorKind::Unavailable {
-                self.failures.insert(url.to_owned(), error.clone()).await;
+        let result = self.fetch(url).await.map(Arc::new);
+        match &result {
+            Ok(profile) => {
+                // Refused only if the entry was replaced meanwhile (a `refresh`): that one stays.
+                let _ = guard.insert(CachedProfile::new(Arc::clone(profile), self.ttl));
             }
+            Err(error) => self.note_failure(url, error).await,
         }
         result
+    }
+
+    /// Logs a failed fetch and remembers it for `failure_ttl_secs`, unless it was our overload.
+    async fn note_failure(&self, url: &str, error: &ApiError) {
+        tracing::warn!(profile = url, code = ?error.kind, reason = %error.message, "platform profile rejected");
+        // Our own overload is not the platform's fault: it is not remembered.
+        if error.kind != ErrorKind::Unavailable {
+            self.failures.insert(url.to_owned(), error.clone()).await;
+        }
     }
 
     /// Fetches the profile at `url` again and replaces the cached copy, at most once per
@@ -180,7 +209,7 @@ impl PlatformResolver {
             return None;
         }
         let profile = Arc::new(self.fetch(url).await.ok()?);
-        self.profiles.insert(url.to_owned(), Arc::clone(&profile)).await;
+        self.profiles.insert(url.to_owned(), CachedProfile::new(Arc::clone(&profile), self.ttl));
         Some(profile)
     }
 
@@ -308,6 +337,60 @@ fn profile_weight(profile: &PlatformProfile) -> usize {
     profile.body_bytes.saturating_mul(2).saturating_add(1024)
 }
 
+/// A cached profile and when it stops being used.
+#[derive(Debug, Clone)]
+struct CachedProfile {
+    profile: Arc<PlatformProfile>,
+    until: Instant,
+}
+
+impl CachedProfile {
+    fn new(profile: Arc<PlatformProfile>, ttl: Duration) -> CachedProfile {
+        CachedProfile { profile, until: Instant::now() + ttl }
+    }
+
+    fn fresh(&self) -> bool {
+        Instant::now() < self.until
+    }
+}
+
+/// Weighs a cached profile by its URL and [`profile_weight`], in bytes.
+#[derive(Debug, Clone, Copy)]
+struct ProfileWeight;
+
+impl quick_cache::Weighter<String, CachedProfile> for ProfileWeight {
+    fn weight(&self, url: &String, cached: &CachedProfile) -> u64 {
+        (url.len() + profile_weight(&cached.profile)) as u64
+    }
+}
+
+/// The largest profile's weight: a body of `max_bytes` and its URL (at most 8 KiB by then).
+fn largest_weight(settings: &ProfileSettings) -> u64 {
+    (settings.max_bytes.saturating_mul(2).saturating_add(1024 + 8 * 1024)) as u64
+}
+
+/// The profile cache, `cache_max_bytes` in all. quick_cache splits the budget between shards
+/// and keeps nothing heavier than a shard, so there are as many shards as leave each room for
+/// four of the largest profiles (at most 16, at least one).
+fn profile_cache(settings: &ProfileSettings) -> Cache<String, CachedProfile, ProfileWeight> {
+    let largest = largest_weight(settings);
+    let budget = settings.cache_max_bytes;
+    let mut shards = 16u64;
+    while shards > 1 && budget / shards < largest.saturating_mul(4) {
+        shards /= 2;
+    }
+    let options = quick_cache::OptionsBuilder::new()
+        .weight_capacity(budget)
+        .estimated_items_capacity((budget / 4_096).clamp(16, 100_000) as usize)
+        .shards(shards as usize)
+        .build();
+    match options {
+        Ok(options) => Cache::with_options(options, ProfileWeight, Default::default(), Default::default()),
+        // Every option is set above, in range.
+        Err(_) => Cache::with_weighter(1_024, budget, ProfileWeight),
+    }
+}
+
 /// Version check and capability intersection (overview §5).
 pub fn negotiate(ours: &BusinessProfile, platform: &PlatformProfile) -> Result<Negotiated, ApiError> {
     let business = Offer { accepted_versions: &ours.accepted_versions, capabilities: &ours.offered };
@@ -320,6 +403,47 @@ pub fn negotiate(ours: &BusinessProfile, platform: &PlatformProfile) -> Result<N
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A profile of `body_bytes` at `url`, parsed from a minimal valid body.
+    fn cached(url: &str, body_bytes: usize, ttl: Duration) -> CachedProfile {
+        let body = br#"{"ucp":{"version":"2026-04-08","capabilities":{}}}"#;
+        let mut profile = parse_profile(url, body).unwrap();
+        profile.body_bytes = body_bytes;
+        CachedProfile::new(Arc::new(profile), ttl)
+    }
+
+    #[test]
+    fn the_profile_cache_keeps_room_for_the_largest_profile_in_every_shard() {
+        let settings = |cache_max_bytes: u64| ProfileSettings { cache_max_bytes, ..ProfileSettings::default() };
+        let largest = largest_weight(&ProfileSettings::default());
+        for (budget, shards) in [(64 << 20, 16), (32 << 20, 8), (8 << 20, 2), (4 << 20, 1), (64 << 10, 1)] {
+            let cache = profile_cache(&settings(budget));
+            assert_eq!(cache.num_shards(), shards, "{budget}");
+            assert_eq!(cache.capacity(), budget);
+            if budget >= 4 * largest {
+                assert!(budget / shards as u64 >= 4 * largest, "{budget}");
+            }
+        }
+        // The largest profile the settings accept, cached under the default budget.
+        let cache = profile_cache(&settings(8 << 20));
+        let url = format!("https://agent.example/{}", "p".repeat(2_000));
+        cache.insert(url.clone(), cached(&url, ProfileSettings::default().max_bytes, Duration::from_secs(60)));
+        assert!(cache.get(&url).is_some());
+        assert!(cache.weight() <= 8 << 20);
+    }
+
+    /// A profile past its time to live is not served: the resolver fetches it again (here it
+    /// cannot: the host does not resolve).
+    #[tokio::test]
+    async fn a_profile_past_its_time_to_live_is_fetched_again() {
+        let settings = ProfileSettings { fetch_timeout_ms: 500, dns_timeout_ms: 500, ..ProfileSettings::default() };
+        let resolver = PlatformResolver::new(&settings, false).unwrap();
+        let url = "https://agent.invalid/profile.json";
+        resolver.profiles.insert(url.to_owned(), cached(url, 100, Duration::from_secs(60)));
+        assert_eq!(resolver.resolve(url).await.unwrap().url, url, "fresh: served from the cache");
+        resolver.profiles.insert(url.to_owned(), cached(url, 100, Duration::ZERO));
+        assert!(resolver.resolve(url).await.is_err(), "expired: fetched again, and the fetch fails");
+    }
 
     // Conformance 28: UCP-Agent is an RFC 8941 dictionary with a quoted profile.
     #[test]

@@ -107,7 +107,7 @@ async fn distinct_large_profiles_stay_within_the_cache_byte_budget() {
         answered += 1;
     }
     assert_eq!(answered, 400);
-    let cached = state.platforms.cached_bytes().await;
+    let cached = state.platforms.cached_bytes();
     assert!(cached <= BUDGET, "the profile cache holds {cached} bytes");
     let grown = resident_bytes().saturating_sub(before);
     eprintln!("abuse: 400 distinct 217 KiB profiles: cache {cached} bytes, RSS grew {} MiB", grown / (1024 * 1024));

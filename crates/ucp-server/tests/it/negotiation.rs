@@ -20,6 +20,30 @@ async fn platform_profile_is_fetched_once_and_cached() {
     assert_eq!(app.platform.fetch_count(), 1);
 }
 
+// Checklist 15: calls that arrive together before the profile is cached share one fetch, and
+// a fetch that failed is remembered (`profiles.failure_ttl_secs`), by the calls that waited on
+// it and by the calls after, so neither a burst nor a retry loop fetches again.
+#[tokio::test]
+async fn concurrent_calls_share_one_profile_fetch_and_a_failure_is_remembered() {
+    let app = spawn_app().await;
+    let calls = (0..16).map(|_| app.tool("search_catalog", json!({ "catalog": search() })));
+    for body in futures_util::future::join_all(calls).await {
+        assert_eq!(body["ucp"]["status"], "success", "{body}");
+    }
+    assert_eq!(app.platform.fetch_count(), 1);
+
+    let broken = PlatformServer::start(json!({ "not": "a profile" })).await;
+    let meta = app.meta_for(&broken.profile_url());
+    let calls = (0..16).map(|_| app.tool_error("search_catalog", json!({ "meta": meta, "catalog": search() })));
+    for (status, error) in futures_util::future::join_all(calls).await {
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{error}");
+        assert_eq!(error["data"]["code"], "profile_malformed", "{error}");
+    }
+    let (_, error) = app.tool_error("search_catalog", json!({ "meta": meta, "catalog": search() })).await;
+    assert_eq!(error["data"]["code"], "profile_malformed", "{error}");
+    assert_eq!(broken.fetch_count(), 1);
+}
+
 // Checklist 17, 18, 19, 20, 53: each failure has its code, HTTP status and -32001.
 #[tokio::test]
 async fn profile_failures_map_to_their_codes_and_statuses() {
