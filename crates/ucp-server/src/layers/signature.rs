@@ -23,6 +23,10 @@ use crate::signatures::{digest, verify};
 use crate::state::AppState;
 use crate::trust::{Credential, Principal};
 
+/// The searcher for a tool's name in a body, built once: `memmem::find` builds one per call.
+static COMPLETE_CHECKOUT: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"complete_checkout"));
+
 /// The step: the request (with a [`Principal`] when a signature verified) and whether its
 /// response is to be signed ([`sign_response`], once the handler answered), or the refusal.
 pub(super) async fn check(scope: &Scope, mut request: Request) -> Result<(Request, bool), Response> {
@@ -36,8 +40,8 @@ pub(super) async fn check(scope: &Scope, mut request: Request) -> Result<(Reques
     let needs_profile = verifying && !request.headers().contains_key("ucp-agent");
     // Only a body that names `complete_checkout` somewhere can be that call: the others are not
     // parsed a second time just to learn they are not.
-    let may_complete = settings.sign_responses == ResponseSigning::CompleteCheckout
-        && memchr::memmem::find(&body, b"complete_checkout").is_some();
+    let may_complete =
+        settings.sign_responses == ResponseSigning::CompleteCheckout && COMPLETE_CHECKOUT.find(&body).is_some();
     let peek = if scope.binding == Binding::Mcp && (needs_profile || may_complete) {
         serde_json::from_slice::<Peek>(&body).unwrap_or_default()
     } else {
