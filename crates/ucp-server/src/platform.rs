@@ -127,7 +127,7 @@ impl PlatformResolver {
         (self.dns.clone(), self.allow_loopback_http)
     }
 
-    /// Bytes the profile cache holds now (its weighted size), after pending evictions.
+    /// Bytes the profile cache holds now (its weighted size).
     pub fn cached_bytes(&self) -> u64 {
         self.profiles.weight()
     }
@@ -159,9 +159,6 @@ impl PlatformResolver {
     /// if it fails or is cancelled, one of them takes its place, after the failure is noted).
     async fn resolve_missed(&self, url: &str) -> Result<Arc<PlatformProfile>, ApiError> {
         let guard = loop {
-            if let Some(error) = self.failures.get(url).await {
-                return Err(error);
-            }
             let entry = self.profiles.entry_async(url, |_, cached: &mut CachedProfile| {
                 if cached.fresh() {
                     EntryAction::Retain(Arc::clone(&cached.profile))
@@ -176,7 +173,8 @@ impl PlatformResolver {
                 EntryResult::Removed(..) | EntryResult::Timeout => continue,
             }
         };
-        // A waiter that takes a failed fetch's place finds the failure noted, above.
+        // Checked with the guard held: a call that waited on a failed fetch and took its place
+        // finds the failure noted, rather than fetching again.
         if let Some(error) = self.failures.get(url).await {
             return Err(error);
         }
