@@ -160,7 +160,7 @@ async fn once(
         invocation.arguments,
     )?;
     match keyed {
-        Some(keyed) => Box::pin(state.idempotency.once(keyed, execute(state, invocation, claimed, request))).await,
+        Some(keyed) => Box::pin(state.idempotency.once(keyed, || execute(state, invocation, claimed, request))).await,
         None => execute(state, invocation, claimed, request).await,
     }
 }

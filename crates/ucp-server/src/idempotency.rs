@@ -131,8 +131,12 @@ impl Idempotency {
 
     /// Runs `work` unless a call with this key already ran (its stored answer is returned) or
     /// runs now (waits for its answer, bounded); stores what `work` answered.
-    pub async fn once<F>(&self, keyed: Keyed, work: F) -> Result<Reply, ApiError>
+    ///
+    /// `work` makes the future only once the claim is taken: an `async fn` keeps a future it
+    /// is handed twice in its state (the argument, and the awaited copy moved out of it).
+    pub async fn once<W, F>(&self, keyed: Keyed, work: W) -> Result<Reply, ApiError>
     where
+        W: FnOnce() -> F,
         F: Future<Output = Result<Reply, ApiError>>,
     {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(self.settings.wait_secs);
@@ -171,7 +175,7 @@ impl Idempotency {
             }
         }
         let mut pending = Pending { store: Arc::clone(&self.store), scope: keyed.scope.clone(), owner, armed: true };
-        let outcome = work.await;
+        let outcome = work().await;
         match &outcome {
             Ok(reply) => {
                 let body = String::from_utf8(reply.body.clone()).map_err(ApiError::internal)?;

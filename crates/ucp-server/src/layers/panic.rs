@@ -21,8 +21,16 @@ pub(super) async fn catch(State(binding): State<Binding>, mut request: Request, 
 
 /// Runs `work`, answering 500 in the binding's shape (with the id in `slot`, if known) when it
 /// panics.
-pub(super) async fn caught(binding: Binding, slot: &RpcId, work: impl Future<Output = Response>) -> Response {
-    match AssertUnwindSafe(work).catch_unwind().await {
+///
+/// Not an `async fn`: one would keep `work` twice in its state, the argument and the
+/// `CatchUnwind` it is moved into (rustc does not let the two share their storage), and every
+/// request's future holds this one.
+pub(super) fn caught(
+    binding: Binding,
+    slot: &RpcId,
+    work: impl Future<Output = Response>,
+) -> impl Future<Output = Response> {
+    AssertUnwindSafe(work).catch_unwind().map(move |outcome| match outcome {
         Ok(response) => response,
         Err(panic) => {
             let message = panic
@@ -33,7 +41,7 @@ pub(super) async fn caught(binding: Binding, slot: &RpcId, work: impl Future<Out
             tracing::error!(panic = message, "a request handler panicked; answering 500");
             super::render(binding, &slot.get(), &ApiError::new(ErrorKind::Internal, "internal error"))
         }
-    }
+    })
 }
 
 #[cfg(test)]
@@ -47,6 +55,23 @@ mod tests {
     use tower::ServiceExt;
 
     use super::*;
+
+    /// Every request's future holds `caught`'s: it must hold its work once, not twice (as an
+    /// `async fn` taking the work did).
+    #[test]
+    fn caught_holds_its_work_once() {
+        let work = async {
+            let buffer = [7u8; 4096];
+            std::future::ready(()).await;
+            std::hint::black_box(buffer);
+            Response::default()
+        };
+        let work_size = std::mem::size_of_val(&work);
+        let slot = RpcId::default();
+        let wrapped = caught(Binding::Mcp, &slot, work);
+        let size = std::mem::size_of_val(&wrapped);
+        assert!(size < work_size + 256, "caught's future is {size} bytes around {work_size} bytes of work");
+    }
 
     async fn answer(binding: Binding) -> (StatusCode, String, String) {
         let router: Router = Router::new()

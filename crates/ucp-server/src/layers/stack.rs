@@ -16,6 +16,7 @@ use std::task::{Context, Poll};
 
 use axum::extract::Request;
 use axum::response::Response;
+use futures_util::FutureExt;
 use tower::{Layer, Service};
 
 use super::allowed::check;
@@ -82,7 +83,7 @@ impl<E: Endpoint> Service<Request> for Stack<E> {
         let inner = self.inner.clone();
         let scope = self.scope.clone();
         let present = self.present;
-        Box::pin(async move { Ok(run(scope, present, request, inner).await) })
+        Box::pin(run(scope, present, request, inner).map(Ok))
     }
 }
 

@@ -26,6 +26,7 @@ use axum::Router;
 use axum::extract::Request;
 use axum::http::{HeaderName, HeaderValue};
 use axum::response::Response;
+use futures_util::future::Either;
 use tower::{Layer, Service};
 use tracing::Instrument;
 
@@ -60,14 +61,14 @@ pub fn with_request_id<R>(read: impl FnOnce(&str) -> R) -> Option<R> {
 
 /// `future` carrying the current request's id and span along, for a task spawned to finish a
 /// request's work (its lines then name the request as the request's own do).
+///
+/// Combinators, not an `async` block: one would hold `future` twice in its state (captured,
+/// and the copy it awaits).
 pub(crate) fn carried<F: Future>(future: F) -> impl Future<Output = F::Output> {
-    let id = REQUEST_ID.try_with(HeaderValue::clone).ok();
     let future = future.instrument(tracing::Span::current());
-    async move {
-        match id {
-            Some(id) => REQUEST_ID.scope(id, future).await,
-            None => future.await,
-        }
+    match REQUEST_ID.try_with(HeaderValue::clone) {
+        Ok(id) => Either::Left(REQUEST_ID.scope(id, future)),
+        Err(_) => Either::Right(future),
     }
 }
 
