@@ -10,7 +10,8 @@
 #
 # Environment [defaults]: PRODUCTS [10000] RUNS [3] DURATION [10s] CONCURRENCY [16]
 #   BENCH_THREADS [2] SKIP_BUILD [0] BIN_DIR [target/release] OUT_DIR [bench-out/purchase]
-#   TRANSPORT [mcp]
+#   TRANSPORT [mcp]  KEYS [complete]: `every` sends MCP's idempotency key on create and update
+#   too, as Google does (REST sends one on every call whatever KEYS says)
 # Requires: cargo, python3, curl.
 set -euo pipefail
 
@@ -18,6 +19,8 @@ BENCH_NAME=purchase
 DEFAULT_RUNS=3
 source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/setup.sh"
 TRANSPORT="${TRANSPORT:-mcp}"
+KEY_FLAGS=()
+[[ "${KEYS:-complete}" == every ]] && KEY_FLAGS=(--keys-on-every-call)
 
 echo "$SHOP_PROFILE" >"$WORK/profile/profile.json"
 serve_profiles "$WORK/profile" "$WORK/profile-server.log" profile.json
@@ -43,7 +46,7 @@ run() { # variant round-label
   local variant="$1" label="$2"
   local out="$WORK/$variant-$label.txt"
   "$UCPD_BENCH" purchase --items "$WORK/items.txt" --url "${URLS[$variant]}" --profile "$PROFILE" \
-    --transport "$TRANSPORT" --concurrency "$CONCURRENCY" --duration "$DURATION" --threads "$BENCH_THREADS" \
+    --transport "$TRANSPORT" "${KEY_FLAGS[@]}" --concurrency "$CONCURRENCY" --duration "$DURATION" --threads "$BENCH_THREADS" \
     >"$out" 2>&1 || { cat "$out" >&2; die "ucpd-bench $variant failed"; }
   grep '^BENCH_RESULT' "$out" | tail -n1 | sed "s/^BENCH_RESULT /BENCH_RESULT variant=$variant round=$label /"
 }

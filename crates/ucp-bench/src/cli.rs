@@ -96,6 +96,11 @@ pub(crate) struct PurchaseArgs {
     /// In-stock variant ids: a file with one id per line, or a comma-separated list.
     #[arg(long)]
     pub(crate) items: String,
+    /// Over MCP, an idempotency key on create_checkout and update_checkout too, as Google
+    /// sends; without it only complete_checkout carries one. REST sends one on every call
+    /// (the binding requires it).
+    #[arg(long)]
+    pub(crate) keys_on_every_call: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

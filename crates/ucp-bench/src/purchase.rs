@@ -53,10 +53,11 @@ pub(crate) fn payment_payload() -> Value {
     json!({ "payment": { "instruments": [{ "id": "pi_1", "handler_id": "sandbox", "type": "card", "credential": { "type": "token", "token": "tok_sandbox_success" } }] } })
 }
 
-pub(crate) async fn create(endpoint: &Endpoint, transport: Transport, item: &str) -> CallResult {
+/// `keyed`: whether an MCP call carries an idempotency key (a REST call always does).
+pub(crate) async fn create(endpoint: &Endpoint, transport: Transport, item: &str, keyed: bool) -> CallResult {
     let checkout = json!({ "line_items": [{ "item": { "id": item }, "quantity": 1 }] });
     let body = match transport {
-        Transport::Mcp => endpoint.mcp_tool("create_checkout", json!({ "checkout": checkout }), false).await?,
+        Transport::Mcp => endpoint.mcp_tool("create_checkout", json!({ "checkout": checkout }), keyed).await?,
         Transport::Rest => endpoint.rest(reqwest::Method::POST, "/checkout-sessions", Some(&checkout), true).await?,
     };
     if let Some(code) = ucp_error(&body) {
@@ -65,9 +66,15 @@ pub(crate) async fn create(endpoint: &Endpoint, transport: Transport, item: &str
     Ok(body)
 }
 
-pub(crate) async fn update(endpoint: &Endpoint, transport: Transport, id: &str, payload: Value) -> CallResult {
+pub(crate) async fn update(
+    endpoint: &Endpoint,
+    transport: Transport,
+    id: &str,
+    payload: Value,
+    keyed: bool,
+) -> CallResult {
     let body = match transport {
-        Transport::Mcp => endpoint.mcp_tool("update_checkout", json!({ "id": id, "checkout": payload }), false).await?,
+        Transport::Mcp => endpoint.mcp_tool("update_checkout", json!({ "id": id, "checkout": payload }), keyed).await?,
         Transport::Rest => {
             endpoint.rest(reqwest::Method::PUT, &format!("/checkout-sessions/{id}"), Some(&payload), true).await?
         }
@@ -118,6 +125,7 @@ pub(crate) async fn purchase_worker(
     endpoint: Arc<Endpoint>,
     items: Arc<Vec<String>>,
     transport: Transport,
+    keyed: bool,
     seed: usize,
     deadline: Instant,
 ) -> WorkerReport {
@@ -127,7 +135,7 @@ pub(crate) async fn purchase_worker(
         let item = &items[rng.below(items.len())];
 
         let started = Instant::now();
-        let created = create(&endpoint, transport, item).await;
+        let created = create(&endpoint, transport, item, keyed).await;
         report.record("create", started.elapsed());
         let created = match created {
             Ok(body) => body,
@@ -143,7 +151,7 @@ pub(crate) async fn purchase_worker(
         let line_id = created["line_items"][0]["id"].as_str();
 
         let started = Instant::now();
-        let updated = update(&endpoint, transport, id, update_payload(item, line_id)).await;
+        let updated = update(&endpoint, transport, id, update_payload(item, line_id), keyed).await;
         report.record("update", started.elapsed());
         if let Err(kind) = updated {
             report.errors.add(format!("update:{kind}"));
@@ -164,15 +172,16 @@ pub(crate) async fn purchase_worker(
 pub(crate) async fn purchase(args: PurchaseArgs) -> anyhow::Result<()> {
     let items = Arc::new(read_items(&args.items)?);
     let endpoint = Arc::new(Endpoint::new(&args.common, &args.profile)?);
-    let transport = args.transport;
+    let (transport, keyed) = (args.transport, args.keys_on_every_call);
     let (report, elapsed) = drive(&args.common, |seed, deadline| {
-        purchase_worker(endpoint.clone(), items.clone(), transport, seed, deadline)
+        purchase_worker(endpoint.clone(), items.clone(), transport, keyed, seed, deadline)
     })
     .await;
     let seconds = elapsed.as_secs_f64();
     let mut line = format!(
-        "BENCH_RESULT op=purchase transport={} concurrency={} seconds={seconds:.3} orders={} orders_per_s={:.1}",
+        "BENCH_RESULT op=purchase transport={} keys={} concurrency={} seconds={seconds:.3} orders={} orders_per_s={:.1}",
         transport.name(),
+        if keyed || transport == Transport::Rest { "every" } else { "complete" },
         args.common.concurrency,
         report.ok,
         report.ok as f64 / seconds
