@@ -5,8 +5,10 @@
 # Two ucpd processes of the same build on copies of one imported store: `shared` with the
 # default group commit, `alone` with `UCPD_STORE__GROUP_COMMIT_MAX_JOBS=1` (one fsync per write,
 # the baseline). Each round runs the purchase flow (create → update → update → complete, MCP)
-# against both, alternating which goes first; only one is loaded at a time. Prints one
-# BENCH_RESULT per run and a PURCHASE_RESULT line with the medians and their ratio.
+# against both, alternating which goes first; only one is loaded at a time. Halfway through the
+# rounds both servers are restarted the other way round: an A/A run of one build in both found
+# the first-started server 13-21 % slower (BENCHMARKS.md, "The idempotency key's cost"). Prints
+# one BENCH_RESULT per run and a PURCHASE_RESULT line with the medians and their ratio.
 #
 # Environment [defaults]: PRODUCTS [10000] RUNS [3] DURATION [10s] CONCURRENCY [16]
 #   BENCH_THREADS [2] SKIP_BUILD [0] BIN_DIR [target/release] OUT_DIR [bench-out/purchase]
@@ -28,19 +30,27 @@ PROFILE="http://127.0.0.1:$PROFILE_PORT/profile.json"
 
 printf 'demo = false\n[payments]\nsandbox = true\n' >"$WORK/ucpd.toml"
 cp -a "$WORK/data" "$WORK/data-alone"
-declare -A URLS
+declare -A URLS SERVER_PIDS
 start() { # name data-dir [env...]
   local name="$1" data="$2"; shift 2
   local port; port=$(free_port)
   env "$@" UCPD_LOG=warn "$UCPD" serve --config "$WORK/ucpd.toml" --listen "127.0.0.1:$port" --data-dir "$data" \
-    --dev-insecure-profiles >"$WORK/server-$name.log" 2>&1 &
+    --dev-insecure-profiles >>"$WORK/server-$name.log" 2>&1 &
   PIDS+=($!)
+  SERVER_PIDS[$name]=$!
   URLS[$name]="http://127.0.0.1:$port"
   for _ in $(seq 1 300); do curl -fsS -o /dev/null "${URLS[$name]}/.well-known/ucp" 2>/dev/null && break; sleep 0.1; done
   curl -fsS -o /dev/null "${URLS[$name]}/.well-known/ucp" || die "ucpd $name not answering (log: $WORK/server-$name.log)"
 }
-start shared "$WORK/data"
-start alone "$WORK/data-alone" UCPD_STORE__GROUP_COMMIT_MAX_JOBS=1
+start_both() { # first second
+  for name in "$@"; do
+    case "$name" in
+      shared) start shared "$WORK/data" ;;
+      alone) start alone "$WORK/data-alone" UCPD_STORE__GROUP_COMMIT_MAX_JOBS=1 ;;
+    esac
+  done
+}
+start_both shared alone
 
 run() { # variant round-label
   local variant="$1" label="$2"
@@ -57,6 +67,13 @@ DURATION=2s run alone warmup >/dev/null
 RESULTS="$WORK/results.txt"
 : >"$RESULTS"
 for round in $(seq 1 "$RUNS"); do
+  if ((RUNS > 1 && round == RUNS / 2 + 1)); then
+    log "restarting both servers, alone first"
+    for name in shared alone; do kill "${SERVER_PIDS[$name]}" && wait "${SERVER_PIDS[$name]}" 2>/dev/null || true; done
+    start_both alone shared
+    DURATION=2s run shared warmup2 >/dev/null
+    DURATION=2s run alone warmup2 >/dev/null
+  fi
   if ((round % 2)); then order=(shared alone); else order=(alone shared); fi
   for variant in "${order[@]}"; do
     line=$(run "$variant" "$round")

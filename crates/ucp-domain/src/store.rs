@@ -362,6 +362,9 @@ pub struct ClaimTerms<'a> {
 #[async_trait]
 pub trait IdempotencyStore: Send + Sync + std::fmt::Debug {
     /// Marks `scope` in progress for `terms.owner` unless a live record exists, and says which.
+    /// A claim may be answered before it is on disk, if every write its caller makes after the
+    /// answer lands after it: one lost with a failed commit is no worse than one a crash left in
+    /// progress (the retry runs the call again, at once or once the claim is stale).
     async fn claim(&self, scope: &IdempotencyScope, terms: ClaimTerms<'_>) -> Result<IdempotencyClaim, StoreError>;
 
     /// Stores the answer of the owner's claim. `Ok(false)`: the record is no longer the

@@ -29,7 +29,10 @@ impl IdempotencyStore for SqliteStore {
         let fingerprint = terms.fingerprint.to_owned();
         let owner = terms.owner.to_owned();
         let (now, expired_before, stale_before) = (terms.now, terms.expired_before, terms.stale_before);
-        self.write(move |connection| {
+        // Answered before its batch commits: a claim lost with its batch is no worse than one
+        // a crash left in progress (the retry runs the call again, at once or once the claim
+        // is stale), and the call's own write lands in a later batch, after it on disk.
+        self.write_early(move |connection| {
             let transaction =
                 connection.savepoint().map_err(backend)?;
             let inserted = transaction

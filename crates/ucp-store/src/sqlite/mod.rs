@@ -182,6 +182,16 @@ impl SqliteStore {
         self.inner.writer.submit(work, writer::Durability::Synced).await
     }
 
+    /// [`SqliteStore::write`] answered as soon as `work` ran, before its batch commits (see
+    /// [`writer::Durability::Early`]): for a write whose loss harms nobody.
+    pub(crate) async fn write_early<T, F>(&self, work: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        self.inner.writer.submit(work, writer::Durability::Early).await
+    }
+
     /// [`SqliteStore::write`] for bookkeeping nobody was promised (leases, delivery marks):
     /// a batch of such jobs only is committed without waiting for the fsync (WAL,
     /// `synchronous = NORMAL`); the next synced commit makes it durable, in order.

@@ -28,6 +28,12 @@ pub(super) enum Durability {
     Synced,
     /// Bookkeeping nobody was promised: a batch of only these commits without an fsync.
     Relaxed,
+    /// Answered as soon as it ran, before its batch commits (synced, as [`Durability::Synced`]):
+    /// for a write whose loss with its batch (an I/O error) harms nobody, and which nothing
+    /// reads until its batch has committed. Every job its caller queues after the answer runs
+    /// in a later batch, so commits after it in time are after it on disk. The idempotency
+    /// claim is one: without it the call's own write waited for the claim's fsync.
+    Early,
 }
 
 /// What a job leaves for after the commit: answers its caller with its own result, or the
@@ -151,7 +157,7 @@ fn run(mut connection: Connection, jobs: &mpsc::Receiver<Queued>, max_batch: usi
                 Err(_) => break,
             }
         }
-        let wants_sync = batch.iter().any(|queued| queued.durability == Durability::Synced);
+        let wants_sync = batch.iter().any(|queued| queued.durability != Durability::Relaxed);
         if wants_sync != synced {
             let pragma = if wants_sync { "PRAGMA synchronous = FULL;" } else { "PRAGMA synchronous = NORMAL;" };
             match connection.execute_batch(pragma) {
@@ -172,7 +178,8 @@ fn run(mut connection: Connection, jobs: &mpsc::Receiver<Queued>, max_batch: usi
     }
 }
 
-/// Runs `batch` in one transaction and answers each job after the commit.
+/// Runs `batch` in one transaction and answers each job after the commit ([`Durability::Early`]
+/// jobs as soon as they ran).
 fn commit_batch(connection: &mut Connection, batch: Vec<Queued>) {
     let mut jobs = batch.into_iter();
     while jobs.len() > 0 {
@@ -187,10 +194,15 @@ fn commit_batch(connection: &mut Connection, batch: Vec<Queued>) {
         let mut answers = Vec::new();
         let mut aborted = None;
         for queued in jobs.by_ref() {
+            let early = queued.durability == Durability::Early;
             // A panicking job drops its savepoint (rolled back) and its answer channel (its
             // caller sees the failure); the batch goes on.
             if let Ok(answer) = catch_unwind(AssertUnwindSafe(|| queued.job.run(connection))) {
-                answers.push(answer);
+                if early && !connection.is_autocommit() {
+                    answer(Ok(()));
+                } else {
+                    answers.push(answer);
+                }
             }
             if connection.is_autocommit() {
                 // SQLite rolled the whole transaction back (an I/O error, a full disk): every
@@ -294,5 +306,52 @@ mod tests {
         stored.sort_unstable();
         assert_eq!(stored, answered, "exactly the acknowledged writes are stored");
         assert_eq!(answered.len(), 161);
+    }
+
+    /// Submits `work` from a task of its own, then gives the writer 100 ms to take it.
+    async fn queued<T, F>(
+        writer: &Arc<Writer>,
+        work: F,
+        durability: Durability,
+    ) -> tokio::task::JoinHandle<Result<T, StoreError>>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        let writer = Arc::clone(writer);
+        let task = tokio::spawn(async move { writer.submit(work, durability).await });
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        task
+    }
+
+    // An early job is answered while its batch still runs: here the job after it in the same
+    // batch waits for the test to see that answer, so without it the batch would not finish.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_early_job_is_answered_before_its_batch_commits() {
+        let dir = tempfile::tempdir().unwrap();
+        let (writer, path) = writer(&dir);
+        let writer = Arc::new(writer);
+        // Holds the writer thread until both jobs below are queued, so they share a batch.
+        let (open_gate, gate) = std::sync::mpsc::channel::<()>();
+        let gate = move |_: &mut Connection| gate.recv().map_err(|_| StoreError::Backend("gate".into()));
+        let gated = queued(&writer, gate, Durability::Synced).await;
+        let early = queued(&writer, insert(1), Durability::Early).await;
+        let (saw_early, early_seen) = std::sync::mpsc::channel::<()>();
+        let after_early = move |connection: &mut Connection| {
+            early_seen
+                .recv_timeout(std::time::Duration::from_secs(10))
+                .map_err(|_| StoreError::Backend("the early job was not answered".into()))?;
+            insert(2)(connection)
+        };
+        let later = queued(&writer, after_early, Durability::Synced).await;
+        open_gate.send(()).unwrap();
+        gated.await.unwrap().unwrap();
+        assert_eq!(early.await.unwrap().unwrap(), 1);
+        saw_early.send(()).unwrap();
+        assert_eq!(later.await.unwrap().unwrap(), 2);
+        drop(writer);
+        let reader = Connection::open(&path).unwrap();
+        let stored: i64 = reader.query_row("SELECT count(*) FROM t WHERE n IN (1, 2)", [], |row| row.get(0)).unwrap();
+        assert_eq!(stored, 2, "both writes are stored once their batch committed");
     }
 }
