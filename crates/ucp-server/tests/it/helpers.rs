@@ -441,12 +441,24 @@ struct Capture {
     next_id: AtomicUsize,
 }
 
-struct FieldWriter;
+/// One event's (or span's) fields, gathered before they reach `LOGS` as one whole line, so
+/// events on other threads cannot land between two fields of this one.
+#[derive(Default)]
+struct FieldWriter(String);
+
+impl FieldWriter {
+    fn write(fields: impl FnOnce(&mut FieldWriter)) {
+        let mut writer = FieldWriter::default();
+        fields(&mut writer);
+        writer.0.push('\n');
+        LOGS.lock().unwrap().push_str(&writer.0);
+    }
+}
 
 impl tracing::field::Visit for FieldWriter {
     fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-        let line = format!("{}={value:?} ", field.name());
-        LOGS.lock().unwrap().push_str(&line);
+        use std::fmt::Write as _;
+        let _ = write!(self.0, "{}={value:?} ", field.name());
     }
 }
 
@@ -461,19 +473,18 @@ impl tracing::Subscriber for Capture {
     }
 
     fn new_span(&self, span: &tracing::span::Attributes<'_>) -> tracing::span::Id {
-        span.record(&mut FieldWriter);
+        FieldWriter::write(|writer| span.record(writer));
         tracing::span::Id::from_u64(self.next_id.fetch_add(1, Ordering::SeqCst) as u64)
     }
 
     fn record(&self, _: &tracing::span::Id, values: &tracing::span::Record<'_>) {
-        values.record(&mut FieldWriter);
+        FieldWriter::write(|writer| values.record(writer));
     }
 
     fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
 
     fn event(&self, event: &tracing::Event<'_>) {
-        event.record(&mut FieldWriter);
-        LOGS.lock().unwrap().push('\n');
+        FieldWriter::write(|writer| event.record(writer));
     }
 
     fn enter(&self, _: &tracing::span::Id) {}
