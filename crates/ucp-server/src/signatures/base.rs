@@ -90,14 +90,35 @@ impl<'de> DictionaryVisitor<'de> for Names {
     }
 }
 
-/// Parses a dictionary header (`Signature-Input`, `Signature`), refusing a label that appears
+/// The most bytes of `Signature-Input` or `Signature` (all field lines together) read. A
+/// signature with a dozen components is about 200 bytes of `Signature-Input`, and an RSA-4096
+/// signature 700 of `Signature`; without a cap, a 400 KB header was parsed, then checked for
+/// duplicate components, before anything else.
+pub const MAX_DICTIONARY_BYTES: usize = 8 * 1024;
+
+/// The most signatures (members of `Signature-Input`) one message may carry: each is tried,
+/// at the price of a signature base and a verification.
+pub const MAX_SIGNATURES: usize = 8;
+
+/// The most components one signature may cover (the spec's full set is about ten).
+pub const MAX_COMPONENTS: usize = 32;
+
+/// Parses a dictionary header (`Signature-Input`, `Signature`) of at most
+/// [`MAX_DICTIONARY_BYTES`] and [`MAX_SIGNATURES`] members, refusing a label that appears
 /// twice (on one field line or across lines).
 fn dictionary(headers: &HeaderMap, name: &str) -> Result<Option<sfv::Dictionary>, ApiError> {
+    let bytes = headers.get_all(name).iter().fold(0usize, |total, value| total.saturating_add(value.len() + 2));
+    if bytes > MAX_DICTIONARY_BYTES {
+        return Err(invalid(format!("{name} is longer than {MAX_DICTIONARY_BYTES} bytes")));
+    }
     let Some(text) = joined_field(headers, name).map_err(|_| invalid(format!("{name} is not visible ASCII")))? else {
         return Ok(None);
     };
     let garbled = || invalid(format!("{name} is not an RFC 8941 dictionary"));
     let names = sfv::Parser::new(&text).parse_dictionary_with_visitor(Names(Vec::new())).map_err(|_| garbled())?;
+    if names.len() > MAX_SIGNATURES {
+        return Err(invalid(format!("{name} has more than {MAX_SIGNATURES} members")));
+    }
     let mut sorted = names.clone();
     sorted.sort();
     if let Some(pair) = sorted.windows(2).find(|pair| pair[0] == pair[1]) {
@@ -117,6 +138,9 @@ pub fn parse_inputs(headers: &HeaderMap) -> Result<Option<Vec<SignatureInput>>, 
         let sfv::ListEntry::InnerList(list) = entry else {
             return Err(invalid(format!("Signature-Input {label} is not an inner list of components")));
         };
+        if list.items.len() > MAX_COMPONENTS {
+            return Err(invalid(format!("Signature-Input {label} covers more than {MAX_COMPONENTS} components")));
+        }
         let mut components = Vec::with_capacity(list.items.len());
         for item in &list.items {
             let Some(name) = item.bare_item.as_string() else {

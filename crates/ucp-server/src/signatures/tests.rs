@@ -373,6 +373,42 @@ fn duplicated_and_garbage_inputs_are_signature_invalid() {
     );
 }
 
+// Security checklist (bounded cost): a stranger's Signature-Input is refused by its size,
+// its member count and its component count before its components are compared (a 400 KB
+// header of distinct components was a quadratic duplicate check), and the largest allowed
+// input still parses.
+#[test]
+fn signature_dictionaries_are_bounded_before_their_members_are_read() {
+    let components = |count: usize| (0..count).map(|n| format!("\"h{n}\"")).collect::<Vec<_>>().join(" ");
+    let most = format!("a=({});keyid=\"k\"", components(base::MAX_COMPONENTS));
+    let inputs = base::parse_inputs(&headers(&[("signature-input", &most)])).unwrap().unwrap();
+    assert_eq!(inputs[0].components.len(), base::MAX_COMPONENTS);
+    let too_many_components = format!("a=({})", components(base::MAX_COMPONENTS + 1));
+    let members = |count: usize| (0..count).map(|n| format!("s{n}=(\"@method\")")).collect::<Vec<_>>().join(", ");
+    let too_many_members = members(base::MAX_SIGNATURES + 1);
+    let huge = format!("a=({})", components(60_000));
+    let half = |label: &str| format!("{label}=(\"{}\")", "x".repeat(base::MAX_DICTIONARY_BYTES / 2));
+    for (case, bad) in [
+        ("components", vec![too_many_components.as_str()]),
+        ("members", vec![too_many_members.as_str()]),
+        ("huge", vec![huge.as_str()]),
+        ("long across lines", vec![half("a").as_str(), half("b").as_str()]),
+    ] {
+        let map = headers(&bad.iter().map(|value| ("signature-input", *value)).collect::<Vec<_>>());
+        let error = base::parse_inputs(&map).unwrap_err();
+        assert_eq!(error.kind, ErrorKind::SignatureInvalid, "{case}");
+    }
+    assert_eq!(
+        base::parse_inputs(&headers(&[("signature-input", &members(base::MAX_SIGNATURES))])).unwrap().unwrap().len(),
+        base::MAX_SIGNATURES
+    );
+    let signatures = (0..=base::MAX_SIGNATURES).map(|n| format!("s{n}=:AAAA:")).collect::<Vec<_>>().join(", ");
+    assert_eq!(
+        base::parse_signatures(&headers(&[("signature", &signatures)])).unwrap_err().kind,
+        ErrorKind::SignatureInvalid
+    );
+}
+
 #[test]
 fn missing_headers_and_unknown_derived_components_fail() {
     let map = headers(&[("signature-input", r#"s=("content-digest" "@target-uri")"#)]);
