@@ -94,7 +94,8 @@ pub struct PlatformProfile {
     /// The payment handlers the platform declares it can use, each with the instrument types
     /// it takes; empty when it declares none.
     pub payment_handlers: Vec<PlatformHandler>,
-    /// Capabilities with an entry lacking `spec` or `schema`: tolerated, worth a log line.
+    /// Capabilities with an entry lacking `spec` or `schema` (each named once): tolerated,
+    /// worth a log line.
     pub incomplete_capabilities: Vec<String>,
     /// Capability name → the `config.webhook_url` of its first entry that has one (the order
     /// capability's is where order webhooks go, order.md §3).
@@ -109,10 +110,27 @@ pub enum ProfileError {
     Malformed(String),
 }
 
+/// The most capabilities a platform profile may declare, versions a capability may list, and
+/// bytes a capability's name may have. A profile is a stranger's document, read before any
+/// credential is checked: what it holds is kept in the profile cache and looked through on
+/// every call it negotiates, so its lists are bounded here, where it is read. Real profiles
+/// declare a dozen capabilities of one or two versions, named in reverse-DNS
+/// (`dev.ucp.shopping.checkout`).
+pub const MAX_CAPABILITIES: usize = 128;
+/// See [`MAX_CAPABILITIES`].
+pub const MAX_CAPABILITY_VERSIONS: usize = 16;
+/// See [`MAX_CAPABILITIES`].
+pub const MAX_CAPABILITY_NAME_BYTES: usize = 256;
+/// The most public keys (`keys` and `signing_keys` together) a platform profile may publish;
+/// a signer rotating keys publishes two or three.
+pub const MAX_KEYS: usize = 32;
+
 impl PlatformProfile {
     /// Validates what negotiation needs: a `ucp` object with a `YYYY-MM-DD` version, and if
     /// present capabilities with dated versions and keys with `kid` and `kty` and no private
-    /// member. Missing `spec`/`schema` on a capability entry is tolerated.
+    /// member, within [`MAX_CAPABILITIES`], [`MAX_CAPABILITY_VERSIONS`],
+    /// [`MAX_CAPABILITY_NAME_BYTES`] and [`MAX_KEYS`]. Missing `spec`/`schema` on a capability
+    /// entry is tolerated.
     pub fn parse(body: &[u8]) -> Result<PlatformProfile, ProfileError> {
         let malformed = ProfileError::Malformed;
         let document: Value = serde_json::from_slice(body).map_err(|error| malformed(format!("not JSON ({error})")))?;
@@ -128,10 +146,25 @@ impl PlatformProfile {
         match ucp.get("capabilities") {
             None => {}
             Some(Value::Object(map)) => {
+                if map.len() > MAX_CAPABILITIES {
+                    return Err(malformed(format!(
+                        "ucp.capabilities declares more than {MAX_CAPABILITIES} capabilities"
+                    )));
+                }
                 for (name, entries) in map {
+                    if name.len() > MAX_CAPABILITY_NAME_BYTES {
+                        return Err(malformed(format!(
+                            "ucp.capabilities has a name longer than {MAX_CAPABILITY_NAME_BYTES} bytes"
+                        )));
+                    }
                     let entries = entries
                         .as_array()
                         .ok_or_else(|| malformed(format!("ucp.capabilities[{name:?}] is not an array")))?;
+                    if entries.len() > MAX_CAPABILITY_VERSIONS {
+                        return Err(malformed(format!(
+                            "ucp.capabilities[{name:?}] lists more than {MAX_CAPABILITY_VERSIONS} entries"
+                        )));
+                    }
                     let mut versions = Vec::with_capacity(entries.len());
                     for (index, entry) in entries.iter().enumerate() {
                         let entry_version = entry
@@ -141,7 +174,9 @@ impl PlatformProfile {
                             .ok_or_else(|| {
                                 malformed(format!("ucp.capabilities[{name:?}][{index}] has no YYYY-MM-DD version"))
                             })?;
-                        if entry.get("spec").is_none() || entry.get("schema").is_none() {
+                        if (entry.get("spec").is_none() || entry.get("schema").is_none())
+                            && incomplete_capabilities.last() != Some(name)
+                        {
                             incomplete_capabilities.push(name.clone());
                         }
                         versions.push(entry_version.to_owned());
@@ -159,6 +194,9 @@ impl PlatformProfile {
             match document.get(field) {
                 None => {}
                 Some(Value::Array(items)) => {
+                    if keys.len() + items.len() > MAX_KEYS {
+                        return Err(malformed(format!("the profile publishes more than {MAX_KEYS} keys")));
+                    }
                     for (index, key) in items.iter().enumerate() {
                         if key.get("kid").and_then(Value::as_str).is_none()
                             || key.get("kty").and_then(Value::as_str).is_none()
@@ -268,6 +306,61 @@ mod tests {
             assert_eq!(PlatformProfile::parse(bad).unwrap_err(), ProfileError::Malformed(reason.into()));
         }
         assert!(PlatformProfile::parse(b"<html>").unwrap_err().to_string().starts_with("not JSON ("));
+    }
+
+    // A stranger's profile is bounded where it is read: so many capabilities, versions, keys
+    // or so long a name is malformed, and a capability lacking spec on every entry is logged
+    // once, not once per entry (a 256 KB profile of one long name in 5,000 entries was 700 MB
+    // of copies of that name).
+    #[test]
+    fn platform_profiles_are_bounded_where_they_are_read() {
+        let profile = |capabilities: serde_json::Value, keys: usize| {
+            let keys: Vec<_> = (0..keys).map(|n| serde_json::json!({ "kid": format!("k{n}"), "kty": "EC" })).collect();
+            serde_json::to_vec(&serde_json::json!({
+                "ucp": { "version": "2026-04-08", "capabilities": capabilities }, "keys": keys
+            }))
+            .unwrap()
+        };
+        let entries = |count: usize| vec![serde_json::json!({ "version": "2026-04-08" }); count];
+        let named = |count: usize| {
+            (0..count)
+                .map(|n| (format!("dev.example.{n}"), serde_json::json!(entries(1))))
+                .collect::<serde_json::Map<_, _>>()
+        };
+        let long = "x".repeat(MAX_CAPABILITY_NAME_BYTES);
+        let most = PlatformProfile::parse(&profile(
+            serde_json::json!({ long.clone(): entries(MAX_CAPABILITY_VERSIONS) }),
+            MAX_KEYS,
+        ))
+        .unwrap();
+        assert_eq!(most.incomplete_capabilities, std::slice::from_ref(&long), "one line per capability");
+        assert_eq!((most.capabilities[&long].len(), most.keys.len()), (MAX_CAPABILITY_VERSIONS, MAX_KEYS));
+        assert_eq!(
+            PlatformProfile::parse(&profile(named(MAX_CAPABILITIES).into(), 0)).unwrap().capabilities.len(),
+            MAX_CAPABILITIES
+        );
+        for (bad, reason) in [
+            (
+                profile(named(MAX_CAPABILITIES + 1).into(), 0),
+                format!("ucp.capabilities declares more than {MAX_CAPABILITIES} capabilities"),
+            ),
+            (
+                profile(serde_json::json!({ format!("{long}x"): entries(1) }), 0),
+                format!("ucp.capabilities has a name longer than {MAX_CAPABILITY_NAME_BYTES} bytes"),
+            ),
+            (
+                profile(serde_json::json!({ "a": entries(MAX_CAPABILITY_VERSIONS + 1) }), 0),
+                format!("ucp.capabilities[\"a\"] lists more than {MAX_CAPABILITY_VERSIONS} entries"),
+            ),
+            (profile(serde_json::json!({}), MAX_KEYS + 1), format!("the profile publishes more than {MAX_KEYS} keys")),
+        ] {
+            assert_eq!(PlatformProfile::parse(&bad).unwrap_err(), ProfileError::Malformed(reason));
+        }
+        let split = serde_json::json!({ "ucp": { "version": "2026-04-08" }, "keys": [{ "kid": "a", "kty": "EC" }], "signing_keys": vec![serde_json::json!({ "kid": "b", "kty": "EC" }); MAX_KEYS] });
+        assert!(
+            PlatformProfile::parse(&serde_json::to_vec(&split).unwrap()).is_err(),
+            "keys and signing_keys count together"
+        );
     }
 
     #[test]

@@ -313,8 +313,14 @@ pub fn parse_profile(url: &str, body: &[u8]) -> Result<PlatformProfile, ApiError
             ApiError::new(ErrorKind::ProfileMalformed, format!("profile {url}: {reason}"))
         }
     })?;
-    for name in &parsed.incomplete_capabilities {
-        tracing::warn!(profile = url, capability = %name, "platform capability entry lacks spec or schema; tolerated");
+    if let Some(first) = parsed.incomplete_capabilities.first() {
+        // One line a profile, however many capabilities it leaves incomplete.
+        tracing::warn!(
+            profile = url,
+            capability = %first,
+            capabilities = parsed.incomplete_capabilities.len(),
+            "platform capability entry lacks spec or schema; tolerated"
+        );
     }
     Ok(PlatformProfile {
         url: url.to_owned(),
@@ -329,10 +335,25 @@ pub fn parse_profile(url: &str, body: &[u8]) -> Result<PlatformProfile, ApiError
     })
 }
 
+/// What a parsed key is taken to cost: its JSON object, held twice (as published and in the
+/// key set), and the key built from it. A 26-byte `{"kid":"k","kty":"EC"}` costs about 1 KB.
+const KEY_WEIGHT: usize = 2048;
+
+/// What a capability's version is taken to cost in the parsed profile (a 10-byte `String`
+/// and its allocation; its body, `{"version":"2026-04-08"}`, is 24 bytes).
+const VERSION_WEIGHT: usize = 128;
+
 /// What a cached profile is taken to cost in memory: its parsed form is estimated at twice the
-/// body it came from, plus a fixed overhead per entry.
+/// body it came from, plus a fixed overhead per entry and per key and version, whose parsed
+/// forms cost many times their bytes in the body.
 fn profile_weight(profile: &PlatformProfile) -> usize {
-    profile.body_bytes.saturating_mul(2).saturating_add(1024)
+    let versions: usize = profile.capabilities.values().map(Vec::len).sum();
+    profile
+        .body_bytes
+        .saturating_mul(2)
+        .saturating_add(1024)
+        .saturating_add(profile.keys.len().saturating_mul(KEY_WEIGHT))
+        .saturating_add(versions.saturating_mul(VERSION_WEIGHT))
 }
 
 /// A cached profile and when it stops being used.
@@ -362,9 +383,12 @@ impl quick_cache::Weighter<String, CachedProfile> for ProfileWeight {
     }
 }
 
-/// The largest profile's weight: a body of `max_bytes` and its URL (at most 8 KiB by then).
+/// The largest profile's weight: a body of `max_bytes`, its URL (at most 8 KiB by then) and
+/// as many keys and versions as a profile may hold.
 fn largest_weight(settings: &ProfileSettings) -> u64 {
-    (settings.max_bytes.saturating_mul(2).saturating_add(1024 + 8 * 1024)) as u64
+    use ucp_protocol::profile::{MAX_CAPABILITIES, MAX_CAPABILITY_VERSIONS, MAX_KEYS};
+    let most = MAX_KEYS * KEY_WEIGHT + MAX_CAPABILITIES * MAX_CAPABILITY_VERSIONS * VERSION_WEIGHT;
+    (settings.max_bytes.saturating_mul(2).saturating_add(1024 + 8 * 1024 + most)) as u64
 }
 
 /// The profile cache, `cache_max_bytes` in all. quick_cache splits the budget between shards

@@ -25,8 +25,10 @@ async fn start_profile_farm(size: usize) -> (String, CancellationToken) {
         "/p/{name}",
         get(move |Path(name): Path<String>| async move {
             let mut profile = platform_profile(ALL_CAPABILITIES);
-            let key = json!({ "kid": name, "kty": "EC", "crv": "P-256", "x": "x".repeat(1000), "y": "y".repeat(1000) });
-            profile["signing_keys"] = Value::Array(vec![key; size / 2048]);
+            // Sixteen keys (a profile may publish 32), large enough together to make `size`.
+            let half = size / 32;
+            let key = json!({ "kid": name, "kty": "EC", "crv": "P-256", "x": "x".repeat(half), "y": "y".repeat(half) });
+            profile["signing_keys"] = Value::Array(vec![key; 16]);
             ([("content-type", "application/json")], profile.to_string())
         }),
     );
