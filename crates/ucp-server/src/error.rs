@@ -160,6 +160,13 @@ impl ApiError {
         ApiError::new(ErrorKind::InvalidParams, message)
     }
 
+    /// JSON the body's first reading took (its numbers and strings checked only for syntax)
+    /// that a `Value` cannot hold: a number out of range (`1e400`), a lone surrogate
+    /// (`"\ud800"`). The sender's mistake, not ours.
+    pub fn unreadable(error: serde_json::Error) -> Self {
+        ApiError::invalid_params(format!("the body holds JSON that cannot be read: {error}"))
+    }
+
     /// Logs the real cause once and returns the generic error a client sees.
     pub fn internal(cause: impl std::fmt::Display) -> Self {
         tracing::error!(error = %cause, "internal error");

@@ -305,7 +305,7 @@ async fn call_tool(
 /// A tool call's `params.arguments` as a parsed object, from the body it came in (which
 /// [`Message::parse`] read as one JSON value with an object there).
 fn whole_arguments(body: &Bytes) -> Result<serde_json::Map<String, Value>, ApiError> {
-    let message: Value = serde_json::from_slice(body).map_err(ApiError::internal)?;
+    let message: Value = serde_json::from_slice(body).map_err(ApiError::unreadable)?;
     match message {
         Value::Object(mut message) => match message.remove("params") {
             Some(Value::Object(mut params)) => match params.remove("arguments") {

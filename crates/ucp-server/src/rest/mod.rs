@@ -137,7 +137,7 @@ async fn run(
     // contradict, and for the fingerprint of a keyed call.
     let body: Option<Value> = match payload {
         Some(text) if id.is_some() || idempotency_key.is_some() => {
-            Some(serde_json::from_str(text.get()).map_err(ApiError::internal)?)
+            Some(serde_json::from_str(text.get()).map_err(ApiError::unreadable)?)
         }
         _ => None,
     };

@@ -192,6 +192,17 @@ async fn malformed_requests_get_json_rpc_errors_with_matching_statuses() {
         assert_eq!(response["id"], *id, "{body}");
         assert!(response["error"]["message"].as_str().unwrap().len() > 5);
     }
+    // A keyed call's arguments are read as values for its fingerprint: JSON a parser cannot
+    // hold there (a number out of range, a lone surrogate) is the sender's error, not a 500.
+    for odd in ["1e400", r#""\ud800""#] {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{{"name":"create_cart","arguments":{{"meta":{},"cart":{{"line_items":[{{"item":{{"id":"mug-1"}},"quantity":1}}]}},"x":{odd}}}}}}}"#,
+            app.keyed_meta()
+        );
+        let (status, _, response) = app.post_raw(body).await;
+        assert_eq!(status.as_u16(), 200, "{odd}: {response}");
+        assert_eq!(response["error"]["code"], -32602, "{odd}: {response}");
+    }
     // Read as a JSON value reads them: a member sent twice counts as its last, members the
     // endpoint does not read are ignored, whitespace may lead.
     let (status, _, response) = app

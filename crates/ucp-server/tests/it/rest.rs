@@ -249,6 +249,10 @@ async fn bad_requests_get_protocol_errors_that_name_the_problem() {
             400,
             "invalid_input",
         ),
+        // JSON whose syntax holds but whose values a parser cannot hold (read as values for
+        // a keyed call's fingerprint): the sender's error, not a 500.
+        ("POST", "/carts", Some(r#"{"line_items":[],"x":1e400}"#.into()), vec![], 400, "invalid_input"),
+        ("PUT", "/carts/cart_1", Some(r#"{"line_items":[],"x":"\ud800"}"#.into()), vec![], 400, "invalid_input"),
         (
             "POST",
             "/catalog/search",
