@@ -9,7 +9,7 @@ type RequestSet<'a> = HashSet<&'a str, foldhash::fast::RandomState>;
 use std::sync::Arc;
 
 use crate::catalog::{
-    DetailRequest, LookupMatch, SelectedOption, Served, Shown, Variant, assemble_lookup, category_matches,
+    DetailRequest, LookupMatch, SelectedOption, Served, Shown, Variant, assemble_lookup, category_key, category_paths,
     default_view_of, detail,
 };
 use crate::checkout::Message;
@@ -147,24 +147,29 @@ impl VariantFilter {
     }
 }
 
+/// The category filters, each in the form [`category_paths`] produces (`category_key`), made
+/// once a request: a lookup checks every product it finds against every filter, and a filter
+/// value may be as long as the body.
 fn categories_of(filters: &CatalogFilters) -> Vec<String> {
     filters
         .categories
         .iter()
-        .map(|category| category.trim().to_owned())
+        .map(|category| category.trim())
         .filter(|category| !category.is_empty())
+        .map(category_key)
         .collect()
 }
 
-/// Whether the product is in one of `categories` (all of them pass when none is asked, and
-/// the product is then not parsed).
+/// Whether the product is in one of `categories` ([`categories_of`]; all of them pass when
+/// none is asked, and the product is then not parsed). Each of the product's categories is
+/// split into its paths once, whatever the number of filters.
 fn in_categories(served: &Served, categories: &[String]) -> bool {
     if categories.is_empty() {
         return true;
     }
     let product = served.product();
     let mut all = product.categories.iter().chain(product.variants.iter().flat_map(|variant| &variant.categories));
-    all.any(|category| categories.iter().any(|wanted| category_matches(&category.value, wanted)))
+    all.any(|category| category_paths(&category.value).iter().any(|path| categories.contains(path)))
 }
 
 impl Commerce {
