@@ -334,7 +334,8 @@ impl CartRequest {
     /// Checks the request under its member name (`cart`) against the target id, if any.
     pub fn validate(&self, member: &str, target: Option<&str>) -> Result<(), InvalidInput> {
         check_id(member, self.id.as_deref(), target)?;
-        check_lines(member, &self.line_items)
+        check_lines(member, &self.line_items)?;
+        texts::check(member, self.buyer.as_ref(), self.discounts.as_ref(), None)
     }
 }
 
@@ -350,7 +351,7 @@ impl CheckoutRequest {
         {
             return Err(InvalidInput(format!("{member}.discounts.codes holds more than 20 codes")));
         }
-        Ok(())
+        texts::check(member, self.buyer.as_ref(), self.discounts.as_ref(), self.fulfillment.as_ref())
     }
 }
 
@@ -420,6 +421,9 @@ impl std::io::Write for ByteCounter {
 pub mod bounded;
 
 pub mod shapes;
+mod texts;
+
+pub use texts::MAX_TEXT_BYTES;
 
 #[cfg(test)]
 mod tests;

@@ -106,6 +106,18 @@ async fn line_items_options_and_fulfillment_lists_are_bounded() {
         json!({ "methods": (0..1000).map(|_| json!({ "type": "shipping" })).collect::<Vec<_>>() });
     let (_, error) = app.tool_error("create_checkout", json!({ "checkout": checkout })).await;
     assert!(error["message"].as_str().unwrap().contains("fulfillment.methods"), "{error}");
+    // The texts a session keeps are bounded too: one large create no longer makes every small
+    // read of its session after it read a megabyte. Nothing is stored.
+    let long = "x".repeat(ucp_protocol::requests::MAX_TEXT_BYTES + 1);
+    let mut checkout = cart_of("mug-1");
+    checkout["buyer"] = json!({ "email": long });
+    let (_, error) = app.tool_error("create_checkout", json!({ "checkout": checkout })).await;
+    assert_eq!(error["code"], -32602, "{error}");
+    assert!(error["message"].as_str().unwrap().contains("checkout.buyer.email is longer than"), "{error}");
+    let mut cart = cart_of("mug-1");
+    cart["discounts"] = json!({ "codes": [long] });
+    let (_, error) = app.tool_error("create_cart", json!({ "cart": cart })).await;
+    assert!(error["message"].as_str().unwrap().contains("cart.discounts.codes[0] is longer than"), "{error}");
 }
 
 // "100 carts with 0.9 MB attribution grew the database by 89 MB".
