@@ -368,7 +368,10 @@ pub trait IdempotencyStore: Send + Sync + std::fmt::Debug {
     async fn claim(&self, scope: &IdempotencyScope, terms: ClaimTerms<'_>) -> Result<IdempotencyClaim, StoreError>;
 
     /// Stores the answer of the owner's claim. `Ok(false)`: the record is no longer the
-    /// owner's (taken over as stale, or swept).
+    /// owner's (taken over as stale, or swept). Called once the call's own writes are on
+    /// disk, it may be answered before its own write is: one lost with a failed commit (or a
+    /// crash right after the call's answer went out) leaves the record in progress, so an
+    /// identical retry runs the call again once the record is stale, as when storing fails.
     async fn finish(
         &self,
         scope: &IdempotencyScope,

@@ -110,7 +110,11 @@ impl IdempotencyStore for SqliteStore {
         let scope = scope.clone();
         let owner = owner.to_owned();
         let reply = reply.clone();
-        self.write(move |connection| {
+        // Answered before its batch commits (as the claim is): the call's own write is on disk
+        // already, and an answer lost with its batch (or a crash right after it went out)
+        // leaves the record in progress, taken over by an identical retry once stale, as when
+        // storing the answer fails outright (its caller sends the answer all the same).
+        self.write_early(move |connection| {
             let changed = connection
                 .prepare_cached("UPDATE idempotency SET state = 'finished', body = ?6, created = ?7, updated_at = ?8 \
                      WHERE platform = ?1 AND operation = ?2 AND target = ?3 AND key = ?4 AND owner = ?5 AND state = 'pending'").map_err(backend)?.execute(params![
@@ -186,6 +190,53 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = SqliteStore::open(&dir.path().join("test.db"), 1).unwrap();
         (dir, store)
+    }
+
+    // The stored answer is answered while its batch still runs (the call's own write is on
+    // disk before it is stored): the write after it in the same batch waits for the test to
+    // see that answer, so without it the batch would not finish. Then a retry replays it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_stored_answer_is_answered_before_its_batch_commits() {
+        let (_dir, store) = open();
+        let scope = scope("early");
+        assert_eq!(store.claim(&scope, terms("f", "a", 1_000)).await.unwrap(), IdempotencyClaim::Claimed);
+        let settle = || tokio::time::sleep(std::time::Duration::from_millis(100));
+        // Holds the writer until the two writes below are queued, so they share a batch.
+        let (open_gate, gate) = std::sync::mpsc::channel::<()>();
+        let gated = tokio::spawn({
+            let store = store.clone();
+            async move { store.write(move |_| gate.recv().map_err(|_| StoreError::Backend("gate".into()))).await }
+        });
+        settle().await;
+        let reply = StoredReply { body: "{\"id\":\"chk_1\"}".into(), created: false };
+        let finished = tokio::spawn({
+            let (store, scope, reply) = (store.clone(), scope.clone(), reply.clone());
+            async move { store.finish(&scope, "a", &reply, 1_001).await }
+        });
+        settle().await;
+        let (saw_answer, answer_seen) = std::sync::mpsc::channel::<()>();
+        let later = tokio::spawn({
+            let store = store.clone();
+            async move {
+                store
+                    .write(move |_| {
+                        answer_seen
+                            .recv_timeout(std::time::Duration::from_secs(10))
+                            .map_err(|_| StoreError::Backend("the stored answer was not answered".into()))
+                    })
+                    .await
+            }
+        });
+        settle().await;
+        open_gate.send(()).unwrap();
+        gated.await.unwrap().unwrap();
+        assert!(finished.await.unwrap().unwrap());
+        saw_answer.send(()).unwrap();
+        later.await.unwrap().unwrap();
+        assert_eq!(
+            store.claim(&scope, terms("f", "b", 1_002)).await.unwrap(),
+            IdempotencyClaim::Finished { fingerprint: "f".into(), reply }
+        );
     }
 
     #[tokio::test]
