@@ -22,8 +22,6 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde::Serialize;
-use serde::ser::SerializeMap;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use tokio::sync::OwnedMutexGuard;
@@ -34,6 +32,8 @@ use crate::config::IdempotencySettings;
 use crate::error::{ApiError, ErrorKind};
 use crate::operations::Operation;
 use crate::response::Reply;
+
+mod canonical;
 
 /// The longest key we keep (clients send UUIDs; any 1-255 printable ASCII characters do).
 pub const MAX_KEY_LEN: usize = 255;
@@ -55,31 +55,27 @@ pub enum Arguments<'a> {
     Rest(Option<&'a Value>),
 }
 
-impl Serialize for Arguments<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Arguments::Mcp(arguments) => {
-                let mut map = serializer.serialize_map(None)?;
-                for (name, value) in arguments.iter().filter(|(name, _)| name.as_str() != "meta") {
-                    map.serialize_entry(name, value)?;
-                }
-                map.end()
-            }
-            Arguments::Rest(body) => body.serialize(serializer),
+/// SHA-256 (hex) of the canonical (RFC 8785) `{operation, arguments}`, hashed as it is written.
+pub fn fingerprint(operation: Operation, arguments: Arguments<'_>) -> Result<String, ApiError> {
+    use canonical::Sink;
+    let mut hash = Sha256::new();
+    // The two member names in canonical order.
+    hash.put(b"{\"arguments\":");
+    match arguments {
+        Arguments::Mcp(arguments) => {
+            canonical::object_into(arguments.iter().filter(|(name, _)| name.as_str() != "meta"), &mut hash)
+        }
+        Arguments::Rest(Some(body)) => canonical::write(body, &mut hash),
+        Arguments::Rest(None) => {
+            hash.put(b"null");
+            Ok(())
         }
     }
-}
-
-/// SHA-256 (hex) of the canonical (RFC 8785) `{operation, arguments}`.
-pub fn fingerprint(operation: Operation, arguments: Arguments<'_>) -> Result<String, ApiError> {
-    #[derive(Serialize)]
-    struct Canonical<'a> {
-        operation: &'static str,
-        arguments: Arguments<'a>,
-    }
-    let canonical =
-        serde_jcs::to_vec(&Canonical { operation: operation.name(), arguments }).map_err(ApiError::internal)?;
-    Ok(hex::encode(Sha256::digest(&canonical)))
+    .map_err(ApiError::internal)?;
+    hash.put(b",\"operation\":");
+    canonical::string_into(operation.name(), &mut hash);
+    hash.put(b"}");
+    Ok(hex::encode(hash.finalize()))
 }
 
 /// A state-changing call that came with a key: what it is stored under and compared by.
