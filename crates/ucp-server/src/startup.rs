@@ -77,6 +77,7 @@ impl Application {
         let readers = std::thread::available_parallelism().map(|cores| cores.get() * 2).unwrap_or(4).clamp(2, 16);
         let store = Arc::new(SqliteStore::open_with(&database, readers, settings.store.group_commit_max_jobs)?);
         store.set_catalog_cache_bytes(settings.store.catalog_cache_mb.saturating_mul(1024 * 1024));
+        store.set_wait_timeout(std::time::Duration::from_millis(settings.store.wait_timeout_ms));
         crate::hardening::secure_database_files(&database).map_err(data_dir_error)?;
         let catalog: Arc<dyn CatalogStore> = store.clone();
         let idempotency_store: Arc<dyn ucp_domain::store::IdempotencyStore> = store.clone();

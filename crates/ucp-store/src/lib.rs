@@ -8,4 +8,4 @@
 pub mod index;
 mod sqlite;
 
-pub use sqlite::SqliteStore;
+pub use sqlite::{DEFAULT_WAIT, SqliteStore};

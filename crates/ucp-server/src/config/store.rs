@@ -15,11 +15,21 @@ pub struct StoreSettings {
     /// view), in MiB, weighed by what they measurably cost (about 23 KB for a product of three
     /// or four variants). More keeps more of a large catalog hot; each MiB is RSS.
     pub catalog_cache_mb: u64,
+    /// The longest a request waits for the database, in milliseconds: for a reader connection
+    /// and its read to finish (SQLite stops the read at the deadline), or for the writer to
+    /// begin its write (one not begun by then is dropped unwritten). Past it the request is
+    /// answered 503 `unavailable`, retryable, with nothing half-written; a write the writer has
+    /// begun is always waited for, so its outcome is never in doubt.
+    pub wait_timeout_ms: u64,
 }
 
 impl Default for StoreSettings {
     fn default() -> StoreSettings {
-        StoreSettings { group_commit_max_jobs: 256, catalog_cache_mb: 44 }
+        StoreSettings {
+            group_commit_max_jobs: 256,
+            catalog_cache_mb: 44,
+            wait_timeout_ms: ucp_store::DEFAULT_WAIT.as_millis() as u64,
+        }
     }
 }
 
@@ -30,6 +40,9 @@ impl StoreSettings {
         }
         if !(1..=1 << 20).contains(&self.catalog_cache_mb) {
             return Err(ConfigError("store.catalog_cache_mb must be between 1 and 1048576".into()));
+        }
+        if !(10..=600_000).contains(&self.wait_timeout_ms) {
+            return Err(ConfigError("store.wait_timeout_ms must be between 10 and 600000".into()));
         }
         Ok(())
     }

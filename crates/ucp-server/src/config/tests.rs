@@ -63,6 +63,9 @@ fn bad_values_are_named() {
     assert!(error.to_string().contains("catalog_cache_mb"), "{error}");
     let settings = Settings::load(None, environment(&[("UCPD_STORE__CATALOG_CACHE_MB", "128")])).unwrap();
     assert_eq!(settings.store.catalog_cache_mb, 128);
+    let error = Settings::load(None, environment(&[("UCPD_STORE__WAIT_TIMEOUT_MS", "0")])).unwrap_err();
+    assert!(error.to_string().contains("wait_timeout_ms"), "{error}");
+    assert_eq!(Settings::load(None, environment(&[])).unwrap().store.wait_timeout_ms, 5_000);
 }
 
 #[test]

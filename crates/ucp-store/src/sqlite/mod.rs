@@ -12,10 +12,14 @@ mod indexing;
 mod orders;
 mod outbox;
 mod traffic;
+#[cfg(test)]
+mod wait_tests;
 mod writer;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OpenFlags};
 
@@ -38,6 +42,13 @@ const MIGRATIONS: &[&str] = &[
     include_str!("schema_11.sql"),
 ];
 
+/// How long a call waits for the store by default ([`SqliteStore::set_wait_timeout`]).
+pub const DEFAULT_WAIT: Duration = Duration::from_secs(5);
+
+/// SQLite virtual-machine steps between two looks at a read's deadline (a few microseconds of
+/// work; the look is one clock read).
+const DEADLINE_CHECK_STEPS: std::ffi::c_int = 4096;
+
 /// A SQLite database shared by every store trait.
 #[derive(Clone)]
 pub struct SqliteStore {
@@ -54,6 +65,9 @@ struct Inner {
     cache: cache::ReadCache,
     readers: Mutex<Vec<Connection>>,
     reader_permits: Arc<Semaphore>,
+    /// The longest a call waits for the store, in milliseconds: for a reader connection and
+    /// its read to run, or for the writer to take its write ([`SqliteStore::set_wait_timeout`]).
+    wait_ms: AtomicU64,
     /// The queue of the writer thread, which owns the only connection that writes.
     writer: writer::Writer,
     /// Signalled after a commit that added a webhook event, so this process's dispatcher sends
@@ -131,6 +145,7 @@ impl SqliteStore {
                 cache: cache::ReadCache::new(),
                 readers: Mutex::new(pool),
                 reader_permits: Arc::new(Semaphore::new(readers)),
+                wait_ms: AtomicU64::new(DEFAULT_WAIT.as_millis() as u64),
                 writer: writer::Writer::start(writer, group_commit_max_jobs)?,
                 outbox_wake: tokio::sync::Notify::new(),
             }),
@@ -147,24 +162,82 @@ impl SqliteStore {
         &self.inner.path
     }
 
-    /// Runs `work` on a reader connection on the blocking pool. The permit and the connection
-    /// travel with the blocking task, so a caller that gives up (a client disconnects) cannot
-    /// strand a connection: the task finishes and returns it to the pool.
+    /// Sets the longest a call waits for the store (`[store] wait_timeout_ms`): a read that gets
+    /// no reader connection in that time, or whose statements are still running at its end, is
+    /// stopped; a write the writer has not begun in that time is dropped unwritten. Either is
+    /// `StoreError::Unavailable` (503, retry later), and neither leaves anything half-written. A
+    /// write the writer has begun is always waited for, so its outcome is never in doubt.
+    pub fn set_wait_timeout(&self, wait: Duration) {
+        self.inner.wait_ms.store(wait.as_millis().clamp(1, u64::MAX as u128) as u64, Ordering::Relaxed);
+    }
+
+    fn wait_timeout(&self) -> Duration {
+        Duration::from_millis(self.inner.wait_ms.load(Ordering::Relaxed))
+    }
+
+    /// Runs `work` on a reader connection on the blocking pool, within the wait timeout from
+    /// this call: for a connection to come free, then for its statements, which SQLite
+    /// interrupts at the deadline. The permit and the connection travel with the blocking task,
+    /// so a caller that gives up (a client disconnects) cannot strand a connection: the task
+    /// finishes and returns it to the pool.
     pub(crate) async fn read<T, F>(&self, work: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
     {
-        let permit = Arc::clone(&self.inner.reader_permits).acquire_owned().await.map_err(|_| unavailable())?;
+        self.read_within(work, true).await
+    }
+
+    /// [`SqliteStore::read`] whose statements run to their end once it has a connection: for
+    /// rebuilding the search index, which a deadline would fail again at every try.
+    pub(crate) async fn read_to_end<T, F>(&self, work: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        self.read_within(work, false).await
+    }
+
+    async fn read_within<T, F>(&self, work: F, bounded: bool) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        let wait = self.wait_timeout();
+        let deadline = Instant::now() + wait;
+        let permits = Arc::clone(&self.inner.reader_permits);
+        let permit = match tokio::time::timeout(wait, permits.acquire_owned()).await {
+            Ok(permit) => permit.map_err(|_| unavailable())?,
+            Err(_) => {
+                return Err(StoreError::Unavailable(format!(
+                    "no database reader came free within {} ms",
+                    wait.as_millis()
+                )));
+            }
+        };
         let inner = Arc::clone(&self.inner);
         tokio::task::spawn_blocking(move || {
             let _permit = permit;
-            let connection = inner.readers.lock().map_err(|_| unavailable())?.pop().ok_or_else(unavailable)?;
-            let result = work(&connection);
+            let mut connection = inner.readers.lock().map_err(|_| unavailable())?.pop().ok_or_else(unavailable)?;
+            let armed = if bounded {
+                connection.progress_handler(DEADLINE_CHECK_STEPS, Some(move || Instant::now() >= deadline))
+            } else {
+                connection.progress_handler(0, None::<fn() -> bool>)
+            };
+            let result = match armed {
+                Ok(()) => work(&connection),
+                Err(error) => Err(backend(error)),
+            };
             if let Ok(mut readers) = inner.readers.lock() {
                 readers.push(connection);
             }
-            result
+            match result {
+                Err(_) if bounded && Instant::now() >= deadline => Err(StoreError::Unavailable(format!(
+                    "the database read did not finish within {} ms",
+                    wait.as_millis()
+                ))),
+                result => result,
+            }
         })
         .await
         .map_err(|error| StoreError::Backend(format!("reader task failed: {error}")))?
@@ -179,7 +252,7 @@ impl SqliteStore {
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
     {
-        self.inner.writer.submit(work, writer::Durability::Synced).await
+        self.inner.writer.submit(work, writer::Durability::Synced, self.wait_timeout()).await
     }
 
     /// [`SqliteStore::write`] answered as soon as `work` ran, before its batch commits (see
@@ -189,7 +262,7 @@ impl SqliteStore {
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
     {
-        self.inner.writer.submit(work, writer::Durability::Early).await
+        self.inner.writer.submit(work, writer::Durability::Early, self.wait_timeout()).await
     }
 
     /// [`SqliteStore::write`] for bookkeeping nobody was promised (leases, delivery marks):
@@ -200,7 +273,7 @@ impl SqliteStore {
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
     {
-        self.inner.writer.submit(work, writer::Durability::Relaxed).await
+        self.inner.writer.submit(work, writer::Durability::Relaxed, self.wait_timeout()).await
     }
 }
 
@@ -283,14 +356,17 @@ fn migrate_to(connection: &mut Connection, last: usize) -> Result<(), StoreError
 }
 
 /// Maps a SQLite error into the domain's terms: constraint violations become `Conflict`,
-/// a locked or busy database `Unavailable`, the rest `Backend`.
+/// a locked or busy database, or a read stopped at its deadline, `Unavailable`, the rest
+/// `Backend`.
 pub(crate) fn backend(error: rusqlite::Error) -> StoreError {
     if let rusqlite::Error::SqliteFailure(failure, message) = &error {
         match failure.code {
             rusqlite::ErrorCode::ConstraintViolation => {
                 return StoreError::Conflict { constraint: message.clone().unwrap_or_else(|| error.to_string()) };
             }
-            rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked => {
+            rusqlite::ErrorCode::DatabaseBusy
+            | rusqlite::ErrorCode::DatabaseLocked
+            | rusqlite::ErrorCode::OperationInterrupted => {
                 return StoreError::Unavailable(error.to_string());
             }
             _ => {}

@@ -6,12 +6,18 @@
 //! covers many orders: durability per order is unchanged (nothing is acknowledged before its
 //! commit is on disk), only the syncs are shared.
 //!
+//! A job waits for the writer to take it at most its caller's wait timeout; one not taken by
+//! then is dropped unrun (claimed by its caller before the writer could), so a timed-out write
+//! is certainly unwritten, and one taken is always waited for.
+//!
 //! A job never begins or commits a transaction itself: it opens a savepoint
 //! (`connection.savepoint()`, which begins a transaction when run alone, as in tests or
 //! migrations) and commits or drops it.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, mpsc};
+use std::time::Duration;
 
 use rusqlite::Connection;
 use ucp_domain::store::StoreError;
@@ -78,6 +84,20 @@ where
 struct Queued {
     job: Box<dyn Job>,
     durability: Durability,
+    /// [`WAITING`] until the writer takes the job ([`TAKEN`]) or its caller stops waiting
+    /// ([`ABANDONED`]); whichever comes first decides.
+    claim: Arc<AtomicU8>,
+}
+
+const WAITING: u8 = 0;
+const TAKEN: u8 = 1;
+const ABANDONED: u8 = 2;
+
+impl Queued {
+    /// Takes the job for a batch, unless its caller gave up on it first.
+    fn take(&self) -> bool {
+        self.claim.compare_exchange(WAITING, TAKEN, Ordering::AcqRel, Ordering::Acquire).is_ok()
+    }
 }
 
 /// Why a batch did not commit, for every job in it.
@@ -129,20 +149,33 @@ impl Writer {
         Ok(Writer { queue: Some(queue), thread: Some(thread) })
     }
 
-    /// Queues `work` and waits for its batch to commit.
-    pub(super) async fn submit<T, F>(&self, work: F, durability: Durability) -> Result<T, StoreError>
+    /// Queues `work` and waits for its batch to commit. A job the writer has not taken within
+    /// `wait` is dropped unrun and answered `Unavailable`.
+    pub(super) async fn submit<T, F>(&self, work: F, durability: Durability, wait: Duration) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
     {
-        let (answer, answered) = tokio::sync::oneshot::channel();
+        let (answer, mut answered) = tokio::sync::oneshot::channel();
         let job = Box::new(Work { work, answer });
+        let claim = Arc::new(AtomicU8::new(WAITING));
         self.queue
             .as_ref()
             .ok_or_else(|| StoreError::Unavailable("the SQLite writer has stopped".into()))?
-            .send(Queued { job, durability })
+            .send(Queued { job, durability, claim: Arc::clone(&claim) })
             .map_err(|_| StoreError::Unavailable("the SQLite writer has stopped".into()))?;
-        answered.await.map_err(|_| StoreError::Backend("a write job panicked".into()))?
+        let panicked = |_| StoreError::Backend("a write job panicked".into());
+        match tokio::time::timeout(wait, &mut answered).await {
+            Ok(answer) => answer.map_err(panicked)?,
+            Err(_) if claim.compare_exchange(WAITING, ABANDONED, Ordering::AcqRel, Ordering::Acquire).is_ok() => {
+                Err(StoreError::Unavailable(format!(
+                    "the database writer did not take this write within {} ms; nothing was written",
+                    wait.as_millis()
+                )))
+            }
+            // Taken: it runs to its commit, which is waited for.
+            Err(_) => answered.await.map_err(panicked)?,
+        }
     }
 }
 
@@ -150,12 +183,19 @@ fn run(mut connection: Connection, jobs: &mpsc::Receiver<Queued>, max_batch: usi
     let mut synced = true;
     while let Ok(first) = jobs.recv() {
         let mut batch = Vec::with_capacity(8);
-        batch.push(first);
+        if first.take() {
+            batch.push(first);
+        }
         while batch.len() < max_batch {
             match jobs.try_recv() {
-                Ok(queued) => batch.push(queued),
+                Ok(queued) if queued.take() => batch.push(queued),
+                // Its caller gave up: dropped unrun.
+                Ok(_) => {}
                 Err(_) => break,
             }
+        }
+        if batch.is_empty() {
+            continue;
         }
         let wants_sync = batch.iter().any(|queued| queued.durability != Durability::Relaxed);
         if wants_sync != synced {
@@ -229,9 +269,9 @@ fn commit_batch(connection: &mut Connection, batch: Vec<Queued>) {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use super::*;
+
+    const WAIT: Duration = Duration::from_secs(30);
 
     fn writer(dir: &tempfile::TempDir) -> (Writer, std::path::PathBuf) {
         let path = dir.path().join("w.db");
@@ -267,7 +307,7 @@ mod tests {
             tasks.push(tokio::spawn(async move {
                 match n % 10 {
                     // Duplicates: refused, the rest of their batch unharmed.
-                    7 => writer.submit(insert(-1), Durability::Synced).await,
+                    7 => writer.submit(insert(-1), Durability::Synced, WAIT).await,
                     8 => {
                         writer
                             .submit(
@@ -277,11 +317,12 @@ mod tests {
                                     panic!("a job that panics mid-write");
                                 },
                                 Durability::Synced,
+                                WAIT,
                             )
                             .await
                     }
-                    9 => writer.submit(insert(n), Durability::Relaxed).await,
-                    _ => writer.submit(insert(n), Durability::Synced).await,
+                    9 => writer.submit(insert(n), Durability::Relaxed, WAIT).await,
+                    _ => writer.submit(insert(n), Durability::Synced, WAIT).await,
                 }
             }));
         }
@@ -319,7 +360,7 @@ mod tests {
         F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
     {
         let writer = Arc::clone(writer);
-        let task = tokio::spawn(async move { writer.submit(work, durability).await });
+        let task = tokio::spawn(async move { writer.submit(work, durability, WAIT).await });
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         task
     }
@@ -353,5 +394,50 @@ mod tests {
         let reader = Connection::open(&path).unwrap();
         let stored: i64 = reader.query_row("SELECT count(*) FROM t WHERE n IN (1, 2)", [], |row| row.get(0)).unwrap();
         assert_eq!(stored, 2, "both writes are stored once their batch committed");
+    }
+
+    fn stored(path: &std::path::Path) -> Vec<i64> {
+        let reader = Connection::open(path).unwrap();
+        let mut statement = reader.prepare("SELECT n FROM t ORDER BY n").unwrap();
+        statement.query_map([], |row| row.get(0)).unwrap().map(Result::unwrap).collect()
+    }
+
+    // A write the writer has not taken within its wait is answered `Unavailable` and never
+    // runs, even once the writer is free again; one it has taken is waited for past the wait.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_write_not_taken_in_time_is_dropped_unwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let (writer, path) = writer(&dir);
+        let writer = Arc::new(writer);
+        let (open_gate, gate) = std::sync::mpsc::channel::<()>();
+        let holder = {
+            let writer = Arc::clone(&writer);
+            let short = Duration::from_millis(100);
+            tokio::spawn(async move {
+                writer
+                    .submit(
+                        move |connection: &mut Connection| {
+                            gate.recv().map_err(|_| StoreError::Backend("gate".into()))?;
+                            insert(1)(connection)
+                        },
+                        Durability::Synced,
+                        short,
+                    )
+                    .await
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let started = std::time::Instant::now();
+        let refused = writer.submit(insert(2), Durability::Synced, Duration::from_millis(200)).await;
+        assert!(
+            matches!(&refused, Err(StoreError::Unavailable(message)) if message.contains("nothing was written")),
+            "{refused:?}"
+        );
+        assert!(started.elapsed() >= Duration::from_millis(200));
+        // The holder's own wait (100 ms) is long past, but it was taken: its caller still waits.
+        open_gate.send(()).unwrap();
+        assert_eq!(holder.await.unwrap().unwrap(), 1);
+        assert_eq!(writer.submit(insert(3), Durability::Synced, WAIT).await.unwrap(), 3);
+        assert_eq!(stored(&path), vec![-1, 1, 3], "the refused write never ran");
     }
 }

@@ -103,7 +103,8 @@ impl CatalogStore for SqliteStore {
 
     async fn refresh(&self) -> Result<bool, StoreError> {
         let inner = Arc::clone(&self.inner);
-        self.read(move |connection| {
+        // To its end: it may rebuild the index.
+        self.read_to_end(move |connection| {
             let stored: i64 = connection
                 .prepare_cached("SELECT version FROM catalog_meta")
                 .and_then(|mut statement| statement.query_row([], |row| row.get(0)))
@@ -142,7 +143,7 @@ impl SqliteStore {
             return Ok(Arc::clone(&guard.0));
         }
         let inner = Arc::clone(&self.inner);
-        self.read(move |connection| current_index(&inner, connection)).await
+        self.read_to_end(move |connection| current_index(&inner, connection)).await
     }
 
     /// Brings the index and the read caches up to a catalog change first, if there was one.

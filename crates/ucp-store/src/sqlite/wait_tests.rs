@@ -1,0 +1,87 @@
+//! The store's wait timeout on reads (`SqliteStore::set_wait_timeout`); the writer's side is
+//! tested in `writer.rs`.
+
+use std::time::Duration;
+
+use ucp_domain::store::StoreError;
+
+use super::SqliteStore;
+
+/// Counts to `n` in SQL, row by row: a read that takes as long as it is asked to.
+fn count_to(n: i64) -> impl FnOnce(&rusqlite::Connection) -> Result<i64, StoreError> + Send + 'static {
+    move |connection| {
+        connection
+            .query_row(
+                "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < ?1) SELECT count(*) FROM c",
+                [n],
+                |row| row.get(0),
+            )
+            .map_err(super::backend)
+    }
+}
+
+fn store(dir: &tempfile::TempDir, wait: Duration) -> SqliteStore {
+    let store = SqliteStore::open(&dir.path().join("wait.db"), 1).unwrap();
+    store.set_wait_timeout(wait);
+    store
+}
+
+// A read that gets no connection within the wait is answered `Unavailable` and runs nothing;
+// the reader it waited for is not harmed and serves the next read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_waits_for_a_reader_at_most_the_wait_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(&dir, Duration::from_millis(200));
+    let (open_gate, gate) = std::sync::mpsc::channel::<()>();
+    let holder = {
+        let store = store.clone();
+        tokio::spawn(
+            async move { store.read(move |_| gate.recv().map_err(|_| StoreError::Backend("gate".into()))).await },
+        )
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let ran = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = std::sync::Arc::clone(&ran);
+    let refused = store
+        .read(move |_| {
+            flag.store(true, std::sync::atomic::Ordering::SeqCst);
+            Ok(())
+        })
+        .await;
+    assert!(
+        matches!(&refused, Err(StoreError::Unavailable(message)) if message.contains("no database reader came free within 200 ms")),
+        "{refused:?}"
+    );
+    open_gate.send(()).unwrap();
+    holder.await.unwrap().unwrap();
+    assert_eq!(store.read(count_to(3)).await.unwrap(), 3);
+    assert!(!ran.load(std::sync::atomic::Ordering::SeqCst), "the refused read never ran");
+}
+
+// A read whose statements outrun the wait is interrupted by SQLite and answered `Unavailable`,
+// and its connection serves the next read; an index rebuild's read (`read_to_end`) is not
+// stopped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_running_past_the_wait_is_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(&dir, Duration::from_millis(100));
+    let endless = |connection: &rusqlite::Connection| {
+        connection
+            .query_row(
+                "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c",
+                [],
+                |row| row.get::<_, i64>(0),
+            )
+            .map_err(super::backend)
+    };
+    let stopped = store.read(endless).await;
+    assert!(
+        matches!(&stopped, Err(StoreError::Unavailable(message)) if message.contains("did not finish within 100 ms")),
+        "{stopped:?}"
+    );
+    assert_eq!(store.read(count_to(10)).await.unwrap(), 10);
+    // Five million rows take far longer than a millisecond; only `read_to_end` gets there.
+    store.set_wait_timeout(Duration::from_millis(1));
+    assert!(matches!(store.read(count_to(5_000_000)).await, Err(StoreError::Unavailable(_))));
+    assert_eq!(store.read_to_end(count_to(5_000_000)).await.unwrap(), 5_000_000);
+}
