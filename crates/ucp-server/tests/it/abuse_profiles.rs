@@ -1,7 +1,8 @@
 //! The abuse suite's cases that come through platform profiles (issue 8 item 5, continued from
 //! `abuse.rs`): many large profiles stay within the cache's byte budget, profile hosts whose
-//! DNS never answers do not slow the store, and the SSRF guard refuses tunnelled and
-//! site-local addresses (checklist 26).
+//! DNS never answers do not slow the store, the SSRF guard refuses tunnelled and site-local
+//! addresses (checklist 26), and a profile dense with JSON objects is refused before it is
+//! parsed into a tree.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -184,4 +185,23 @@ async fn profile_urls_on_tunnelled_or_site_local_addresses_are_refused() {
         assert_eq!(status, 400, "{host}: {error}");
         assert_eq!(error["data"]["code"], "invalid_profile_url", "{host}: {error}");
     }
+}
+
+// A profile of 200 KB of one-member objects was 24 MB of maps in the server for each fetch at
+// once (16 by default); it is now counted before it is parsed and refused by name.
+#[tokio::test]
+async fn a_profile_dense_with_objects_is_refused_before_it_becomes_a_tree() {
+    let app = spawn_app().await;
+    let mut dense = platform_profile(ALL_CAPABILITIES);
+    dense["x"] = Value::Array(vec![json!({ "": 0 }); 30_000]);
+    let body = dense.to_string();
+    assert!(body.len() < 256 * 1024, "within the body cap: {}", body.len());
+    let farm = crate::helpers::PlatformServer::start(dense).await;
+    let meta = app.meta_for(&farm.profile_url());
+    let (status, error) =
+        app.tool_error("search_catalog", json!({ "meta": meta, "catalog": { "query": "mug" } })).await;
+    assert_eq!(status, reqwest::StatusCode::UNPROCESSABLE_ENTITY, "{error}");
+    assert_eq!(error["data"]["code"], "profile_malformed", "{error}");
+    let reason = format!("more than {} JSON objects", ucp_protocol::profile::MAX_PROFILE_OBJECTS);
+    assert!(error.to_string().contains(&reason), "{error}");
 }

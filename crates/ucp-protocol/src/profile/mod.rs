@@ -8,6 +8,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use ucp_domain::payment::PlatformHandler;
 
+mod budget;
+
+pub use budget::{MAX_OBJECTS as MAX_PROFILE_OBJECTS, MAX_VALUES as MAX_PROFILE_VALUES};
+
 /// The document served at `/.well-known/ucp`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BusinessProfile {
@@ -129,10 +133,15 @@ impl PlatformProfile {
     /// Validates what negotiation needs: a `ucp` object with a `YYYY-MM-DD` version, and if
     /// present capabilities with dated versions and keys with `kid` and `kty` and no private
     /// member, within [`MAX_CAPABILITIES`], [`MAX_CAPABILITY_VERSIONS`],
-    /// [`MAX_CAPABILITY_NAME_BYTES`] and [`MAX_KEYS`]. Missing `spec`/`schema` on a capability
-    /// entry is tolerated.
+    /// [`MAX_CAPABILITY_NAME_BYTES`] and [`MAX_KEYS`], and of at most [`MAX_PROFILE_VALUES`]
+    /// JSON values and [`MAX_PROFILE_OBJECTS`] objects, counted before the document is parsed
+    /// into a tree (`budget.rs`). Missing `spec`/`schema` on a capability entry is tolerated.
     pub fn parse(body: &[u8]) -> Result<PlatformProfile, ProfileError> {
         let malformed = ProfileError::Malformed;
+        budget::check(body).map_err(|refused| match refused {
+            budget::Refused::Syntax(error) => malformed(format!("not JSON ({error})")),
+            budget::Refused::Over(reason) => malformed(reason),
+        })?;
         let document: Value = serde_json::from_slice(body).map_err(|error| malformed(format!("not JSON ({error})")))?;
         let ucp =
             document.get("ucp").and_then(Value::as_object).ok_or_else(|| malformed("no \"ucp\" object".into()))?;
@@ -361,6 +370,32 @@ mod tests {
             PlatformProfile::parse(&serde_json::to_vec(&split).unwrap()).is_err(),
             "keys and signing_keys count together"
         );
+    }
+
+    // A profile's JSON is counted before it becomes a tree: 256 KB of one-member objects was
+    // 24 MB of maps for each fetch at once. At the bounds it parses; one past either is refused
+    // by name, and bad JSON still reads as such.
+    #[test]
+    fn platform_profiles_are_counted_before_they_are_parsed() {
+        // The outer object, `ucp` and its version, and the array `x` of `items`.
+        let with = |items: &str| format!(r#"{{"ucp":{{"version":"2026-04-08"}},"x":[{items}]}}"#).into_bytes();
+        let objects = |count: usize| vec![r#"{"":0}"#; count].join(",");
+        let zeros = |count: usize| vec!["0"; count].join(",");
+        // 2 objects of the envelope; each object item is 2 values.
+        assert!(PlatformProfile::parse(&with(&objects(MAX_PROFILE_OBJECTS - 2))).is_ok());
+        assert_eq!(
+            PlatformProfile::parse(&with(&objects(MAX_PROFILE_OBJECTS - 1))).unwrap_err(),
+            ProfileError::Malformed(format!("the profile holds more than {MAX_PROFILE_OBJECTS} JSON objects"))
+        );
+        assert!(PlatformProfile::parse(&with(&zeros(MAX_PROFILE_VALUES - 4))).is_ok());
+        assert_eq!(
+            PlatformProfile::parse(&with(&zeros(MAX_PROFILE_VALUES - 3))).unwrap_err(),
+            ProfileError::Malformed(format!("the profile holds more than {MAX_PROFILE_VALUES} JSON values"))
+        );
+        for bad in [&br#"{"ucp":{"version":"2026-04-08"}} x"#[..], b"[1e400]", br#"{"a":"\udc00"}"#, b""] {
+            let error = PlatformProfile::parse(bad).unwrap_err().to_string();
+            assert!(error.starts_with("not JSON ("), "{error}");
+        }
     }
 
     #[test]
