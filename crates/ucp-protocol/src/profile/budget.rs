@@ -5,7 +5,8 @@
 //! (a map's node is 660 bytes), for each of the fetches running at once. The count walks the
 //! body with serde_json's own parser, allocating nothing, and refuses a document of more than
 //! [`MAX_VALUES`] values or [`MAX_OBJECTS`] objects, so the tree built afterwards is at most
-//! about a megabyte and a half beyond the body. Real profiles hold a few hundred values.
+//! about a megabyte beyond the body (0.8 MB of VmHWM measured for the largest; about 1.1 MB of
+//! allocations counting their headers). Real profiles hold a few hundred values.
 
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 

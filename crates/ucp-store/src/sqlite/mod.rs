@@ -175,9 +175,9 @@ impl SqliteStore {
         Duration::from_millis(self.inner.wait_ms.load(Ordering::Relaxed))
     }
 
-    /// Runs `work` on a reader connection on the blocking pool, within the wait timeout from
-    /// this call: for a connection to come free, then for its statements, which SQLite
-    /// interrupts at the deadline. The permit and the connection travel with the blocking task,
+    /// Runs `work` on a reader connection on the blocking pool, answered within the wait
+    /// timeout from this call: for a connection to come free, then for `work`, whose
+    /// statements SQLite interrupts at the deadline. The permit and the connection travel with the blocking task,
     /// so a caller that gives up (a client disconnects) cannot strand a connection: the task
     /// finishes and returns it to the pool.
     pub(crate) async fn read<T, F>(&self, work: F) -> Result<T, StoreError>
@@ -216,7 +216,7 @@ impl SqliteStore {
             }
         };
         let inner = Arc::clone(&self.inner);
-        tokio::task::spawn_blocking(move || {
+        let task = tokio::task::spawn_blocking(move || {
             let _permit = permit;
             let mut connection = inner.readers.lock().map_err(|_| unavailable())?.pop().ok_or_else(unavailable)?;
             let armed = if bounded {
@@ -238,9 +238,25 @@ impl SqliteStore {
                 ))),
                 result => result,
             }
-        })
-        .await
-        .map_err(|error| StoreError::Backend(format!("reader task failed: {error}")))?
+        });
+        // The progress handler stops statements, not a read blocked outside them (on the disk,
+        // a lock, the blocking pool's queue): the caller is answered at the deadline whatever
+        // the task is doing, and the task, which holds the permit and the connection, gives
+        // both back when it ends.
+        let joined = if bounded {
+            match tokio::time::timeout_at(tokio::time::Instant::from_std(deadline), task).await {
+                Ok(joined) => joined,
+                Err(_) => {
+                    return Err(StoreError::Unavailable(format!(
+                        "the database read did not finish within {} ms",
+                        wait.as_millis()
+                    )));
+                }
+            }
+        } else {
+            task.await
+        };
+        joined.map_err(|error| StoreError::Backend(format!("reader task failed: {error}")))?
     }
 
     /// Runs `work` on the writer thread inside the group commit of a batch of jobs (see

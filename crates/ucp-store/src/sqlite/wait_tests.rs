@@ -53,7 +53,9 @@ async fn a_read_waits_for_a_reader_at_most_the_wait_timeout() {
         "{refused:?}"
     );
     open_gate.send(()).unwrap();
-    holder.await.unwrap().unwrap();
+    // The holder, blocked outside SQLite past its own deadline, was answered at it too.
+    let held = holder.await.unwrap();
+    assert!(matches!(&held, Err(StoreError::Unavailable(message)) if message.contains("did not finish")), "{held:?}");
     assert_eq!(store.read(count_to(3)).await.unwrap(), 3);
     assert!(!ran.load(std::sync::atomic::Ordering::SeqCst), "the refused read never ran");
 }
@@ -84,4 +86,64 @@ async fn a_read_running_past_the_wait_is_interrupted() {
     store.set_wait_timeout(Duration::from_millis(1));
     assert!(matches!(store.read(count_to(5_000_000)).await, Err(StoreError::Unavailable(_))));
     assert_eq!(store.read_to_end(count_to(5_000_000)).await.unwrap(), 5_000_000);
+}
+
+// A read blocked outside SQLite's statements (a stalled disk, a lock), where the progress
+// handler never runs, is answered at the deadline all the same; its connection comes back to
+// the pool when the work ends, and serves the next read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_blocked_outside_its_statements_is_answered_at_the_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(&dir, Duration::from_millis(100));
+    let started = std::time::Instant::now();
+    let stalled = store
+        .read(|_| {
+            std::thread::sleep(Duration::from_millis(1_500));
+            Ok(())
+        })
+        .await;
+    let waited = started.elapsed();
+    assert!(
+        matches!(&stalled, Err(StoreError::Unavailable(message)) if message.contains("did not finish within 100 ms")),
+        "{stalled:?}"
+    );
+    assert!(waited < Duration::from_millis(1_000), "answered at the deadline, not when the work ended: {waited:?}");
+    // Every reader serves again: the stalled one once its work ends.
+    store.set_wait_timeout(Duration::from_secs(5));
+    for _ in 0..8 {
+        assert_eq!(store.read(count_to(3)).await.unwrap(), 3);
+    }
+}
+
+// An import the writer does not take within the wait is answered `Unavailable` then, and its
+// preparer, stopped by the dropped job, does not hold the caller until the writer frees;
+// nothing of it is written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_import_not_taken_in_time_is_answered_at_the_wait() {
+    use ucp_domain::store::CatalogStore;
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(&dir, Duration::from_millis(200));
+    let (open_gate, gate) = std::sync::mpsc::channel::<()>();
+    let holder = {
+        let store = store.clone();
+        tokio::spawn(
+            async move { store.write(move |_| gate.recv().map_err(|_| StoreError::Backend("gate".into()))).await },
+        )
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let products: Vec<_> =
+        (0..2_000).map(|n| Ok(super::import::tests::product(&format!("p{n}"), &format!("v{n}"), n + 1))).collect();
+    let started = std::time::Instant::now();
+    let refused = tokio::time::timeout(Duration::from_secs(10), store.import_products(Box::new(products.into_iter())))
+        .await
+        .expect("the import is answered while the writer is still held");
+    let waited = started.elapsed();
+    assert!(
+        matches!(&refused, Err(StoreError::Unavailable(message)) if message.contains("nothing was written")),
+        "{refused:?}"
+    );
+    assert!(waited < Duration::from_secs(2), "answered at the wait, not when the writer freed: {waited:?}");
+    open_gate.send(()).unwrap();
+    holder.await.unwrap().unwrap();
+    assert_eq!(store.product_count().await.unwrap(), 0);
 }

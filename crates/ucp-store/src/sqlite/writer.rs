@@ -7,16 +7,16 @@
 //! commit is on disk), only the syncs are shared.
 //!
 //! A job waits for the writer to take it at most its caller's wait timeout; one not taken by
-//! then is dropped unrun (claimed by its caller before the writer could), so a timed-out write
-//! is certainly unwritten, and one taken is always waited for.
+//! then is taken back by its caller and dropped unrun (what it holds freed then, not when the
+//! writer reaches its place in the queue), so a timed-out write is certainly unwritten, and one
+//! taken is always waited for.
 //!
 //! A job never begins or commits a transaction itself: it opens a savepoint
 //! (`connection.savepoint()`, which begins a transaction when run alone, as in tests or
 //! migrations) and commits or drops it.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, mpsc};
+use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::time::Duration;
 
 use rusqlite::Connection;
@@ -81,22 +81,30 @@ where
     }
 }
 
+/// A job in the queue. Its slot holds it until the writer takes it for a batch or its caller
+/// stops waiting and takes it back; whichever empties the slot first decides.
 struct Queued {
-    job: Box<dyn Job>,
+    slot: Arc<Slot>,
     durability: Durability,
-    /// [`WAITING`] until the writer takes the job ([`TAKEN`]) or its caller stops waiting
-    /// ([`ABANDONED`]); whichever comes first decides.
-    claim: Arc<AtomicU8>,
 }
 
-const WAITING: u8 = 0;
-const TAKEN: u8 = 1;
-const ABANDONED: u8 = 2;
+type Slot = Mutex<Option<Box<dyn Job>>>;
+
+/// A job the writer took for a batch.
+struct Taken {
+    job: Box<dyn Job>,
+    durability: Durability,
+}
+
+/// Empties `slot`: the job, unless the other side took it first.
+fn take(slot: &Slot) -> Option<Box<dyn Job>> {
+    slot.lock().unwrap_or_else(PoisonError::into_inner).take()
+}
 
 impl Queued {
     /// Takes the job for a batch, unless its caller gave up on it first.
-    fn take(&self) -> bool {
-        self.claim.compare_exchange(WAITING, TAKEN, Ordering::AcqRel, Ordering::Acquire).is_ok()
+    fn take(self) -> Option<Taken> {
+        take(&self.slot).map(|job| Taken { job, durability: self.durability })
     }
 }
 
@@ -157,22 +165,21 @@ impl Writer {
         F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
     {
         let (answer, mut answered) = tokio::sync::oneshot::channel();
-        let job = Box::new(Work { work, answer });
-        let claim = Arc::new(AtomicU8::new(WAITING));
+        let job: Box<dyn Job> = Box::new(Work { work, answer });
+        let slot = Arc::new(Mutex::new(Some(job)));
         self.queue
             .as_ref()
             .ok_or_else(|| StoreError::Unavailable("the SQLite writer has stopped".into()))?
-            .send(Queued { job, durability, claim: Arc::clone(&claim) })
+            .send(Queued { slot: Arc::clone(&slot), durability })
             .map_err(|_| StoreError::Unavailable("the SQLite writer has stopped".into()))?;
         let panicked = |_| StoreError::Backend("a write job panicked".into());
         match tokio::time::timeout(wait, &mut answered).await {
             Ok(answer) => answer.map_err(panicked)?,
-            Err(_) if claim.compare_exchange(WAITING, ABANDONED, Ordering::AcqRel, Ordering::Acquire).is_ok() => {
-                Err(StoreError::Unavailable(format!(
-                    "the database writer did not take this write within {} ms; nothing was written",
-                    wait.as_millis()
-                )))
-            }
+            // Taken back unrun, and dropped here with what it holds.
+            Err(_) if take(&slot).is_some() => Err(StoreError::Unavailable(format!(
+                "the database writer did not take this write within {} ms; nothing was written",
+                wait.as_millis()
+            ))),
             // Taken: it runs to its commit, which is waited for.
             Err(_) => answered.await.map_err(panicked)?,
         }
@@ -183,14 +190,11 @@ fn run(mut connection: Connection, jobs: &mpsc::Receiver<Queued>, max_batch: usi
     let mut synced = true;
     while let Ok(first) = jobs.recv() {
         let mut batch = Vec::with_capacity(8);
-        if first.take() {
-            batch.push(first);
-        }
+        batch.extend(first.take());
         while batch.len() < max_batch {
             match jobs.try_recv() {
-                Ok(queued) if queued.take() => batch.push(queued),
-                // Its caller gave up: dropped unrun.
-                Ok(_) => {}
+                // Empty when its caller gave up: taken back unrun.
+                Ok(queued) => batch.extend(queued.take()),
                 Err(_) => break,
             }
         }
@@ -220,7 +224,7 @@ fn run(mut connection: Connection, jobs: &mpsc::Receiver<Queued>, max_batch: usi
 
 /// Runs `batch` in one transaction and answers each job after the commit ([`Durability::Early`]
 /// jobs as soon as they ran).
-fn commit_batch(connection: &mut Connection, batch: Vec<Queued>) {
+fn commit_batch(connection: &mut Connection, batch: Vec<Taken>) {
     let mut jobs = batch.into_iter();
     while jobs.len() > 0 {
         if let Err(error) = connection.execute_batch("BEGIN IMMEDIATE") {
@@ -439,5 +443,36 @@ mod tests {
         assert_eq!(holder.await.unwrap().unwrap(), 1);
         assert_eq!(writer.submit(insert(3), Durability::Synced, WAIT).await.unwrap(), 3);
         assert_eq!(stored(&path), vec![-1, 1, 3], "the refused write never ran");
+    }
+
+    // A write its caller gave up on is freed then, with everything it holds, though the writer
+    // is still busy and has not reached it in the queue: a stalled writer does not keep the
+    // payloads of every caller that timed out meanwhile.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_write_given_up_on_is_freed_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let (writer, path) = writer(&dir);
+        let writer = Arc::new(writer);
+        let (open_gate, gate) = std::sync::mpsc::channel::<()>();
+        let gate = move |_: &mut Connection| gate.recv().map_err(|_| StoreError::Backend("gate".into()));
+        let held = queued(&writer, gate, Durability::Synced).await;
+        let payload = Arc::new(vec![0_u8; 1 << 20]);
+        let kept = Arc::clone(&payload);
+        let refused = writer
+            .submit(
+                move |connection: &mut Connection| {
+                    assert_eq!(kept.len(), 1 << 20);
+                    insert(2)(connection)
+                },
+                Durability::Synced,
+                Duration::from_millis(100),
+            )
+            .await;
+        assert!(matches!(refused, Err(StoreError::Unavailable(_))), "{refused:?}");
+        assert_eq!(Arc::strong_count(&payload), 1, "the job and its payload are dropped while the writer is held");
+        open_gate.send(()).unwrap();
+        held.await.unwrap().unwrap();
+        assert_eq!(writer.submit(insert(3), Durability::Synced, WAIT).await.unwrap(), 3);
+        assert_eq!(stored(&path), vec![-1, 3]);
     }
 }
