@@ -3,13 +3,12 @@
 -- price in minor units).
 dofile((os.getenv("BENCH_DIR") or "bench") .. "/common.lua")
 
-local queries = {
-  "running shoes", "wool sweater", "coffee maker", "espresso machine", "throw blanket",
-  "rain jacket", "hiking boots", "chefs knife", "jigsaw puzzle", "trekking poles",
-  "merino wool socks", "noise-cancelling earbuds", "water bottle", "yoga mat", "sleeping bag",
-  "board game", "cotton hoodie", "leather belt", "cast iron skillet", "remote control car",
-  "headlamp", "backpack", "denim jeans", "tote bag",
-}
+-- The queries are bench/queries.txt's lines, which `ucpd-bench catalog` and the index_scale
+-- example read too.
+local queries = {}
+for line in io.lines((os.getenv("BENCH_DIR") or "bench") .. "/queries.txt") do
+  if line ~= "" then queries[#queries + 1] = line end
+end
 
 -- Every query with every filter combo (24 x 6 = 144 bodies); consecutive requests differ in query.
 for _, f in ipairs(SEARCH_FILTERS) do

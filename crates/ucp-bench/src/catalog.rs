@@ -7,33 +7,11 @@ use serde_json::{Value, json};
 use crate::cli::{CatalogArgs, CatalogOp, Transport};
 use crate::fixed::{Check, Request, run_fixed};
 
-/// The search queries and filters of bench/search.lua (24 × 6 bodies).
-pub(crate) const QUERIES: &[&str] = &[
-    "running shoes",
-    "wool sweater",
-    "coffee maker",
-    "espresso machine",
-    "throw blanket",
-    "rain jacket",
-    "hiking boots",
-    "chefs knife",
-    "jigsaw puzzle",
-    "trekking poles",
-    "merino wool socks",
-    "noise-cancelling earbuds",
-    "water bottle",
-    "yoga mat",
-    "sleeping bag",
-    "board game",
-    "cotton hoodie",
-    "leather belt",
-    "cast iron skillet",
-    "remote control car",
-    "headlamp",
-    "backpack",
-    "denim jeans",
-    "tote bag",
-];
+/// The search queries of bench/search.lua, one a line of bench/queries.txt (each crossed with
+/// the 6 filters below: 144 bodies).
+pub(crate) fn queries() -> impl Iterator<Item = &'static str> {
+    include_str!("../../../bench/queries.txt").lines().filter(|line| !line.is_empty())
+}
 
 pub(crate) fn search_filters() -> Vec<Option<Value>> {
     vec![
@@ -65,7 +43,7 @@ pub(crate) fn catalog_payloads(op: CatalogOp, ids: Option<&str>) -> anyhow::Resu
         CatalogOp::Search => search_filters()
             .into_iter()
             .flat_map(|filter| {
-                QUERIES.iter().map(move |query| {
+                queries().map(move |query| {
                     let mut catalog = json!({ "query": query });
                     if let Some(filter) = &filter {
                         catalog["filters"] = filter.clone();

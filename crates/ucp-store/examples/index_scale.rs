@@ -34,34 +34,9 @@ use ucp_store::index::{CatalogIndex, IndexDoc, IndexPage};
 const QUERIES: usize = 300;
 /// The server's default page size.
 const LIMIT: usize = 10;
-/// The queries and filters of bench/search.lua and `ucpd-bench catalog`
-/// (`crates/ucp-bench/src/catalog.rs`): 24 queries under each of 6 filters.
-const BENCH_QUERIES: [&str; 24] = [
-    "running shoes",
-    "wool sweater",
-    "coffee maker",
-    "espresso machine",
-    "throw blanket",
-    "rain jacket",
-    "hiking boots",
-    "chefs knife",
-    "jigsaw puzzle",
-    "trekking poles",
-    "merino wool socks",
-    "noise-cancelling earbuds",
-    "water bottle",
-    "yoga mat",
-    "sleeping bag",
-    "board game",
-    "cotton hoodie",
-    "leather belt",
-    "cast iron skillet",
-    "remote control car",
-    "headlamp",
-    "backpack",
-    "denim jeans",
-    "tote bag",
-];
+/// The queries of bench/search.lua and `ucpd-bench catalog`, one a line of bench/queries.txt,
+/// each under the 6 filters below.
+const BENCH_QUERIES: &str = include_str!("../../../bench/queries.txt");
 
 /// The filters of the same benchmark: categories, price minimum and maximum.
 const BENCH_FILTERS: [(&[&str], Option<i64>, Option<i64>); 6] = [
@@ -331,7 +306,7 @@ fn queries(index: &CatalogIndex, sample: &Sample) -> Vec<Kind> {
     // nothing.
     let mut bench = Vec::new();
     for (categories, price_min, price_max) in BENCH_FILTERS {
-        for text in BENCH_QUERIES {
+        for text in BENCH_QUERIES.lines().filter(|line| !line.is_empty()) {
             let words = terms_of(text);
             let mut all = query(&words.iter().collect::<Vec<_>>(), true);
             all.categories = categories.iter().map(|category| category.to_string()).collect();
