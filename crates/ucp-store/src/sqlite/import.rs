@@ -98,7 +98,8 @@ pub(super) async fn import_products(store: &SqliteStore, products: ProductStream
     let (sender, receiver) = mpsc::sync_channel(QUEUE);
     let preparer = tokio::task::spawn_blocking(move || prepare(products, &sender));
     let written = store.write(move |connection| write_all(connection, &receiver)).await;
-    // The preparer ends once the stream does or the writer drops its receiver.
+    // The preparer ends once the stream does, or once its receiver is dropped: by the writer, or
+    // with the job by a caller that stopped waiting for the writer to take it.
     let _ = preparer.await;
     let summary = written?;
     store.inner.index_stale.store(true, Ordering::SeqCst);

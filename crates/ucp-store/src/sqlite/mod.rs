@@ -16,6 +16,7 @@ mod traffic;
 mod wait_tests;
 mod writer;
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -218,24 +219,33 @@ impl SqliteStore {
         let inner = Arc::clone(&self.inner);
         let task = tokio::task::spawn_blocking(move || {
             let _permit = permit;
+            let late =
+                || StoreError::Unavailable(format!("the database read did not finish within {} ms", wait.as_millis()));
+            // Its caller was answered while it queued for the blocking pool: not run at all.
+            if bounded && Instant::now() >= deadline {
+                return Err(late());
+            }
             let mut connection = inner.readers.lock().map_err(|_| unavailable())?.pop().ok_or_else(unavailable)?;
             let armed = if bounded {
                 connection.progress_handler(DEADLINE_CHECK_STEPS, Some(move || Instant::now() >= deadline))
             } else {
                 connection.progress_handler(0, None::<fn() -> bool>)
             };
+            // A panic in `work` must not cost the pool its connection (the permit would outlive
+            // it, and a later read find the pool empty): it goes back, then the panic goes on.
             let result = match armed {
-                Ok(()) => work(&connection),
-                Err(error) => Err(backend(error)),
+                Ok(()) => catch_unwind(AssertUnwindSafe(|| work(&connection))),
+                Err(error) => Ok(Err(backend(error))),
             };
+            if !connection.is_autocommit() {
+                let _ = connection.execute_batch("ROLLBACK");
+            }
             if let Ok(mut readers) = inner.readers.lock() {
                 readers.push(connection);
             }
+            let result = result.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             match result {
-                Err(_) if bounded && Instant::now() >= deadline => Err(StoreError::Unavailable(format!(
-                    "the database read did not finish within {} ms",
-                    wait.as_millis()
-                ))),
+                Err(_) if bounded && Instant::now() >= deadline => Err(late()),
                 result => result,
             }
         });

@@ -26,20 +26,38 @@ fn store(dir: &tempfile::TempDir, wait: Duration) -> SqliteStore {
     store
 }
 
+/// Which of the store's connections [`held`] holds: its one reader, or its writer.
+enum Held {
+    Reader,
+    Writer,
+}
+
+/// Holds `store`'s reader or writer until the returned gate is opened (sent to), from a task
+/// that answers what the store answered the held call; given 50 ms to get there.
+async fn held(
+    store: &SqliteStore,
+    which: Held,
+) -> (std::sync::mpsc::Sender<()>, tokio::task::JoinHandle<Result<(), StoreError>>) {
+    let (open_gate, gate) = std::sync::mpsc::channel::<()>();
+    let wait = move || gate.recv().map_err(|_| StoreError::Backend("gate".into()));
+    let store = store.clone();
+    let holder = tokio::spawn(async move {
+        match which {
+            Held::Reader => store.read(move |_| wait()).await,
+            Held::Writer => store.write(move |_| wait()).await,
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    (open_gate, holder)
+}
+
 // A read that gets no connection within the wait is answered `Unavailable` and runs nothing;
 // the reader it waited for is not harmed and serves the next read.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_read_waits_for_a_reader_at_most_the_wait_timeout() {
     let dir = tempfile::tempdir().unwrap();
     let store = store(&dir, Duration::from_millis(200));
-    let (open_gate, gate) = std::sync::mpsc::channel::<()>();
-    let holder = {
-        let store = store.clone();
-        tokio::spawn(
-            async move { store.read(move |_| gate.recv().map_err(|_| StoreError::Backend("gate".into()))).await },
-        )
-    };
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    let (open_gate, holder) = held(&store, Held::Reader).await;
     let ran = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flag = std::sync::Arc::clone(&ran);
     let refused = store
@@ -52,8 +70,13 @@ async fn a_read_waits_for_a_reader_at_most_the_wait_timeout() {
         matches!(&refused, Err(StoreError::Unavailable(message)) if message.contains("no database reader came free within 200 ms")),
         "{refused:?}"
     );
+    // The holder, blocked outside SQLite past its own deadline, is answered at it too, its
+    // gate still shut.
+    let started = std::time::Instant::now();
+    while !holder.is_finished() && started.elapsed() < Duration::from_secs(10) {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     open_gate.send(()).unwrap();
-    // The holder, blocked outside SQLite past its own deadline, was answered at it too.
     let held = holder.await.unwrap();
     assert!(matches!(&held, Err(StoreError::Unavailable(message)) if message.contains("did not finish")), "{held:?}");
     assert_eq!(store.read(count_to(3)).await.unwrap(), 3);
@@ -123,14 +146,7 @@ async fn an_import_not_taken_in_time_is_answered_at_the_wait() {
     use ucp_domain::store::CatalogStore;
     let dir = tempfile::tempdir().unwrap();
     let store = store(&dir, Duration::from_millis(200));
-    let (open_gate, gate) = std::sync::mpsc::channel::<()>();
-    let holder = {
-        let store = store.clone();
-        tokio::spawn(
-            async move { store.write(move |_| gate.recv().map_err(|_| StoreError::Backend("gate".into()))).await },
-        )
-    };
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    let (open_gate, holder) = held(&store, Held::Writer).await;
     let products: Vec<_> =
         (0..2_000).map(|n| Ok(super::import::tests::product(&format!("p{n}"), &format!("v{n}"), n + 1))).collect();
     let started = std::time::Instant::now();
@@ -146,4 +162,25 @@ async fn an_import_not_taken_in_time_is_answered_at_the_wait() {
     open_gate.send(()).unwrap();
     holder.await.unwrap().unwrap();
     assert_eq!(store.product_count().await.unwrap(), 0);
+}
+
+// A read whose work panics fails alone: its connection goes back to the pool (here the only
+// one), which serves the next read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_that_panics_gives_its_connection_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(&dir, Duration::from_secs(5));
+    let panicked = store
+        .read(|connection| -> Result<(), StoreError> {
+            connection.execute_batch("BEGIN").map_err(super::backend)?;
+            panic!("a read that panics in its transaction")
+        })
+        .await;
+    assert!(
+        matches!(&panicked, Err(StoreError::Backend(message)) if message.contains("reader task failed")),
+        "{panicked:?}"
+    );
+    for _ in 0..3 {
+        assert_eq!(store.read(count_to(3)).await.unwrap(), 3);
+    }
 }
