@@ -15,6 +15,13 @@ pub enum Error {
     Busy,
     #[error("the payment processor is unavailable; retry shortly")]
     PaymentUnavailable,
+    /// An approved charge whose order the store could not record yet (it was unavailable):
+    /// the charge stays claimed, and a retried complete or the recovery sweeper places it.
+    #[error(
+        "the payment was approved, but the order could not be recorded yet; retry complete_checkout: it places \
+         the order from this payment without charging again"
+    )]
+    OrderPending,
     #[error(transparent)]
     Store(#[from] StoreError),
     /// A broken invariant of ours; the message is for the log, not the client.
@@ -37,7 +44,7 @@ impl Error {
         match self {
             Error::InvalidInput(_) => ErrorCode::InvalidInput,
             Error::RequestTooLarge(_) => ErrorCode::RequestTooLarge,
-            Error::Busy | Error::PaymentUnavailable => ErrorCode::Unavailable,
+            Error::Busy | Error::PaymentUnavailable | Error::OrderPending => ErrorCode::Unavailable,
             Error::Store(StoreError::Unavailable(_)) => ErrorCode::Unavailable,
             Error::Store(StoreError::Conflict { .. } | StoreError::NotFound | StoreError::Backend(_)) => {
                 ErrorCode::Internal

@@ -1,13 +1,13 @@
 //! What a claimed checkout becomes once its charge's outcome is known, whoever learned it: the
 //! complete that charged, a retried complete, or the recovery sweeper asking the processor.
 //! Approved → the order is placed in one transaction (at the attempt's pricing), or the money
-//! goes back; declined → the checkout is open again with the reason; 3-D Secure → it waits for
+//! goes back (while the store is unavailable, neither: the charge stays claimed, in doubt); declined → the checkout is open again with the reason; 3-D Secure → it waits for
 //! the buyer. No caller here: rendering for a platform is the complete's business.
 
 use crate::checkout::{Message, PaymentAttempt, PendingAuthentication, Session, Severity, Status};
 use crate::order::Order;
 use crate::payment::{Handler, PaymentOutcome, Refund};
-use crate::store::{OrderPayment, PlaceOrder, PlaceOrderError, StoredOrder};
+use crate::store::{OrderPayment, PlaceOrder, PlaceOrderError, StoreError, StoredOrder};
 
 use super::{Commerce, Error};
 
@@ -59,7 +59,8 @@ impl Commerce {
         }
     }
 
-    /// Places the order of an approved charge, or refunds it when no order can be placed.
+    /// Places the order of an approved charge, or refunds it when no order can be placed (while
+    /// the store is unavailable, the charge stays claimed for a retry or recovery to place).
     async fn place_order(
         &self,
         mut session: Session,
@@ -132,6 +133,26 @@ impl Commerce {
             Err(PlaceOrderError::NotOpen) => {
                 self.not_open(&session.id, attempt, handler, reference).await?;
                 Ok(Settled::Superseded)
+            }
+            Err(PlaceOrderError::Store(StoreError::Unavailable(reason))) => {
+                // Nothing was written, and the store is unavailable only for now (busy, or its
+                // writer did not take the write in time): the approved charge stays claimed, in
+                // doubt, so a retried complete (at once) or the recovery sweeper (after
+                // `payment_recovery_secs`) places the order from the processor's answer.
+                // Refunding here would undo a purchase for a moment of load.
+                tracing::warn!(checkout = %session.id, %reason, "order not recorded yet; the approved charge stays claimed for a retry or recovery to place");
+                match self.ports.store.session(&session.id).await {
+                    Ok(Some(mut claimed))
+                        if claimed.unresolved_attempt().is_some_and(|held| held.key == attempt.key) =>
+                    {
+                        self.doubt(&mut claimed).await;
+                    }
+                    Ok(_) => {}
+                    Err(error) => {
+                        tracing::warn!(checkout = %session.id, %error, "could not mark an approved charge in doubt; recovery settles it")
+                    }
+                }
+                Err(Error::OrderPending)
             }
             Err(PlaceOrderError::Store(error)) => {
                 // Unrefunded, the claim stays for recovery to place the order or refund later.

@@ -334,3 +334,53 @@ async fn expiry_waits_for_an_unresolved_charge_and_an_unplaceable_one_is_refunde
     assert_eq!(processor.refunds(), vec![doubtful_charge.0.clone()], "the unplaceable charge went back");
     assert!(doubtful_charge.1 >= 2000, "the attempt's amount: {}", doubtful_charge.1);
 }
+
+// An approved charge whose order the store cannot record for now (another connection holds the
+// database's write lock past the busy timeout) is not refunded: the complete answers 503
+// `unavailable` saying so, the checkout stays claimed, and once the store is free the order is
+// placed from that same charge, never charged again.
+#[tokio::test]
+async fn an_approved_charge_the_store_cannot_record_yet_is_kept_for_its_order() {
+    let processor = StandIn::start(1_500).await;
+    let acme = processor.settings(5_000);
+    let app = spawn_app_with(fixture_products(), |settings, _| {
+        settings.payments.http.push(acme);
+        fast_recovery(settings);
+    })
+    .await;
+    let id = new_checkout(&app, "mug-1").await;
+    let completing = {
+        let body = complete_body(&app, &id, "tok_live", &key());
+        let client = reqwest::Client::new();
+        let url = app.mcp_url.clone();
+        tokio::spawn(async move {
+            let response = client.post(url).header("content-type", "application/json").body(body).send().await.unwrap();
+            (response.status(), response.json::<Value>().await.unwrap())
+        })
+    };
+    // Once the processor has the charge (the claim is stored), another connection takes the
+    // write lock and keeps it until the complete is answered.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while processor.state.charge_calls.load(Ordering::SeqCst) == 0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let path = app.data_dir.path().join(ucp_server::startup::DATABASE_FILE);
+    let lock = rusqlite::Connection::open(&path).unwrap();
+    lock.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let (status, reply) = completing.await.unwrap();
+    // Read while the lock still holds, so recovery cannot have placed it yet.
+    assert_eq!(stored(&app, &id), ("complete_in_progress".to_owned(), None), "still claimed for its charge");
+    lock.execute_batch("ROLLBACK").unwrap();
+    drop(lock);
+
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{reply}");
+    let message = reply["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("the payment was approved") && message.contains("retry complete_checkout"), "{reply}");
+    assert!(processor.refunds().is_empty(), "the approved charge is not refunded for a busy store");
+
+    let placed = wait_for(&app, &id, |body| body["status"] == "completed").await;
+    assert_eq!(placed["status"], "completed", "{placed}");
+    assert!(placed["order"]["id"].is_string(), "{placed}");
+    assert_eq!(processor.state.charge_calls.load(Ordering::SeqCst), 1, "placed from the one charge");
+    assert!(processor.refunds().is_empty());
+}
