@@ -15,8 +15,14 @@ pub enum StoreError {
     Conflict { constraint: String },
     #[error("not found")]
     NotFound,
+    /// For now only, and the call took no effect: nothing of a write was stored (the store
+    /// was busy, or the wait for it ran out before the write began), so a retry is safe and
+    /// the caller may act as if the write never happened (settle.rs keeps an approved charge
+    /// for a later order on it). A write whose outcome is unknown is never this.
     #[error("storage is unavailable: {0}")]
     Unavailable(String),
+    /// Anything else, including a write that failed in a way that may have left its outcome
+    /// unknown to the caller.
     #[error("storage failure: {0}")]
     Backend(String),
 }

@@ -266,7 +266,8 @@ impl Traffic {
             }
             Err(_) => {
                 // The write may still land; counting twice is worse than losing a few seconds.
-                Err(StoreError::Unavailable("storing traffic counters timed out".into()))
+                // Its outcome unknown, this is no `Unavailable` (which says nothing was stored).
+                Err(StoreError::Backend("storing traffic counters timed out; they may still be stored".into()))
             }
         }
     }
