@@ -146,13 +146,19 @@ impl Commerce {
                         if claimed.unresolved_attempt().is_some_and(|held| held.key == attempt.key) =>
                     {
                         self.doubt(&mut claimed).await;
+                        Err(Error::OrderPending)
                     }
-                    Ok(_) => {}
+                    // No longer held for this charge (another settler placed or released it):
+                    // kept if its order stands, refunded otherwise.
+                    Ok(_) => {
+                        self.not_open(&session.id, attempt, handler, reference).await?;
+                        Ok(Settled::Superseded)
+                    }
                     Err(error) => {
-                        tracing::warn!(checkout = %session.id, %error, "could not mark an approved charge in doubt; recovery settles it")
+                        tracing::warn!(checkout = %session.id, %error, "could not mark an approved charge in doubt; recovery settles it");
+                        Err(Error::OrderPending)
                     }
                 }
-                Err(Error::OrderPending)
             }
             Err(PlaceOrderError::Store(error)) => {
                 // Unrefunded, the claim stays for recovery to place the order or refund later.

@@ -359,6 +359,13 @@ async fn complete(state: &AppState, session: &Session, input: CheckoutInput) -> 
         core.complete_checkout(&caller, &id, input).await
     }));
     let completed = detached.await.map_err(ApiError::internal)?;
+    // The charge may have been taken (the processor did not answer, or the order is not
+    // recorded yet): never "nothing was charged", and a retry does not charge again.
+    if let Err(ucp_domain::Error::OrderPending | ucp_domain::Error::PaymentUnavailable) = &completed {
+        let text = "Your payment may already have been taken, and the order is being confirmed. Reload this \
+                    page in a moment: you will not be charged again.";
+        return Ok(html(StatusCode::SERVICE_UNAVAILABLE, html::error_page(business(state), "Almost there", text)));
+    }
     let view = match completed.map_err(ApiError::from) {
         Ok(answer) => resource(answer),
         Err(error) if error.kind == ErrorKind::InvalidParams => {

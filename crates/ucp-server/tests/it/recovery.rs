@@ -43,6 +43,9 @@ struct StandInState {
     charges: Arc<Mutex<HashMap<String, (String, i64)>>>,
     charge_calls: Arc<AtomicU64>,
     refunds: Arc<Mutex<Vec<String>>>,
+    /// While set, each charge, once recorded, waits for a notification of `approvals` to answer.
+    holding: Arc<AtomicBool>,
+    approvals: Arc<tokio::sync::Notify>,
 }
 
 impl StandIn {
@@ -102,6 +105,9 @@ async fn charge(
         let amount = body["amount"].as_i64().unwrap_or_default();
         Some(charges.entry(key).or_insert_with(|| (format!("ref_{next}"), amount)).0.clone())
     };
+    if state.holding.load(Ordering::SeqCst) {
+        state.approvals.notified().await;
+    }
     tokio::time::sleep(Duration::from_millis(state.delay_ms.load(Ordering::SeqCst))).await;
     match reference {
         Some(reference) => axum::Json(json!({ "status": "approved", "reference": reference })).into_response(),
@@ -337,15 +343,16 @@ async fn expiry_waits_for_an_unresolved_charge_and_an_unplaceable_one_is_refunde
 
 // An approved charge whose order the store cannot record for now (another connection holds the
 // database's write lock past the busy timeout) is not refunded: the complete answers 503
-// `unavailable` saying so, the checkout stays claimed, and once the store is free the order is
-// placed from that same charge, never charged again.
+// `unavailable` saying so, the checkout stays claimed, and the retried complete the answer asks
+// for places the order from that same charge, never charged again.
 #[tokio::test]
 async fn an_approved_charge_the_store_cannot_record_yet_is_kept_for_its_order() {
-    let processor = StandIn::start(1_500).await;
-    let acme = processor.settings(5_000);
+    let processor = StandIn::start(0).await;
+    processor.state.holding.store(true, Ordering::SeqCst);
+    let acme = processor.settings(2_000);
     let app = spawn_app_with(fixture_products(), |settings, _| {
         settings.payments.http.push(acme);
-        fast_recovery(settings);
+        settings.payments.recovery_after_secs = 3;
     })
     .await;
     let id = new_checkout(&app, "mug-1").await;
@@ -358,8 +365,8 @@ async fn an_approved_charge_the_store_cannot_record_yet_is_kept_for_its_order() 
             (response.status(), response.json::<Value>().await.unwrap())
         })
     };
-    // Once the processor has the charge (the claim is stored), another connection takes the
-    // write lock and keeps it until the complete is answered.
+    // The processor has the charge (the claim is stored) and holds its approval until another
+    // connection has the write lock, which it keeps until the complete is answered.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     while processor.state.charge_calls.load(Ordering::SeqCst) == 0 && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -367,8 +374,9 @@ async fn an_approved_charge_the_store_cannot_record_yet_is_kept_for_its_order() 
     let path = app.data_dir.path().join(ucp_server::startup::DATABASE_FILE);
     let lock = rusqlite::Connection::open(&path).unwrap();
     lock.execute_batch("BEGIN IMMEDIATE").unwrap();
+    processor.state.approvals.notify_one();
     let (status, reply) = completing.await.unwrap();
-    // Read while the lock still holds, so recovery cannot have placed it yet.
+    // Read while the lock still holds, so nothing can have placed it yet.
     assert_eq!(stored(&app, &id), ("complete_in_progress".to_owned(), None), "still claimed for its charge");
     lock.execute_batch("ROLLBACK").unwrap();
     drop(lock);
@@ -378,9 +386,12 @@ async fn an_approved_charge_the_store_cannot_record_yet_is_kept_for_its_order() 
     assert!(message.contains("the payment was approved") && message.contains("retry complete_checkout"), "{reply}");
     assert!(processor.refunds().is_empty(), "the approved charge is not refunded for a busy store");
 
-    let placed = wait_for(&app, &id, |body| body["status"] == "completed").await;
-    assert_eq!(placed["status"], "completed", "{placed}");
-    assert!(placed["order"]["id"].is_string(), "{placed}");
+    // The retry (another key; the claim is past payments.recovery_after_secs) asks the processor.
+    let (status, reply) = complete_acme(&app, &id, "tok_live", &key()).await;
+    assert_eq!(status, StatusCode::OK, "{reply}");
+    let completed = &reply["result"]["structuredContent"];
+    assert_eq!(completed["status"], "completed", "{completed}");
+    assert!(completed["order"]["id"].is_string(), "{completed}");
     assert_eq!(processor.state.charge_calls.load(Ordering::SeqCst), 1, "placed from the one charge");
     assert!(processor.refunds().is_empty());
 }
