@@ -178,9 +178,9 @@ impl SqliteStore {
 
     /// Runs `work` on a reader connection on the blocking pool, answered within the wait
     /// timeout from this call: for a connection to come free, then for `work`, whose
-    /// statements SQLite interrupts at the deadline. The permit and the connection travel with the blocking task,
-    /// so a caller that gives up (a client disconnects) cannot strand a connection: the task
-    /// finishes and returns it to the pool.
+    /// statements SQLite interrupts at the deadline. The permit and the connection travel with
+    /// the blocking task, so a caller that gives up (a client disconnects) cannot strand a
+    /// connection: the task finishes and returns it to the pool.
     pub(crate) async fn read<T, F>(&self, work: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
@@ -216,11 +216,11 @@ impl SqliteStore {
                 )));
             }
         };
+        let late =
+            move || StoreError::Unavailable(format!("the database read did not finish within {} ms", wait.as_millis()));
         let inner = Arc::clone(&self.inner);
         let task = tokio::task::spawn_blocking(move || {
             let _permit = permit;
-            let late =
-                || StoreError::Unavailable(format!("the database read did not finish within {} ms", wait.as_millis()));
             // Its caller was answered while it queued for the blocking pool: not run at all.
             if bounded && Instant::now() >= deadline {
                 return Err(late());
@@ -256,12 +256,7 @@ impl SqliteStore {
         let joined = if bounded {
             match tokio::time::timeout_at(tokio::time::Instant::from_std(deadline), task).await {
                 Ok(joined) => joined,
-                Err(_) => {
-                    return Err(StoreError::Unavailable(format!(
-                        "the database read did not finish within {} ms",
-                        wait.as_millis()
-                    )));
-                }
+                Err(_) => return Err(late()),
             }
         } else {
             task.await

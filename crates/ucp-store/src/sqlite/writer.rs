@@ -353,6 +353,13 @@ mod tests {
         assert_eq!(answered.len(), 161);
     }
 
+    /// A job that holds the writer thread until the returned sender opens its gate.
+    fn gate() -> (std::sync::mpsc::Sender<()>, impl FnOnce(&mut Connection) -> Result<(), StoreError> + Send + 'static)
+    {
+        let (open_gate, gate) = std::sync::mpsc::channel::<()>();
+        (open_gate, move |_: &mut Connection| gate.recv().map_err(|_| StoreError::Backend("gate".into())))
+    }
+
     /// Submits `work` from a task of its own, then gives the writer 100 ms to take it.
     async fn queued<T, F>(
         writer: &Arc<Writer>,
@@ -377,8 +384,7 @@ mod tests {
         let (writer, path) = writer(&dir);
         let writer = Arc::new(writer);
         // Holds the writer thread until both jobs below are queued, so they share a batch.
-        let (open_gate, gate) = std::sync::mpsc::channel::<()>();
-        let gate = move |_: &mut Connection| gate.recv().map_err(|_| StoreError::Backend("gate".into()));
+        let (open_gate, gate) = gate();
         let gated = queued(&writer, gate, Durability::Synced).await;
         let early = queued(&writer, insert(1), Durability::Early).await;
         let (saw_early, early_seen) = std::sync::mpsc::channel::<()>();
@@ -453,8 +459,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (writer, path) = writer(&dir);
         let writer = Arc::new(writer);
-        let (open_gate, gate) = std::sync::mpsc::channel::<()>();
-        let gate = move |_: &mut Connection| gate.recv().map_err(|_| StoreError::Backend("gate".into()));
+        let (open_gate, gate) = gate();
         let held = queued(&writer, gate, Durability::Synced).await;
         let payload = Arc::new(vec![0_u8; 1 << 20]);
         let kept = Arc::clone(&payload);
