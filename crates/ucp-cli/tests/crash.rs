@@ -1,7 +1,8 @@
-//! No charge without an order, across a crash (issue 9 item 3): the real `ucpd` binary
-//! charges through a slow local stand-in processor, is SIGKILLed while the charges are in
-//! flight, and restarts on the same data directory; its recovery sweeper then asks the
-//! processor about every charge, and each approved one ends as an order or a refund.
+//! No charge without an order, across a crash or a failing disk (issue 9 item 3): the real
+//! `ucpd` binary charges through a slow local stand-in processor, is SIGKILLed while the
+//! charges are in flight, and restarts on the same data directory; its recovery sweeper then
+//! asks the processor about every charge, and each approved one ends as an order or a refund.
+//! And a commit the disk fails leaves its approved charge for the order, never refunded.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
@@ -100,7 +101,12 @@ async fn start_stand_ins(processor: Processor) -> String {
 /// Starts `ucpd serve` and waits for its ready line; its address. Standard error is drained
 /// on a thread, so the child never blocks on a full pipe.
 fn serve(config: &std::path::Path, data: &std::path::Path) -> (Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ucpd"))
+    serve_with(Command::new(env!("CARGO_BIN_EXE_ucpd")), config, data)
+}
+
+/// [`serve`] run by `command`, which execs `ucpd` with the arguments it is given.
+fn serve_with(mut command: Command, config: &std::path::Path, data: &std::path::Path) -> (Child, String) {
+    let mut child = command
         .args(["serve", "--listen", "127.0.0.1:0", "--config"])
         .arg(config)
         .arg("--data-dir")
@@ -168,15 +174,12 @@ fn ready_checkout() -> Value {
     })
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sigkill_during_charges_leaves_every_approved_charge_an_order_or_a_refund() {
-    let directory = tempfile::tempdir().unwrap();
-    let data = directory.path().join("data");
-    let processor = Processor::default();
-    let base = start_stand_ins(processor.clone()).await;
-
+/// Imports a one-product catalog (`mug-1`, 15.00 USD, stock not tracked) into `data`, as a
+/// merchant would, and writes a config that charges through the stand-in at `base` and
+/// recovers after 3 s, sweeping every second; its path.
+fn mug_shop(directory: &std::path::Path, data: &std::path::Path, base: &str) -> std::path::PathBuf {
     // A one-product catalog, imported as a merchant would.
-    let catalog = directory.path().join("catalog.jsonl");
+    let catalog = directory.join("catalog.jsonl");
     let mug = json!({ "id": "mug", "title": "Ceramic Coffee Mug", "description": { "plain": "A ceramic mug." },
         "price_range": { "min": { "amount": 1500, "currency": "USD" }, "max": { "amount": 1500, "currency": "USD" } },
         "variants": [{ "id": "mug-1", "title": "Mug", "description": { "plain": "Mug" }, "price": { "amount": 1500, "currency": "USD" } }] });
@@ -185,13 +188,13 @@ async fn sigkill_during_charges_leaves_every_approved_charge_an_order_or_a_refun
         .arg("import")
         .arg(&catalog)
         .arg("--data-dir")
-        .arg(&data)
+        .arg(data)
         .env("UCPD_LOG", "warn")
         .output()
         .unwrap();
     assert!(imported.status.success(), "{}", String::from_utf8_lossy(&imported.stderr));
 
-    let config = directory.path().join("ucpd.toml");
+    let config = directory.join("ucpd.toml");
     std::fs::write(
         &config,
         format!(
@@ -202,7 +205,16 @@ async fn sigkill_during_charges_leaves_every_approved_charge_an_order_or_a_refun
         ),
     )
     .unwrap();
+    config
+}
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_during_charges_leaves_every_approved_charge_an_order_or_a_refund() {
+    let directory = tempfile::tempdir().unwrap();
+    let data = directory.path().join("data");
+    let processor = Processor::default();
+    let base = start_stand_ins(processor.clone()).await;
+    let config = mug_shop(directory.path(), &data, &base);
     let (mut first, url) = serve(&config, &data);
     let client =
         Client { http: reqwest::Client::new(), mcp: format!("{url}/ucp/mcp"), profile: format!("{base}/profile.json") };
@@ -275,4 +287,86 @@ async fn sigkill_during_charges_leaves_every_approved_charge_an_order_or_a_refun
     }
     second.kill().ok();
     second.wait().ok();
+}
+
+/// `prlimit` on the running server: its soft file-size limit, `1` (every write to a regular
+/// file fails, as on a failing disk) or `unlimited`.
+fn limit_file_size(server: &Child, soft: &str) {
+    let status = Command::new("prlimit")
+        .arg("--pid")
+        .arg(server.id().to_string())
+        .arg(format!("--fsize={soft}:"))
+        .status()
+        .expect("prlimit (util-linux) runs");
+    assert!(status.success(), "prlimit --fsize={soft}: failed");
+}
+
+// The disk fails the COMMIT that places an approved charge's order (every file write of the
+// server fails with EFBIG, its soft file-size limit lowered to one byte while the processor is
+// answering). SQLite cannot say whether such a commit's WAL frames reached the disk, so the
+// order may stand: the charge is not refunded (before, it was, and a restart could then find
+// the order beside its refund). The complete answers 503 "the payment was approved", and once
+// the disk is back the recovery sweeper places the order from that one charge.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commit_the_disk_fails_keeps_its_approved_charge_for_the_order() {
+    let directory = tempfile::tempdir().unwrap();
+    let data = directory.path().join("data");
+    let processor = Processor::default();
+    let base = start_stand_ins(processor.clone()).await;
+    let config = mug_shop(directory.path(), &data, &base);
+    // SIGXFSZ ignored (inherited through exec), so a write past the limit fails rather than
+    // killing the server.
+    let mut ignoring = Command::new("sh");
+    ignoring.args(["-c", "trap '' XFSZ; exec \"$0\" \"$@\"", env!("CARGO_BIN_EXE_ucpd")]);
+    let (server, url) = serve_with(ignoring, &config, &data);
+    let server = Killed(server);
+    let client =
+        Client { http: reqwest::Client::new(), mcp: format!("{url}/ucp/mcp"), profile: format!("{base}/profile.json") };
+    let created = client.content("create_checkout", json!({ "checkout": ready_checkout() })).await;
+    let id = created["id"].as_str().unwrap().to_owned();
+    let arguments = json!({ "id": id, "checkout": { "payment": { "instruments": [{ "id": "pi_1", "handler_id": "acme",
+        "type": "card", "credential": { "type": "token", "token": "tok_live" } }] } } });
+    let client = Arc::new(client);
+    let completing = {
+        let client = Arc::clone(&client);
+        tokio::spawn(async move { client.tool("complete_checkout", arguments).await })
+    };
+    // The claim is stored and the charge approved; its answer comes 2 s later, to a broken disk.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while processor.received.load(Ordering::SeqCst) < 1 {
+        assert!(tokio::time::Instant::now() < deadline, "the charge never arrived");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    limit_file_size(&server.0, "1");
+    let (status, reply) = completing.await.unwrap();
+    limit_file_size(&server.0, "unlimited");
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{reply}");
+    let message = reply["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("the payment was approved"), "{reply}");
+    assert!(processor.refunds.lock().unwrap().is_empty(), "a charge whose order may stand is not refunded");
+
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let settled = loop {
+        let body = client.content("get_checkout", json!({ "id": id })).await;
+        if body["status"] != "complete_in_progress" || tokio::time::Instant::now() > deadline {
+            break body;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    assert_eq!(settled["status"], "completed", "{settled}");
+    let order = settled["order"]["id"].as_str().expect("the order of the one charge");
+    let order = client.content("get_order", json!({ "id": order })).await;
+    assert_eq!(order["checkout_id"], id.as_str(), "{order}");
+    assert_eq!(processor.charges.lock().unwrap().len(), 1, "charged once");
+    assert!(processor.refunds.lock().unwrap().is_empty(), "and kept");
+}
+
+/// A server killed and reaped when dropped, so a failing test leaves none behind.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        self.0.kill().ok();
+        self.0.wait().ok();
+    }
 }

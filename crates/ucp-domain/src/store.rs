@@ -21,8 +21,14 @@ pub enum StoreError {
     /// for a later order on it). A write whose outcome is unknown is never this.
     #[error("storage is unavailable: {0}")]
     Unavailable(String),
-    /// Anything else, including a write that failed in a way that may have left its outcome
-    /// unknown to the caller.
+    /// A write whose outcome is unknown: its commit failed where its changes may already be on
+    /// disk (SQLite ended the transaction itself on an I/O error or a full disk while
+    /// committing; for a networked store, the connection lost during COMMIT). Whoever acts on
+    /// the outcome (a refund) must not take it for "not stored": it reads back later, or
+    /// leaves the decision to recovery (settle.rs keeps an approved charge claimed, in doubt).
+    #[error("storage failure; the write may or may not have been stored: {0}")]
+    InDoubt(String),
+    /// Anything else: the write (if one) was not stored, or there was none.
     #[error("storage failure: {0}")]
     Backend(String),
 }

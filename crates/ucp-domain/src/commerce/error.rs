@@ -15,8 +15,9 @@ pub enum Error {
     Busy,
     #[error("the payment processor is unavailable; retry shortly")]
     PaymentUnavailable,
-    /// An approved charge whose order the store could not record yet (it was unavailable):
-    /// the charge stays claimed, and a retried complete or the recovery sweeper places it.
+    /// An approved charge whose order the store could not record yet (it was unavailable, or
+    /// its commit failed with its outcome unknown): the charge stays claimed, and a retried
+    /// complete or the recovery sweeper places it.
     #[error(
         "the payment was approved, but the order could not be recorded yet; retry complete_checkout: it places \
          the order from this payment without charging again"
@@ -46,9 +47,9 @@ impl Error {
             Error::RequestTooLarge(_) => ErrorCode::RequestTooLarge,
             Error::Busy | Error::PaymentUnavailable | Error::OrderPending => ErrorCode::Unavailable,
             Error::Store(StoreError::Unavailable(_)) => ErrorCode::Unavailable,
-            Error::Store(StoreError::Conflict { .. } | StoreError::NotFound | StoreError::Backend(_)) => {
-                ErrorCode::Internal
-            }
+            Error::Store(
+                StoreError::Conflict { .. } | StoreError::NotFound | StoreError::InDoubt(_) | StoreError::Backend(_),
+            ) => ErrorCode::Internal,
             Error::Internal(_) => ErrorCode::Internal,
         }
     }

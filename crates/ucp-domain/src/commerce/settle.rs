@@ -1,7 +1,8 @@
 //! What a claimed checkout becomes once its charge's outcome is known, whoever learned it: the
 //! complete that charged, a retried complete, or the recovery sweeper asking the processor.
 //! Approved → the order is placed in one transaction (at the attempt's pricing), or the money
-//! goes back (while the store is unavailable, neither: the charge stays claimed, in doubt);
+//! goes back (while the store is unavailable, or when its commit's outcome is unknown,
+//! neither: the charge stays claimed, in doubt);
 //! declined → the checkout is open again with the reason; 3-D Secure → it waits for the buyer. No caller here: rendering for a platform is the complete's business.
 
 use crate::checkout::{Message, PaymentAttempt, PendingAuthentication, Session, Severity, Status};
@@ -60,7 +61,8 @@ impl Commerce {
     }
 
     /// Places the order of an approved charge, or refunds it when no order can be placed (while
-    /// the store is unavailable, the charge stays claimed for a retry or recovery to place).
+    /// the store is unavailable or the write's outcome is unknown, the charge stays claimed for
+    /// a retry or recovery to place).
     async fn place_order(
         &self,
         mut session: Session,
@@ -134,13 +136,15 @@ impl Commerce {
                 self.not_open(&session.id, attempt, handler, reference).await?;
                 Ok(Settled::Superseded)
             }
-            Err(PlaceOrderError::Store(StoreError::Unavailable(reason))) => {
-                // Nothing was written, and the store is unavailable only for now (busy, or its
-                // writer did not take the write in time): the approved charge stays claimed, in
-                // doubt, so a retried complete (at once) or the recovery sweeper (after
-                // `payment_recovery_secs`) places the order from the processor's answer.
-                // Refunding here would undo a purchase for a moment of load.
-                tracing::warn!(checkout = %session.id, %reason, "order not recorded yet; the approved charge stays claimed for a retry or recovery to place");
+            Err(PlaceOrderError::Store(error @ (StoreError::Unavailable(_) | StoreError::InDoubt(_)))) => {
+                // Either nothing was written and the store is unavailable only for now (busy, or
+                // its writer did not take the write in time), or the commit failed with its
+                // outcome unknown (the order may be on disk). Neither is grounds for a refund,
+                // which would undo a purchase for a moment of load or stand beside its order:
+                // the approved charge stays claimed, in doubt, so a retried complete (at once)
+                // or the recovery sweeper (after `payment_recovery_secs`) places the order
+                // from the processor's answer, or finds it placed.
+                tracing::warn!(checkout = %session.id, %error, "order not recorded yet; the approved charge stays claimed for a retry or recovery to place");
                 match self.ports.store.session(&session.id).await {
                     Ok(Some(mut claimed))
                         if claimed.unresolved_attempt().is_some_and(|held| held.key == attempt.key) =>
@@ -161,7 +165,9 @@ impl Commerce {
                 }
             }
             Err(PlaceOrderError::Store(error)) => {
-                // Unrefunded, the claim stays for recovery to place the order or refund later.
+                // Nothing was stored (`Backend`, `Conflict`, `NotFound`), and a retry would fail
+                // the same way. Unrefunded, the claim stays for recovery to place the order or
+                // refund later.
                 self.refund(handler, attempt, reference).await?;
                 if let Err(release) = self.release_refunded(&session.id, &attempt.key).await {
                     tracing::error!(checkout = %session.id, error = %release, "could not release a checkout after a refund");

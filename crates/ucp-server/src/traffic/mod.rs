@@ -266,8 +266,7 @@ impl Traffic {
             }
             Err(_) => {
                 // The write may still land; counting twice is worse than losing a few seconds.
-                // Its outcome unknown, this is no `Unavailable` (which says nothing was stored).
-                Err(StoreError::Backend("storing traffic counters timed out; they may still be stored".into()))
+                Err(StoreError::InDoubt("storing traffic counters timed out; they may still be stored".into()))
             }
         }
     }

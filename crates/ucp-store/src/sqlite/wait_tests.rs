@@ -1,5 +1,5 @@
 //! The store's wait timeout on reads (`SqliteStore::set_wait_timeout`); the writer's side is
-//! tested in `writer.rs`.
+//! tested in `writer/tests.rs`.
 
 use std::time::Duration;
 

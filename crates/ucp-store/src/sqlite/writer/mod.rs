@@ -11,6 +11,10 @@
 //! writer reaches its place in the queue), so a timed-out write is certainly unwritten, and one
 //! taken is always waited for.
 //!
+//! A batch whose COMMIT fails answers each of its jobs what that left on disk: nothing
+//! (`Unavailable` when busy, else `Backend`), or, when SQLite failed while writing it, not
+//! known (`InDoubt`).
+//!
 //! A job never begins or commits a transaction itself: it opens a savepoint
 //! (`connection.savepoint()`, which begins a transaction when run alone, as in tests or
 //! migrations) and commits or drops it.
@@ -111,20 +115,50 @@ impl Queued {
 /// Why a batch did not commit, for every job in it.
 #[derive(Debug, Clone)]
 struct CommitFailed {
-    busy: bool,
+    outcome: Outcome,
     message: String,
+}
+
+/// What a failed batch left on disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    /// Nothing, and only for now (busy or locked): `Unavailable`.
+    Busy,
+    /// Nothing: `Backend`.
+    NotStored,
+    /// Unknown: COMMIT failed after SQLite began writing it (an I/O error or a full disk while
+    /// the WAL frames were written or synced; SQLite then ended the transaction itself), so
+    /// its frames may be on disk and survive a restart: `InDoubt`.
+    Unknown,
 }
 
 impl From<CommitFailed> for StoreError {
     fn from(failed: CommitFailed) -> StoreError {
-        if failed.busy { StoreError::Unavailable(failed.message) } else { StoreError::Backend(failed.message) }
+        match failed.outcome {
+            Outcome::Busy => StoreError::Unavailable(failed.message),
+            Outcome::NotStored => StoreError::Backend(failed.message),
+            Outcome::Unknown => StoreError::InDoubt(failed.message),
+        }
     }
 }
 
+/// A failure before COMMIT: nothing of the batch was stored.
 fn failed(error: rusqlite::Error) -> CommitFailed {
     let message = error.to_string();
     // The store's one classification of SQLite errors: busy or locked is `Unavailable`.
-    CommitFailed { busy: matches!(backend(error), StoreError::Unavailable(_)), message }
+    let busy = matches!(backend(error), StoreError::Unavailable(_));
+    CommitFailed { outcome: if busy { Outcome::Busy } else { Outcome::NotStored }, message }
+}
+
+/// A failed COMMIT. One that leaves the transaction open stored nothing (SQLite checks
+/// deferred constraints and takes its locks before it writes; the caller rolls back); one
+/// after which SQLite ended the transaction itself failed while writing it: unknown.
+fn commit_failed(error: rusqlite::Error, connection: &Connection) -> CommitFailed {
+    let mut failure = failed(error);
+    if failure.outcome == Outcome::NotStored && connection.is_autocommit() {
+        failure.outcome = Outcome::Unknown;
+    }
+    failure
 }
 
 /// The queue in front of the writer thread. Dropping it ends the thread and waits for it: the
@@ -252,7 +286,7 @@ fn commit_batch(connection: &mut Connection, batch: Vec<Taken>) {
                 // SQLite rolled the whole transaction back (an I/O error, a full disk): every
                 // job of it so far lost its writes. The rest go on in a new transaction.
                 aborted = Some(CommitFailed {
-                    busy: false,
+                    outcome: Outcome::NotStored,
                     message: "the write transaction was rolled back by SQLite; nothing was saved".into(),
                 });
                 break;
@@ -260,7 +294,7 @@ fn commit_batch(connection: &mut Connection, batch: Vec<Taken>) {
         }
         let committed = match aborted {
             Some(failure) => Err(failure),
-            None => connection.execute_batch("COMMIT").map_err(failed),
+            None => connection.execute_batch("COMMIT").map_err(|error| commit_failed(error, connection)),
         };
         if committed.is_err() && !connection.is_autocommit() {
             let _ = connection.execute_batch("ROLLBACK");
@@ -272,212 +306,4 @@ fn commit_batch(connection: &mut Connection, batch: Vec<Taken>) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const WAIT: Duration = Duration::from_secs(30);
-
-    fn writer(dir: &tempfile::TempDir) -> (Writer, std::path::PathBuf) {
-        let path = dir.path().join("w.db");
-        let connection = Connection::open(&path).unwrap();
-        connection
-            .execute_batch(
-                "PRAGMA journal_mode = WAL; CREATE TABLE t (n INTEGER PRIMARY KEY); INSERT INTO t VALUES (-1);",
-            )
-            .unwrap();
-        (Writer::start(connection, MAX_BATCH).unwrap(), path)
-    }
-
-    fn insert(n: i64) -> impl FnOnce(&mut Connection) -> Result<i64, StoreError> + Send + 'static {
-        move |connection| {
-            let savepoint = connection.savepoint().map_err(super::super::backend)?;
-            savepoint.execute("INSERT INTO t (n) VALUES (?1)", [n]).map_err(super::super::backend)?;
-            savepoint.commit().map_err(super::super::backend)?;
-            Ok(n)
-        }
-    }
-
-    // Concurrent jobs share commits, yet each one's outcome is its own: a job that fails (a
-    // duplicate key) or panics loses only its own writes, and every answered write is in the
-    // database for a fresh connection to read.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-    async fn jobs_in_one_batch_succeed_or_fail_alone() {
-        let dir = tempfile::tempdir().unwrap();
-        let (writer, path) = writer(&dir);
-        let writer = Arc::new(writer);
-        let mut tasks = Vec::new();
-        for n in 0..200_i64 {
-            let writer = Arc::clone(&writer);
-            tasks.push(tokio::spawn(async move {
-                match n % 10 {
-                    // Duplicates: refused, the rest of their batch unharmed.
-                    7 => writer.submit(insert(-1), Durability::Synced, WAIT).await,
-                    8 => {
-                        writer
-                            .submit(
-                                move |connection: &mut Connection| -> Result<i64, StoreError> {
-                                    let savepoint = connection.savepoint().unwrap();
-                                    savepoint.execute("INSERT INTO t (n) VALUES (?1)", [n]).unwrap();
-                                    panic!("a job that panics mid-write");
-                                },
-                                Durability::Synced,
-                                WAIT,
-                            )
-                            .await
-                    }
-                    9 => writer.submit(insert(n), Durability::Relaxed, WAIT).await,
-                    _ => writer.submit(insert(n), Durability::Synced, WAIT).await,
-                }
-            }));
-        }
-        let mut answered = vec![-1];
-        for (n, task) in tasks.into_iter().enumerate() {
-            let n = n as i64;
-            match (n % 10, task.await.unwrap()) {
-                (7, result) => assert!(matches!(result, Err(StoreError::Conflict { .. })), "{n}: {result:?}"),
-                (8, result) => assert!(result.is_err(), "{n}: the panicking job fails"),
-                (_, result) => answered.push(result.unwrap()),
-            }
-        }
-        let reader = Connection::open(&path).unwrap();
-        let mut stored: Vec<i64> = reader
-            .prepare("SELECT n FROM t ORDER BY n")
-            .unwrap()
-            .query_map([], |row| row.get(0))
-            .unwrap()
-            .map(Result::unwrap)
-            .collect();
-        answered.sort_unstable();
-        stored.sort_unstable();
-        assert_eq!(stored, answered, "exactly the acknowledged writes are stored");
-        assert_eq!(answered.len(), 161);
-    }
-
-    /// A job that holds the writer thread until the returned sender opens its gate.
-    fn gate() -> (std::sync::mpsc::Sender<()>, impl FnOnce(&mut Connection) -> Result<(), StoreError> + Send + 'static)
-    {
-        let (open_gate, gate) = std::sync::mpsc::channel::<()>();
-        (open_gate, move |_: &mut Connection| gate.recv().map_err(|_| StoreError::Backend("gate".into())))
-    }
-
-    /// Submits `work` from a task of its own, then gives the writer 100 ms to take it.
-    async fn queued<T, F>(
-        writer: &Arc<Writer>,
-        work: F,
-        durability: Durability,
-    ) -> tokio::task::JoinHandle<Result<T, StoreError>>
-    where
-        T: Send + 'static,
-        F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
-    {
-        let writer = Arc::clone(writer);
-        let task = tokio::spawn(async move { writer.submit(work, durability, WAIT).await });
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        task
-    }
-
-    // An early job is answered while its batch still runs: here the job after it in the same
-    // batch waits for the test to see that answer, so without it the batch would not finish.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn an_early_job_is_answered_before_its_batch_commits() {
-        let dir = tempfile::tempdir().unwrap();
-        let (writer, path) = writer(&dir);
-        let writer = Arc::new(writer);
-        // Holds the writer thread until both jobs below are queued, so they share a batch.
-        let (open_gate, gate) = gate();
-        let gated = queued(&writer, gate, Durability::Synced).await;
-        let early = queued(&writer, insert(1), Durability::Early).await;
-        let (saw_early, early_seen) = std::sync::mpsc::channel::<()>();
-        let after_early = move |connection: &mut Connection| {
-            early_seen
-                .recv_timeout(std::time::Duration::from_secs(10))
-                .map_err(|_| StoreError::Backend("the early job was not answered".into()))?;
-            insert(2)(connection)
-        };
-        let later = queued(&writer, after_early, Durability::Synced).await;
-        open_gate.send(()).unwrap();
-        gated.await.unwrap().unwrap();
-        assert_eq!(early.await.unwrap().unwrap(), 1);
-        saw_early.send(()).unwrap();
-        assert_eq!(later.await.unwrap().unwrap(), 2);
-        drop(writer);
-        let reader = Connection::open(&path).unwrap();
-        let stored: i64 = reader.query_row("SELECT count(*) FROM t WHERE n IN (1, 2)", [], |row| row.get(0)).unwrap();
-        assert_eq!(stored, 2, "both writes are stored once their batch committed");
-    }
-
-    fn stored(path: &std::path::Path) -> Vec<i64> {
-        let reader = Connection::open(path).unwrap();
-        let mut statement = reader.prepare("SELECT n FROM t ORDER BY n").unwrap();
-        statement.query_map([], |row| row.get(0)).unwrap().map(Result::unwrap).collect()
-    }
-
-    // A write the writer has not taken within its wait is answered `Unavailable` and never
-    // runs, even once the writer is free again; one it has taken is waited for past the wait.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_write_not_taken_in_time_is_dropped_unwritten() {
-        let dir = tempfile::tempdir().unwrap();
-        let (writer, path) = writer(&dir);
-        let writer = Arc::new(writer);
-        let (open_gate, gate) = std::sync::mpsc::channel::<()>();
-        let holder = {
-            let writer = Arc::clone(&writer);
-            let short = Duration::from_millis(100);
-            tokio::spawn(async move {
-                writer
-                    .submit(
-                        move |connection: &mut Connection| {
-                            gate.recv().map_err(|_| StoreError::Backend("gate".into()))?;
-                            insert(1)(connection)
-                        },
-                        Durability::Synced,
-                        short,
-                    )
-                    .await
-            })
-        };
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        let started = std::time::Instant::now();
-        let refused = writer.submit(insert(2), Durability::Synced, Duration::from_millis(200)).await;
-        assert!(
-            matches!(&refused, Err(StoreError::Unavailable(message)) if message.contains("nothing was written")),
-            "{refused:?}"
-        );
-        assert!(started.elapsed() >= Duration::from_millis(200));
-        // The holder's own wait (100 ms) is long past, but it was taken: its caller still waits.
-        open_gate.send(()).unwrap();
-        assert_eq!(holder.await.unwrap().unwrap(), 1);
-        assert_eq!(writer.submit(insert(3), Durability::Synced, WAIT).await.unwrap(), 3);
-        assert_eq!(stored(&path), vec![-1, 1, 3], "the refused write never ran");
-    }
-
-    // A write its caller gave up on is freed then, with everything it holds, though the writer
-    // is still busy and has not reached it in the queue: a stalled writer does not keep the
-    // payloads of every caller that timed out meanwhile.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_write_given_up_on_is_freed_at_once() {
-        let dir = tempfile::tempdir().unwrap();
-        let (writer, path) = writer(&dir);
-        let writer = Arc::new(writer);
-        let (open_gate, gate) = gate();
-        let held = queued(&writer, gate, Durability::Synced).await;
-        let payload = Arc::new(vec![0_u8; 1 << 20]);
-        let kept = Arc::clone(&payload);
-        let refused = writer
-            .submit(
-                move |connection: &mut Connection| {
-                    assert_eq!(kept.len(), 1 << 20);
-                    insert(2)(connection)
-                },
-                Durability::Synced,
-                Duration::from_millis(100),
-            )
-            .await;
-        assert!(matches!(refused, Err(StoreError::Unavailable(_))), "{refused:?}");
-        assert_eq!(Arc::strong_count(&payload), 1, "the job and its payload are dropped while the writer is held");
-        open_gate.send(()).unwrap();
-        held.await.unwrap().unwrap();
-        assert_eq!(writer.submit(insert(3), Durability::Synced, WAIT).await.unwrap(), 3);
-        assert_eq!(stored(&path), vec![-1, 3]);
-    }
-}
+mod tests;
