@@ -4,6 +4,9 @@
 //! asks the processor about every charge, and each approved one ends as an order or a refund.
 //! And a commit the disk fails leaves its approved charge for the order, never refunded.
 
+#[allow(dead_code, reason = "each test binary uses only some of the shared helpers")]
+mod common;
+
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -23,12 +26,16 @@ const VERSION: &str = "2026-04-08";
 /// processor never got.
 const TOKEN_LOST: &str = "tok_lost";
 const COMPLETES: usize = 6;
+/// The merchant's admin API key, in every config here.
+const ADMIN_KEY: &str = "crash-admin-key";
 
 #[derive(Clone, Default)]
 struct Processor {
     /// our key → (reference, approved)
     charges: Arc<Mutex<HashMap<String, String>>>,
     refunds: Arc<Mutex<Vec<String>>>,
+    /// The `Idempotency-Key` of every refund asked for (a key asked again is one refund).
+    refund_keys: Arc<Mutex<Vec<String>>>,
     received: Arc<AtomicU64>,
 }
 
@@ -64,7 +71,13 @@ async fn lookup(State(processor): State<Processor>, axum::Json(body): axum::Json
     .into_response()
 }
 
-async fn refund(State(processor): State<Processor>, axum::Json(body): axum::Json<Value>) -> Response {
+async fn refund(
+    State(processor): State<Processor>,
+    headers: HeaderMap,
+    axum::Json(body): axum::Json<Value>,
+) -> Response {
+    let key = headers.get("idempotency-key").and_then(|value| value.to_str().ok()).unwrap_or_default().to_owned();
+    processor.refund_keys.lock().unwrap().push(key);
     let reference = body["reference"].as_str().unwrap_or_default().to_owned();
     processor.refunds.lock().unwrap().push(reference);
     axum::Json(json!({ "status": "refunded" })).into_response()
@@ -195,12 +208,14 @@ fn mug_shop(directory: &std::path::Path, data: &std::path::Path, base: &str) -> 
     assert!(imported.status.success(), "{}", String::from_utf8_lossy(&imported.stderr));
 
     let config = directory.join("ucpd.toml");
+    let hash = common::hash_key(ADMIN_KEY);
     std::fs::write(
         &config,
         format!(
             "dev_insecure_profiles = true\n\
              [checkout]\nsweep_interval_secs = 1\n\
              [payments]\nrecovery_after_secs = 3\n\
+             [admin]\napi_keys = [\"{hash}\"]\n\
              [[payments.http]]\nid = \"acme\"\nname = \"com.acme.pay\"\nurl = \"{base}/pay\"\ntimeout_ms = 2500\nretries = 0\n"
         ),
     )
@@ -289,6 +304,15 @@ async fn sigkill_during_charges_leaves_every_approved_charge_an_order_or_a_refun
     second.wait().ok();
 }
 
+/// [`serve`] with SIGXFSZ ignored (inherited through exec), so that a write past the file-size
+/// limit [`limit_file_size`] sets fails, as on a failing disk, rather than killing the server.
+fn serve_on_a_disk_that_can_fail(config: &std::path::Path, data: &std::path::Path) -> (common::Killed, String) {
+    let mut ignoring = Command::new("sh");
+    ignoring.args(["-c", "trap '' XFSZ; exec \"$0\" \"$@\"", env!("CARGO_BIN_EXE_ucpd")]);
+    let (server, url) = serve_with(ignoring, config, data);
+    (common::Killed(server), url)
+}
+
 /// `prlimit` on the running server: its soft file-size limit, `1` (every write to a regular
 /// file fails, as on a failing disk) or `unlimited`.
 fn limit_file_size(server: &Child, soft: &str) {
@@ -314,12 +338,7 @@ async fn a_commit_the_disk_fails_keeps_its_approved_charge_for_the_order() {
     let processor = Processor::default();
     let base = start_stand_ins(processor.clone()).await;
     let config = mug_shop(directory.path(), &data, &base);
-    // SIGXFSZ ignored (inherited through exec), so a write past the limit fails rather than
-    // killing the server.
-    let mut ignoring = Command::new("sh");
-    ignoring.args(["-c", "trap '' XFSZ; exec \"$0\" \"$@\"", env!("CARGO_BIN_EXE_ucpd")]);
-    let (server, url) = serve_with(ignoring, &config, &data);
-    let server = Killed(server);
+    let (server, url) = serve_on_a_disk_that_can_fail(&config, &data);
     let client =
         Client { http: reqwest::Client::new(), mcp: format!("{url}/ucp/mcp"), profile: format!("{base}/profile.json") };
     let created = client.content("create_checkout", json!({ "checkout": ready_checkout() })).await;
@@ -361,12 +380,54 @@ async fn a_commit_the_disk_fails_keeps_its_approved_charge_for_the_order() {
     assert!(processor.refunds.lock().unwrap().is_empty(), "and kept");
 }
 
-/// A server killed and reaped when dropped, so a failing test leaves none behind.
-struct Killed(Child);
+// A merchant's refund the processor made but the store could not record (the disk failed its
+// commit) is made once, whatever the retries: the same request again finds the order at the
+// same version, so its adjustment has the same id and the processor the same key; before,
+// every attempt had a random key, and each retry refunded the buyer again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refund_the_disk_failed_to_record_is_made_once_by_its_retry() {
+    let directory = tempfile::tempdir().unwrap();
+    let data = directory.path().join("data");
+    let processor = Processor::default();
+    let base = start_stand_ins(processor.clone()).await;
+    let config = mug_shop(directory.path(), &data, &base);
+    let (server, url) = serve_on_a_disk_that_can_fail(&config, &data);
+    let client =
+        Client { http: reqwest::Client::new(), mcp: format!("{url}/ucp/mcp"), profile: format!("{base}/profile.json") };
+    let created = client.content("create_checkout", json!({ "checkout": ready_checkout() })).await;
+    let arguments = json!({ "id": created["id"], "checkout": { "payment": { "instruments": [{ "id": "pi_1",
+        "handler_id": "acme", "type": "card", "credential": { "type": "token", "token": "tok_live" } }] } } });
+    let completed = client.content("complete_checkout", arguments).await;
+    let order = completed["order"]["id"].as_str().unwrap_or_else(|| panic!("{completed}")).to_owned();
 
-impl Drop for Killed {
-    fn drop(&mut self) {
-        self.0.kill().ok();
-        self.0.wait().ok();
-    }
+    let refund = || {
+        client
+            .http
+            .post(format!("{url}/admin/api/orders/{order}/refund"))
+            .bearer_auth(ADMIN_KEY)
+            .json(&json!({ "amount": 500, "reason": "Scratched" }))
+            .send()
+    };
+    limit_file_size(&server.0, "1");
+    let failed = refund().await.unwrap();
+    limit_file_size(&server.0, "unlimited");
+    assert!(failed.status().is_server_error(), "{}", failed.status());
+    assert_eq!(processor.refund_keys.lock().unwrap().len(), 1, "the processor refunded before the store failed");
+
+    let retried = refund().await.unwrap();
+    assert_eq!(retried.status(), StatusCode::OK);
+    let retried: Value = retried.json().await.unwrap();
+    assert_eq!(retried["payment"]["refunded"], 500, "{retried}");
+    assert_eq!(retried["order"]["adjustments"].as_array().map(Vec::len), Some(1), "{retried}");
+    let keys = processor.refund_keys.lock().unwrap().clone();
+    assert_eq!(keys.len(), 2, "asked twice: {keys:?}");
+    assert_eq!(keys[0], keys[1], "under one key, so refunded once: {keys:?}");
+    assert_eq!(keys[0], retried["order"]["adjustments"][0]["id"].as_str().unwrap(), "the key is the adjustment's id");
+
+    // A second refund of the same amount, asked for after the first was recorded, is a refund
+    // of its own.
+    let again: Value = refund().await.unwrap().json().await.unwrap();
+    assert_eq!(again["payment"]["refunded"], 1000, "{again}");
+    let keys = processor.refund_keys.lock().unwrap().clone();
+    assert_ne!(keys[2], keys[0], "{keys:?}");
 }

@@ -138,8 +138,9 @@ impl Commerce {
     }
 
     /// Applies one merchant operation: validated against the order as stored, money going
-    /// back refunded through the order's payment handler (our key: the adjustment's id), then
-    /// the records appended and the order re-derived in one transaction with its webhook.
+    /// back refunded through the order's payment handler (our key: the adjustment's id, which
+    /// [`record_id`] derives from the order's version and the request), then the records
+    /// appended and the order re-derived in one transaction with its webhook.
     pub async fn change_order(&self, id: &str, action: OrderAction) -> Result<OrderOutcome, Error> {
         let occurred_at = crate::time::rfc3339(self.now());
         // The same ids on every attempt: the processor's idempotency key is one of them.
@@ -161,11 +162,16 @@ impl Commerce {
         let paid = stored.payment.as_ref().map(|payment| payment.amount);
         let applied = {
             let mut issued = state.ids.lock().map_err(|_| Error::Internal("poisoned id list".into()))?;
+            if issued.first().is_some_and(|first| holds_record(&stored, first)) {
+                // A twin of this change (the same request against the same order version) was
+                // recorded first, and the processor took its refund under the same key: one.
+                return Ok(Attempt::Done(OrderOutcome::Changed(Box::new(MerchantOrder::of(stored)))));
+            }
             let mut next = 0;
             let mut ids = |kind: &str| {
                 if next == issued.len() {
                     let prefix = if changes::is_event(kind) { "evt" } else { "adj" };
-                    issued.push(format!("{prefix}_{}", &uuid::Uuid::new_v4().simple().to_string()[..20]));
+                    issued.push(record_id(prefix, &stored, action, next));
                 }
                 next += 1;
                 issued[next - 1].clone()
@@ -217,9 +223,41 @@ impl Commerce {
             }
             Err(StoreError::Conflict { .. }) => Ok(Attempt::Raced),
             Err(StoreError::NotFound) => Ok(Attempt::Done(OrderOutcome::NotFound)),
-            Err(error) => Err(error.into()),
+            Err(error) => {
+                if let Some(amount) = state.refunded.lock().ok().and_then(|done| *done) {
+                    // The same request again finds the order at this version and sends the
+                    // processor the same key: the money goes back once and is then recorded.
+                    tracing::error!(order = id, amount, %error, "a refund went through but could not be recorded; repeat the same request to record it");
+                }
+                Err(error.into())
+            }
         }
     }
+}
+
+/// A record's id for `action` on `stored` as it is now: `{prefix}_` and 20 hex digits of
+/// SHA-256 over the order's id and version, the action and the record's place in it. The
+/// same request against the same order version gets the same ids, and so the same
+/// processor key for its refund: repeated after a failure that recorded nothing (the store
+/// down after the processor refunded), it refunds once; run twice at once, the twin that
+/// loses the race finds its record already there ([`holds_record`]). A change that was
+/// recorded moves the version, so a later identical request is a change of its own.
+fn record_id(prefix: &str, stored: &StoredOrder, action: &OrderAction, index: usize) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hash = Sha256::new();
+    for part in [stored.id.as_str(), &stored.version.to_string(), &format!("{action:?}"), &index.to_string()] {
+        hash.update((part.len() as u64).to_be_bytes());
+        hash.update(part.as_bytes());
+    }
+    let digest = hash.finalize();
+    let hex: String = digest.iter().take(10).map(|byte| format!("{byte:02x}")).collect();
+    format!("{prefix}_{hex}")
+}
+
+/// Whether `stored` already holds an event or adjustment with this id.
+fn holds_record(stored: &StoredOrder, id: &str) -> bool {
+    stored.order.fulfillment.events.iter().any(|event| event.id == id)
+        || stored.order.adjustments.iter().any(|adjustment| adjustment.id == id)
 }
 
 /// What the attempts of one change share.

@@ -17,11 +17,13 @@ use ucp_server::config::HttpProcessorSettings;
 use crate::order_ops::{admin, app_with, get_order, place, total_of};
 
 /// A processor stand-in: approves charges as `ch_1`, records refunds (key, body), and answers
-/// 500 to refunds while `down` is set.
+/// 500 to refunds while `down` is set. While `together` holds a barrier, each refund is
+/// answered only once that many have arrived (at most 5 s).
 #[derive(Clone, Default)]
 struct Processor {
     refunds: Arc<Mutex<Vec<(String, Value)>>>,
     down: Arc<Mutex<bool>>,
+    together: Arc<Mutex<Option<Arc<tokio::sync::Barrier>>>>,
 }
 
 async fn start_processor() -> (Processor, String, tokio_util::sync::DropGuard) {
@@ -38,6 +40,10 @@ async fn start_processor() -> (Processor, String, tokio_util::sync::DropGuard) {
                 }
                 let key = headers["idempotency-key"].to_str().unwrap().to_owned();
                 processor.refunds.lock().unwrap().push((key, body));
+                let together = processor.together.lock().unwrap().clone();
+                if let Some(together) = together {
+                    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), together.wait()).await;
+                }
                 axum::Json(json!({ "status": "refunded" })).into_response()
             }),
         )
@@ -50,24 +56,25 @@ async fn start_processor() -> (Processor, String, tokio_util::sync::DropGuard) {
     (processor, url, stop.drop_guard())
 }
 
+fn acme(url: &str) -> HttpProcessorSettings {
+    HttpProcessorSettings {
+        id: "acme".into(),
+        name: "com.acme.pay".into(),
+        url: url.parse().unwrap(),
+        timeout_ms: 6000,
+        retries: 0,
+        instrument_types: vec![],
+        currencies: vec![],
+        countries: vec![],
+    }
+}
+
 // Refunds go to the order's processor with the amount and our own key per refund, and never
 // exceed what was paid minus what was refunded; a processor that is down records nothing.
 #[tokio::test]
 async fn refunds_reach_the_processor_and_never_exceed_the_payment() {
     let (processor, url, _guard) = start_processor().await;
-    let app = app_with(|settings| {
-        settings.payments.http = vec![HttpProcessorSettings {
-            id: "acme".into(),
-            name: "com.acme.pay".into(),
-            url: url.parse().unwrap(),
-            timeout_ms: 2000,
-            retries: 0,
-            instrument_types: vec![],
-            currencies: vec![],
-            countries: vec![],
-        }];
-    })
-    .await;
+    let app = app_with(|settings| settings.payments.http = vec![acme(&url)]).await;
     let (id, placed) = place(&app, "acme").await;
     let paid = total_of(&placed);
     let refund = format!("/orders/{id}/refund");
@@ -120,4 +127,36 @@ async fn refunds_reach_the_processor_and_never_exceed_the_payment() {
     assert_eq!(order["adjustments"][2]["type"], "credit");
     assert_eq!(order["adjustments"][2]["totals"][0]["amount"], -250);
     assert_eq!(processor.refunds.lock().unwrap().len(), 2);
+}
+
+// The same refund asked twice at once (a double click, a client retrying a slow call) against
+// the same order version is one refund: both ask the processor under the same key (the
+// adjustment's id, derived from the order's version and the request), and the one that loses
+// the race to record it finds it recorded and answers the order as it stands.
+#[tokio::test]
+async fn the_same_refund_asked_twice_at_once_is_made_and_recorded_once() {
+    let (processor, url, _guard) = start_processor().await;
+    let app = app_with(|settings| settings.payments.http = vec![acme(&url)]).await;
+    let (id, _) = place(&app, "acme").await;
+    let refund = format!("/orders/{id}/refund");
+    *processor.together.lock().unwrap() = Some(Arc::new(tokio::sync::Barrier::new(2)));
+    let body = json!({ "amount": 500, "reason": "Late delivery" });
+    let (first, second) =
+        tokio::join!(admin(&app, &refund, Some(body.clone())), admin(&app, &refund, Some(body.clone())));
+    for (status, details) in [&first, &second] {
+        assert_eq!(*status, StatusCode::OK, "{details}");
+        assert_eq!(details["payment"]["refunded"], 500, "{details}");
+    }
+    let order = get_order(&app, &id).await;
+    let adjustments = order["adjustments"].as_array().unwrap();
+    assert_eq!(adjustments.len(), 1, "{order}");
+    let refunds = processor.refunds.lock().unwrap().clone();
+    assert_eq!(refunds.len(), 2, "both reached the processor together");
+    assert!(refunds.iter().all(|(key, _)| key == adjustments[0]["id"].as_str().unwrap()), "one key: {refunds:?}");
+
+    // Asked again once recorded, it is a refund of its own.
+    *processor.together.lock().unwrap() = None;
+    let (status, details) = admin(&app, &refund, Some(body)).await;
+    assert_eq!((status, &details["payment"]["refunded"]), (StatusCode::OK, &json!(1000)), "{details}");
+    assert_ne!(processor.refunds.lock().unwrap()[2].0, refunds[0].0);
 }
