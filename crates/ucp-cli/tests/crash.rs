@@ -304,6 +304,36 @@ async fn sigkill_during_charges_leaves_every_approved_charge_an_order_or_a_refun
     second.wait().ok();
 }
 
+/// A shop whose server's disk can be made to fail ([`limit_file_size`]), charging through the
+/// stand-in processor.
+struct DiskShop {
+    _directory: tempfile::TempDir,
+    processor: Processor,
+    server: common::Killed,
+    url: String,
+    client: Arc<Client>,
+}
+
+impl DiskShop {
+    async fn start() -> DiskShop {
+        let directory = tempfile::tempdir().unwrap();
+        let data = directory.path().join("data");
+        let processor = Processor::default();
+        let base = start_stand_ins(processor.clone()).await;
+        let config = mug_shop(directory.path(), &data, &base);
+        let (server, url) = serve_on_a_disk_that_can_fail(&config, &data);
+        let profile = format!("{base}/profile.json");
+        let client = Arc::new(Client { http: reqwest::Client::new(), mcp: format!("{url}/ucp/mcp"), profile });
+        DiskShop { _directory: directory, processor, server, url, client }
+    }
+}
+
+/// `complete_checkout`'s arguments for checkout `id`, paid through the stand-in.
+fn pay_acme(id: &str) -> Value {
+    json!({ "id": id, "checkout": { "payment": { "instruments": [{ "id": "pi_1", "handler_id": "acme", "type": "card",
+        "credential": { "type": "token", "token": "tok_live" } }] } } })
+}
+
 /// [`serve`] with SIGXFSZ ignored (inherited through exec), so that a write past the file-size
 /// limit [`limit_file_size`] sets fails, as on a failing disk, rather than killing the server.
 fn serve_on_a_disk_that_can_fail(config: &std::path::Path, data: &std::path::Path) -> (common::Killed, String) {
@@ -333,19 +363,10 @@ fn limit_file_size(server: &Child, soft: &str) {
 // the disk is back the recovery sweeper places the order from that one charge.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_commit_the_disk_fails_keeps_its_approved_charge_for_the_order() {
-    let directory = tempfile::tempdir().unwrap();
-    let data = directory.path().join("data");
-    let processor = Processor::default();
-    let base = start_stand_ins(processor.clone()).await;
-    let config = mug_shop(directory.path(), &data, &base);
-    let (server, url) = serve_on_a_disk_that_can_fail(&config, &data);
-    let client =
-        Client { http: reqwest::Client::new(), mcp: format!("{url}/ucp/mcp"), profile: format!("{base}/profile.json") };
+    let DiskShop { _directory, processor, server, url: _, client } = DiskShop::start().await;
     let created = client.content("create_checkout", json!({ "checkout": ready_checkout() })).await;
     let id = created["id"].as_str().unwrap().to_owned();
-    let arguments = json!({ "id": id, "checkout": { "payment": { "instruments": [{ "id": "pi_1", "handler_id": "acme",
-        "type": "card", "credential": { "type": "token", "token": "tok_live" } }] } } });
-    let client = Arc::new(client);
+    let arguments = pay_acme(&id);
     let completing = {
         let client = Arc::clone(&client);
         tokio::spawn(async move { client.tool("complete_checkout", arguments).await })
@@ -386,18 +407,9 @@ async fn a_commit_the_disk_fails_keeps_its_approved_charge_for_the_order() {
 // every attempt had a random key, and each retry refunded the buyer again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refund_the_disk_failed_to_record_is_made_once_by_its_retry() {
-    let directory = tempfile::tempdir().unwrap();
-    let data = directory.path().join("data");
-    let processor = Processor::default();
-    let base = start_stand_ins(processor.clone()).await;
-    let config = mug_shop(directory.path(), &data, &base);
-    let (server, url) = serve_on_a_disk_that_can_fail(&config, &data);
-    let client =
-        Client { http: reqwest::Client::new(), mcp: format!("{url}/ucp/mcp"), profile: format!("{base}/profile.json") };
+    let DiskShop { _directory, processor, server, url, client } = DiskShop::start().await;
     let created = client.content("create_checkout", json!({ "checkout": ready_checkout() })).await;
-    let arguments = json!({ "id": created["id"], "checkout": { "payment": { "instruments": [{ "id": "pi_1",
-        "handler_id": "acme", "type": "card", "credential": { "type": "token", "token": "tok_live" } }] } } });
-    let completed = client.content("complete_checkout", arguments).await;
+    let completed = client.content("complete_checkout", pay_acme(created["id"].as_str().unwrap())).await;
     let order = completed["order"]["id"].as_str().unwrap_or_else(|| panic!("{completed}")).to_owned();
 
     let refund = || {
