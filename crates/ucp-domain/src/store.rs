@@ -24,8 +24,10 @@ pub enum StoreError {
     /// A write whose outcome is unknown: its commit failed where its changes may already be on
     /// disk (SQLite ended the transaction itself on an I/O error or a full disk while
     /// committing; for a networked store, the connection lost during COMMIT). Whoever acts on
-    /// the outcome (a refund) must not take it for "not stored": it reads back later, or
-    /// leaves the decision to recovery (settle.rs keeps an approved charge claimed, in doubt).
+    /// the outcome (a refund) must not take it for "not stored", nor trust a read at once:
+    /// SQLite's own process reads such a write as absent though a restart may find it. It
+    /// leaves the decision to something that settles it later (settle.rs keeps an approved
+    /// charge claimed, in doubt, for recovery), or tells its caller to check before repeating.
     #[error("storage failure; the write may or may not have been stored: {0}")]
     InDoubt(String),
     /// Anything else: the write (if one) was not stored, or there was none.

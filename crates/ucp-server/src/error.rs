@@ -206,6 +206,14 @@ impl From<ucp_domain::store::StoreError> for ApiError {
                 tracing::warn!(%cause, "storage unavailable");
                 ApiError::new(ErrorKind::Unavailable, "storage is temporarily unavailable")
             }
+            ucp_domain::store::StoreError::InDoubt(cause) => {
+                tracing::error!(%cause, "a write's outcome is unknown");
+                ApiError::new(
+                    ErrorKind::Internal,
+                    "storage failed while saving this change, which may or may not have been saved; read the \
+                     resource before repeating the request",
+                )
+            }
             other => ApiError::internal(other),
         }
     }
@@ -222,7 +230,10 @@ impl From<ucp_domain::Error> for ApiError {
                 ucp_domain::Error::Store(store) => ApiError::from(store),
                 other => ApiError::new(ErrorKind::Unavailable, other.to_string()),
             },
-            ErrorCode::Internal => ApiError::internal(error),
+            ErrorCode::Internal => match error {
+                ucp_domain::Error::Store(store @ ucp_domain::store::StoreError::InDoubt(_)) => ApiError::from(store),
+                other => ApiError::internal(other),
+            },
         }
     }
 }

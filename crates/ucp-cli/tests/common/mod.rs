@@ -1,5 +1,7 @@
 //! What the command-line tests share: the real binary, and a `serve` run up to its ready line.
 
+pub(crate) mod standin;
+
 use std::io::{BufRead, BufReader, Lines, Read, Write};
 use std::net::TcpListener;
 use std::process::{Child, ChildStderr, Command};

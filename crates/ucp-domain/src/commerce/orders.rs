@@ -227,7 +227,13 @@ impl Commerce {
                 if let Some(amount) = state.refunded.lock().ok().and_then(|done| *done) {
                     // The same request again finds the order at this version and sends the
                     // processor the same key: the money goes back once and is then recorded.
-                    tracing::error!(order = id, amount, %error, "a refund went through but could not be recorded; repeat the same request to record it");
+                    // But a write in doubt may have landed (seen after a restart), and then
+                    // the order has moved on and the same request would refund again.
+                    if matches!(error, StoreError::InDoubt(_)) {
+                        tracing::error!(order = id, amount, %error, "a refund went through and may not be recorded; read the order, and repeat the same request only if the refund is not there");
+                    } else {
+                        tracing::error!(order = id, amount, %error, "a refund went through but could not be recorded; repeat the same request to record it");
+                    }
                 }
                 Err(error.into())
             }

@@ -328,8 +328,10 @@ fn not_found() -> Response {
     error(StatusCode::NOT_FOUND, "not_found", "Order not found.")
 }
 
-/// A failure below the operation: the one error table's status, a generic message on a 5xx.
+/// A failure below the operation: the one error table's status, a generic message on a 5xx,
+/// except for a change whose outcome is unknown, which the merchant must check before repeating.
 fn domain_error(failure: ucp_domain::Error) -> Response {
+    let in_doubt = matches!(failure, ucp_domain::Error::Store(ucp_domain::store::StoreError::InDoubt(_)));
     let api = crate::error::ApiError::from(failure);
     let mapping = api.kind.mapping();
     if mapping.rest_status.is_server_error() {
@@ -338,6 +340,7 @@ fn domain_error(failure: ucp_domain::Error) -> Response {
             StatusCode::SERVICE_UNAVAILABLE => {
                 ("unavailable", "temporarily unavailable (payment processor or storage); retry shortly")
             }
+            _ if in_doubt => ("internal", api.message.as_str()),
             _ => ("internal", "unexpected failure"),
         };
         return error(mapping.rest_status, code, message);

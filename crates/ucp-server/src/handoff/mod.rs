@@ -74,15 +74,15 @@ fn not_found(state: &AppState, what: &str) -> Response {
     html(StatusCode::NOT_FOUND, html::not_found(business(state), what))
 }
 
-/// A failure of ours as a page (the cause was logged where the error was made).
+/// A failure of ours as a page (the cause was logged where the error was made). It never says
+/// "nothing was charged": a page that failed after a complete cannot know.
 fn failure(state: &AppState, error: &ApiError) -> Response {
     let status = error.kind.mapping().status;
     let (heading, text) = match error.kind {
-        ErrorKind::Unavailable => (
-            "Please try again",
-            "The shop is busy or a service it needs is unavailable. Nothing was charged; try again in a moment.",
-        ),
-        _ => ("Something went wrong", "The page could not be shown. Nothing was charged; try again in a moment."),
+        ErrorKind::Unavailable => {
+            ("Please try again", "The shop is busy or a service it needs is unavailable. Try again in a moment.")
+        }
+        _ => ("Something went wrong", "The page could not be shown. Try again in a moment."),
     };
     let status = if status.is_client_error() || status.is_server_error() { status } else { StatusCode::BAD_REQUEST };
     html(status, html::error_page(business(state), heading, text))
@@ -374,7 +374,13 @@ async fn complete(state: &AppState, session: &Session, input: CheckoutInput) -> 
                 RenderOptions { extra: vec![notice], status: Some(StatusCode::CONFLICT), ..Default::default() };
             return render_checkout(state, &session.id, options).await;
         }
-        Err(error) => return Err(error),
+        Err(error) => {
+            // Before the charge or after it (the order placed, its answer not read): unknown.
+            let status = error.kind.mapping().status;
+            let text = "Your order could not be confirmed just now. Reload this page in a moment to see whether \
+                        it was placed: this checkout is never charged twice.";
+            return Ok(html(status, html::error_page(business(state), "Please reload", text)));
+        }
     };
     let Some(view) = view else {
         return Ok(not_found(state, "Checkout"));

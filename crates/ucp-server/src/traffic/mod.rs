@@ -260,6 +260,8 @@ impl Traffic {
         }
         match tokio::time::timeout(STORE_TIMEOUT, self.store.add_traffic(&counts)).await {
             Ok(Ok(())) => Ok(()),
+            // Its outcome unknown, the counts are not put back: counting twice is worse.
+            Ok(Err(error @ StoreError::InDoubt(_))) => Err(error),
             Ok(Err(error)) => {
                 self.restore(counts);
                 Err(error)

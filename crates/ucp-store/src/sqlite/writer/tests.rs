@@ -84,20 +84,39 @@ fn gate() -> (std::sync::mpsc::Sender<()>, impl FnOnce(&mut Connection) -> Resul
     (open_gate, move |_: &mut Connection| gate.recv().map_err(|_| StoreError::Backend("gate".into())))
 }
 
-/// Submits `work` from a task of its own, then gives the writer 100 ms to take it.
-async fn queued<T, F>(
-    writer: &Arc<Writer>,
-    work: F,
-    durability: Durability,
-) -> tokio::task::JoinHandle<Result<T, StoreError>>
+/// Submits `work` while the writer is [`held`] and returns once it is in the writer's queue
+/// (one poll of `submit` sends it), its answer awaited on a task of its own: jobs queued one
+/// after another are queued in that order, however the tasks are scheduled.
+fn queued<T, F>(writer: &Arc<Writer>, work: F, durability: Durability) -> tokio::task::JoinHandle<Result<T, StoreError>>
 where
     T: Send + 'static,
     F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
 {
     let writer = Arc::clone(writer);
-    let task = tokio::spawn(async move { writer.submit(work, durability, WAIT).await });
-    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    task
+    let mut submitted = Box::pin(async move { writer.submit(work, durability, WAIT).await });
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    assert!(submitted.as_mut().poll(&mut context).is_pending(), "the writer answered before it was queued");
+    tokio::spawn(submitted)
+}
+
+/// Holds the writer thread with a [`gate`] job and returns once the writer runs it, waiting
+/// for it at most `wait`.
+async fn held(
+    writer: &Arc<Writer>,
+    wait: Duration,
+) -> (std::sync::mpsc::Sender<()>, tokio::task::JoinHandle<Result<(), StoreError>>) {
+    let (open_gate, gate) = gate();
+    let (running, runs) = tokio::sync::oneshot::channel();
+    let writer = Arc::clone(writer);
+    let task = tokio::spawn(async move {
+        let work = move |connection: &mut Connection| {
+            let _ = running.send(());
+            gate(connection)
+        };
+        writer.submit(work, Durability::Synced, wait).await
+    });
+    tokio::time::timeout(WAIT, runs).await.expect("the writer took the gate job").unwrap();
+    (open_gate, task)
 }
 
 // An early job is answered while its batch still runs: here the job after it in the same
@@ -108,9 +127,8 @@ async fn an_early_job_is_answered_before_its_batch_commits() {
     let (writer, path) = writer(&dir);
     let writer = Arc::new(writer);
     // Holds the writer thread until both jobs below are queued, so they share a batch.
-    let (open_gate, gate) = gate();
-    let gated = queued(&writer, gate, Durability::Synced).await;
-    let early = queued(&writer, insert(1), Durability::Early).await;
+    let (open_gate, gated) = held(&writer, WAIT).await;
+    let early = queued(&writer, insert(1), Durability::Early);
     let (saw_early, early_seen) = std::sync::mpsc::channel::<()>();
     let after_early = move |connection: &mut Connection| {
         early_seen
@@ -118,7 +136,7 @@ async fn an_early_job_is_answered_before_its_batch_commits() {
             .map_err(|_| StoreError::Backend("the early job was not answered".into()))?;
         insert(2)(connection)
     };
-    let later = queued(&writer, after_early, Durability::Synced).await;
+    let later = queued(&writer, after_early, Durability::Synced);
     open_gate.send(()).unwrap();
     gated.await.unwrap().unwrap();
     assert_eq!(early.await.unwrap().unwrap(), 1);
@@ -143,24 +161,9 @@ async fn a_write_not_taken_in_time_is_dropped_unwritten() {
     let dir = tempfile::tempdir().unwrap();
     let (writer, path) = writer(&dir);
     let writer = Arc::new(writer);
-    let (open_gate, gate) = std::sync::mpsc::channel::<()>();
-    let holder = {
-        let writer = Arc::clone(&writer);
-        let short = Duration::from_millis(100);
-        tokio::spawn(async move {
-            writer
-                .submit(
-                    move |connection: &mut Connection| {
-                        gate.recv().map_err(|_| StoreError::Backend("gate".into()))?;
-                        insert(1)(connection)
-                    },
-                    Durability::Synced,
-                    short,
-                )
-                .await
-        })
-    };
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // Taken within its wait of 300 ms, and held past it.
+    let holder_wait = Duration::from_millis(300);
+    let (open_gate, holder) = held(&writer, holder_wait).await;
     let started = std::time::Instant::now();
     let refused = writer.submit(insert(2), Durability::Synced, Duration::from_millis(200)).await;
     assert!(
@@ -168,11 +171,12 @@ async fn a_write_not_taken_in_time_is_dropped_unwritten() {
         "{refused:?}"
     );
     assert!(started.elapsed() >= Duration::from_millis(200));
-    // The holder's own wait (100 ms) is long past, but it was taken: its caller still waits.
+    tokio::time::sleep(holder_wait).await;
+    // The holder's own wait is long past, but it was taken: its caller still waits.
     open_gate.send(()).unwrap();
-    assert_eq!(holder.await.unwrap().unwrap(), 1);
+    holder.await.unwrap().unwrap();
     assert_eq!(writer.submit(insert(3), Durability::Synced, WAIT).await.unwrap(), 3);
-    assert_eq!(stored(&path), vec![-1, 1, 3], "the refused write never ran");
+    assert_eq!(stored(&path), vec![-1, 3], "the refused write never ran");
 }
 
 // A write its caller gave up on is freed then, with everything it holds, though the writer
@@ -183,8 +187,7 @@ async fn a_write_given_up_on_is_freed_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let (writer, path) = writer(&dir);
     let writer = Arc::new(writer);
-    let (open_gate, gate) = gate();
-    let held = queued(&writer, gate, Durability::Synced).await;
+    let (open_gate, holder) = held(&writer, WAIT).await;
     let payload = Arc::new(vec![0_u8; 1 << 20]);
     let kept = Arc::clone(&payload);
     let refused = writer
@@ -200,13 +203,15 @@ async fn a_write_given_up_on_is_freed_at_once() {
     assert!(matches!(refused, Err(StoreError::Unavailable(_))), "{refused:?}");
     assert_eq!(Arc::strong_count(&payload), 1, "the job and its payload are dropped while the writer is held");
     open_gate.send(()).unwrap();
-    held.await.unwrap().unwrap();
+    holder.await.unwrap().unwrap();
     assert_eq!(writer.submit(insert(3), Durability::Synced, WAIT).await.unwrap(), 3);
     assert_eq!(stored(&path), vec![-1, 3]);
 }
 
-/// A writer whose COMMITs fail, while `failing` is set, the way a disk error fails them: SQLite
-/// ends the transaction itself (a commit hook that vetoes goes down the same path).
+/// A writer whose COMMITs fail while `failing` is set: a vetoing commit hook, which fails the
+/// COMMIT before anything is written but, as an I/O error while writing does, has SQLite end
+/// the transaction itself. That is what the writer tells apart; the I/O error itself is
+/// tested on the real binary (`ucp-cli/tests/crash.rs`, a file-size limit).
 fn failing_writer(dir: &tempfile::TempDir) -> (Writer, std::path::PathBuf, Arc<std::sync::atomic::AtomicBool>) {
     let path = dir.path().join("w.db");
     let mut connection = Connection::open(&path).unwrap();
@@ -223,9 +228,10 @@ fn failing_writer(dir: &tempfile::TempDir) -> (Writer, std::path::PathBuf, Arc<s
     (Writer::start(connection, MAX_BATCH).unwrap(), path, failing)
 }
 
-// A COMMIT that fails while SQLite writes it (an I/O error, a full disk) may have left its WAL
-// frames on disk, to survive a restart: its jobs are answered `InDoubt`, never `Backend`
-// ("not stored"), so nobody refunds a charge whose order may stand. The writer goes on.
+// A COMMIT after which SQLite ended the transaction itself (as it does on an I/O error or a
+// full disk while writing, when the WAL frames may be on disk and survive a restart) answers
+// its jobs `InDoubt`, never `Backend` ("not stored"), so nobody refunds a charge whose order
+// may stand. The writer goes on.
 #[tokio::test]
 async fn a_commit_that_fails_while_writing_is_in_doubt() {
     let dir = tempfile::tempdir().unwrap();
