@@ -35,6 +35,14 @@ pub enum StoreError {
     Backend(String),
 }
 
+/// Checkouts whose charge has waited past recovery's delay without an outcome.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StuckSummary {
+    pub count: u64,
+    /// When the oldest one's payment attempt started (unix seconds).
+    pub oldest_started_at: Option<i64>,
+}
+
 /// A catalog search as the store executes it: already validated and clamped.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchQuery {
@@ -312,6 +320,10 @@ pub trait CommerceStore: Send + Sync + std::fmt::Debug {
     /// At most `limit` checkouts `complete_in_progress` with a payment attempt started at or
     /// before `started_before`, oldest first (recovery asks the processor about each).
     async fn stuck_checkouts(&self, started_before: i64, limit: u64) -> Result<Vec<Session>, StoreError>;
+
+    /// How many checkouts [`CommerceStore::stuck_checkouts`] would list with no limit, and
+    /// when the oldest of their payment attempts started.
+    async fn stuck_summary(&self, started_before: i64) -> Result<StuckSummary, StoreError>;
 
     /// Deletes at most `limit` carts and checkouts that expired at or before `expired_before`,
     /// except completed checkouts, any checkout an order was made from, and any with an

@@ -199,6 +199,9 @@ impl ApiError {
     }
 }
 
+/// What a write whose outcome is unknown answers.
+const IN_DOUBT: &str = "storage failed while saving this change, which may or may not have been saved";
+
 impl From<ucp_domain::store::StoreError> for ApiError {
     fn from(error: ucp_domain::store::StoreError) -> Self {
         match error {
@@ -208,11 +211,7 @@ impl From<ucp_domain::store::StoreError> for ApiError {
             }
             ucp_domain::store::StoreError::InDoubt(cause) => {
                 tracing::error!(%cause, "a write's outcome is unknown");
-                ApiError::new(
-                    ErrorKind::Internal,
-                    "storage failed while saving this change, which may or may not have been saved; read the \
-                     resource before repeating the request",
-                )
+                ApiError::new(ErrorKind::Internal, IN_DOUBT)
             }
             other => ApiError::internal(other),
         }

@@ -14,7 +14,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
 use crate::state::AppState;
-use crate::traffic::prometheus::StoreHealth;
+use crate::traffic::prometheus::{Outstanding, StoreHealth};
 
 /// How long `/readyz` waits for the store.
 const READY_TIMEOUT: Duration = Duration::from_secs(2);
@@ -94,6 +94,14 @@ async fn scrape(State(state): State<AppState>) -> Response {
         }
         Err(_) => None,
     };
-    let body = state.traffic.exporter().render(&totals, &orders, health, backlog);
+    let charges = match tokio::time::timeout(READY_TIMEOUT, state.core.charges_in_doubt()).await {
+        Ok(Ok(charges)) => Some(charges),
+        Ok(Err(error)) => {
+            tracing::warn!(%error, "metrics: reading the charges in doubt failed");
+            None
+        }
+        Err(_) => None,
+    };
+    let body = state.traffic.exporter().render(&totals, &orders, health, Outstanding { backlog, charges });
     (StatusCode::OK, [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], body).into_response()
 }

@@ -29,7 +29,7 @@ pub use catalog::{
 pub use error::{Error, ErrorCode};
 pub use inputs::{CartInput, CheckoutInput, Instrument, LineInput, MAX_CODES, Payment};
 pub use orders::{MAX_ORDER_PAGE, MerchantOrder, OrderFilter, OrderOutcome};
-pub use recovery::Recovered;
+pub use recovery::{ChargesInDoubt, Recovered};
 
 use crate::catalog::Served;
 use crate::checkout::{Message, Priced, PricingRules, Session};

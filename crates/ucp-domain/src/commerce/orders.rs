@@ -147,7 +147,21 @@ impl Commerce {
         let ids = Mutex::new(Vec::new());
         let refunded = Mutex::new(None);
         let state = Attempts { ids: &ids, refunded: &refunded, occurred_at: &occurred_at };
-        self.retrying(|| self.change_once(id, &action, state)).await
+        let changed = self.retrying(|| self.change_once(id, &action, state)).await;
+        if changed.is_err()
+            && let Some((amount, key)) = refunded.lock().ok().and_then(|done| done.clone())
+        {
+            // Whatever failed after the processor refunded (the store, a reread, losing every
+            // race): the money went back and the order may not say so. A repeat sends the same
+            // key, and so refunds once, only while the order is unchanged since.
+            tracing::error!(
+                order = id,
+                amount,
+                key,
+                "a refund went through but may not be recorded; read the order before repeating the request"
+            );
+        }
+        changed
     }
 
     async fn change_once(
@@ -209,7 +223,7 @@ impl Commerce {
                 return Err(Error::PaymentUnavailable);
             }
             if let Ok(mut done) = state.refunded.lock() {
-                *done = Some(amount);
+                *done = Some((amount, refund.idempotency_key));
             }
         }
         let mut next = StoredOrder { order: applied.order, ..stored };
@@ -223,20 +237,7 @@ impl Commerce {
             }
             Err(StoreError::Conflict { .. }) => Ok(Attempt::Raced),
             Err(StoreError::NotFound) => Ok(Attempt::Done(OrderOutcome::NotFound)),
-            Err(error) => {
-                if let Some(amount) = state.refunded.lock().ok().and_then(|done| *done) {
-                    // The same request again finds the order at this version and sends the
-                    // processor the same key: the money goes back once and is then recorded.
-                    // But a write in doubt may have landed (seen after a restart), and then
-                    // the order has moved on and the same request would refund again.
-                    if matches!(error, StoreError::InDoubt(_)) {
-                        tracing::error!(order = id, amount, %error, "a refund went through and may not be recorded; read the order, and repeat the same request only if the refund is not there");
-                    } else {
-                        tracing::error!(order = id, amount, %error, "a refund went through but could not be recorded; repeat the same request to record it");
-                    }
-                }
-                Err(error.into())
-            }
+            Err(error) => Err(error.into()),
         }
     }
 }
@@ -246,8 +247,10 @@ impl Commerce {
 /// same request against the same order version gets the same ids, and so the same
 /// processor key for its refund: repeated after a failure that recorded nothing (the store
 /// down after the processor refunded), it refunds once; run twice at once, the twin that
-/// loses the race finds its record already there ([`holds_record`]). A change that was
-/// recorded moves the version, so a later identical request is a change of its own.
+/// loses the race finds its record already there ([`holds_record`]) (unless the processor
+/// refused a key still in flight: that twin fails, 503). A change that was recorded moves the
+/// version, so a later identical request is a change of its own. The action is hashed as its
+/// `Debug` text: stable within a build, so a repeat across an upgrade may get a new key.
 fn record_id(prefix: &str, stored: &StoredOrder, action: &OrderAction, index: usize) -> String {
     use sha2::{Digest, Sha256};
     let mut hash = Sha256::new();
@@ -270,6 +273,7 @@ fn holds_record(stored: &StoredOrder, id: &str) -> bool {
 #[derive(Clone, Copy)]
 struct Attempts<'a> {
     ids: &'a Mutex<Vec<String>>,
-    refunded: &'a Mutex<Option<i64>>,
+    /// The amount and key of the refund the processor made, once it did.
+    refunded: &'a Mutex<Option<(i64, String)>>,
     occurred_at: &'a str,
 }

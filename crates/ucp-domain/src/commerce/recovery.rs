@@ -13,6 +13,14 @@ use super::session::Attempt;
 use super::settle::Settled;
 use super::{Answer, Caller, Commerce, Error, SessionView};
 
+/// Checkouts whose charge has waited past recovery's delay without an outcome.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct ChargesInDoubt {
+    pub count: u64,
+    /// Seconds since the oldest one's payment attempt started; 0 when there is none.
+    pub oldest_secs: i64,
+}
+
 /// What one recovery sweep did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Recovered {
@@ -45,6 +53,16 @@ enum Recovery {
 impl Commerce {
     /// Settles at most `limit` checkouts that have been `complete_in_progress` with an
     /// unresolved charge for `payment_recovery_secs` or more, oldest first.
+    /// The checkouts whose charge has waited past `payment_recovery_secs` without an outcome
+    /// (the recovery sweeper's work; for `/metrics`: one that stays means a processor that
+    /// cannot answer, or a store that cannot record the order).
+    pub async fn charges_in_doubt(&self) -> Result<ChargesInDoubt, Error> {
+        let now = self.now();
+        let stuck = self.ports.store.stuck_summary(now.saturating_sub(self.settings.payment_recovery_secs)).await?;
+        let oldest_secs = stuck.oldest_started_at.map_or(0, |started| now.saturating_sub(started).max(0));
+        Ok(ChargesInDoubt { count: stuck.count, oldest_secs })
+    }
+
     pub async fn recover_payments(&self, limit: u64) -> Result<Recovered, Error> {
         let started_before = self.now().saturating_sub(self.settings.payment_recovery_secs);
         let stuck = self.ports.store.stuck_checkouts(started_before, limit).await?;

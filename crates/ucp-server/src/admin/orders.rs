@@ -328,6 +328,10 @@ fn not_found() -> Response {
     error(StatusCode::NOT_FOUND, "not_found", "Order not found.")
 }
 
+/// What the admin API answers a change whose outcome is unknown.
+const IN_DOUBT_ORDER: &str = "storage failed while saving this change, which may or may not have been saved: read the \
+                              order before repeating the request";
+
 /// A failure below the operation: the one error table's status, a generic message on a 5xx,
 /// except for a change whose outcome is unknown, which the merchant must check before repeating.
 fn domain_error(failure: ucp_domain::Error) -> Response {
@@ -340,7 +344,7 @@ fn domain_error(failure: ucp_domain::Error) -> Response {
             StatusCode::SERVICE_UNAVAILABLE => {
                 ("unavailable", "temporarily unavailable (payment processor or storage); retry shortly")
             }
-            _ if in_doubt => ("internal", api.message.as_str()),
+            _ if in_doubt => ("internal", IN_DOUBT_ORDER),
             _ => ("internal", "unexpected failure"),
         };
         return error(mapping.rest_status, code, message);

@@ -378,7 +378,7 @@ async fn complete(state: &AppState, session: &Session, input: CheckoutInput) -> 
             // Before the charge or after it (the order placed, its answer not read): unknown.
             let status = error.kind.mapping().status;
             let text = "Your order could not be confirmed just now. Reload this page in a moment to see whether \
-                        it was placed: this checkout is never charged twice.";
+                        it was placed before you try again.";
             return Ok(html(status, html::error_page(business(state), "Please reload", text)));
         }
     };

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use metrics::{Counter, Gauge, Histogram, Key, Label, Level, Metadata, Recorder};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle, PrometheusRecorder};
+use ucp_domain::commerce::ChargesInDoubt;
 use ucp_domain::store::{TrafficCount, TrafficKind};
 use ucp_domain::webhook::Backlog;
 
@@ -22,6 +23,8 @@ const SCHEMA: &str = "ucpd_store_schema_version";
 const SCHEMA_EXPECTED: &str = "ucpd_store_schema_version_expected";
 const WEBHOOK_BACKLOG: &str = "ucpd_webhook_backlog";
 const WEBHOOK_OLDEST: &str = "ucpd_webhook_oldest_pending_seconds";
+const IN_DOUBT: &str = "ucpd_payments_in_doubt";
+const IN_DOUBT_OLDEST: &str = "ucpd_payments_in_doubt_oldest_seconds";
 
 /// Latency buckets, seconds: sub-millisecond catalog reads to multi-second payments.
 const BUCKETS: &[f64] = &[0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
@@ -33,6 +36,13 @@ static METADATA: Metadata<'static> = Metadata::new("ucpd", Level::INFO, Some(mod
 pub struct StoreHealth {
     pub up: bool,
     pub schema: Option<(i64, i64)>,
+}
+
+/// What waits to be settled, each `None` when the store did not answer for it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Outstanding {
+    pub backlog: Option<Backlog>,
+    pub charges: Option<ChargesInDoubt>,
 }
 
 /// The recorder and the per-operation latency histograms.
@@ -69,6 +79,18 @@ impl Exporter {
             Some(metrics::Unit::Seconds),
             "Age of the oldest pending order webhook event (0 when none is pending).".into(),
         );
+        recorder.describe_gauge(
+            IN_DOUBT.into(),
+            None,
+            "Checkouts whose charge has waited longer than payments.recovery_after_secs for an outcome (the \
+             processor cannot say, or the store cannot record the order); each may hold the buyer's money."
+                .into(),
+        );
+        recorder.describe_gauge(
+            IN_DOUBT_OLDEST.into(),
+            Some(metrics::Unit::Seconds),
+            "Age of the oldest charge in doubt (0 when there is none).".into(),
+        );
         let latency = Operation::ALL
             .iter()
             .map(|operation| {
@@ -97,14 +119,14 @@ impl Exporter {
         self.recorder.register_gauge(&Key::from_static_name(name), &METADATA)
     }
 
-    /// The text exposition: stored totals, orders per platform, store health, the webhook
-    /// backlog (when the store answered for it), latencies.
+    /// The text exposition: stored totals, orders per platform, store health, what waits to
+    /// be settled (when the store answered for it), latencies.
     pub fn render(
         &self,
         totals: &[TrafficCount],
         orders: &[(String, u64)],
         health: StoreHealth,
-        backlog: Option<Backlog>,
+        outstanding: Outstanding,
     ) -> String {
         for total in totals {
             let platform = Label::new("platform", total.platform.clone());
@@ -132,7 +154,11 @@ impl Exporter {
             self.gauge(SCHEMA).set(current as f64);
             self.gauge(SCHEMA_EXPECTED).set(expected as f64);
         }
-        if let Some(backlog) = backlog {
+        if let Some(charges) = outstanding.charges {
+            self.gauge(IN_DOUBT).set(charges.count as f64);
+            self.gauge(IN_DOUBT_OLDEST).set(charges.oldest_secs as f64);
+        }
+        if let Some(backlog) = outstanding.backlog {
             let by_status = |status: &'static str| {
                 self.recorder
                     .register_gauge(&Key::from_parts(WEBHOOK_BACKLOG, vec![Label::new("status", status)]), &METADATA)

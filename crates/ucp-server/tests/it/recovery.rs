@@ -194,6 +194,15 @@ fn stored(app: &TestApp, id: &str) -> (String, Option<String>) {
         .unwrap()
 }
 
+/// A gauge's value in `/metrics` (public in the test's settings).
+async fn metric(app: &TestApp, name: &str) -> f64 {
+    let text = app.http.get(format!("{}/metrics", app.base_url)).send().await.unwrap().text().await.unwrap();
+    let line = text.lines().find(|line| line.split_whitespace().next() == Some(name));
+    line.and_then(|line| line.split_whitespace().nth(1))
+        .and_then(|value| value.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in\n{text}"))
+}
+
 fn fast_recovery(settings: &mut Settings) {
     settings.payments.recovery_after_secs = 1;
     settings.checkout.sweep_interval_secs = 1;
@@ -304,6 +313,7 @@ async fn expiry_waits_for_an_unresolved_charge_and_an_unplaceable_one_is_refunde
     let app = spawn_app_with(products, |settings, _| {
         settings.payments.http.push(acme);
         fast_recovery(settings);
+        settings.metrics.public = true;
     })
     .await;
     processor.state.lookups_down.store(true, Ordering::SeqCst);
@@ -320,6 +330,9 @@ async fn expiry_waits_for_an_unresolved_charge_and_an_unplaceable_one_is_refunde
     app.clock.advance(7 * 3600);
     tokio::time::sleep(Duration::from_millis(2_500)).await;
     assert_eq!(stored(&app, &doubtful), ("complete_in_progress".to_owned(), None), "expiry skipped it");
+    // An operator sees it waiting.
+    assert_eq!(metric(&app, "ucpd_payments_in_doubt").await, 1.0);
+    assert!(metric(&app, "ucpd_payments_in_doubt_oldest_seconds").await >= (7 * 3600) as f64);
 
     processor.state.refunds_down.store(true, Ordering::SeqCst);
     processor.state.lookups_down.store(false, Ordering::SeqCst);
@@ -338,6 +351,8 @@ async fn expiry_waits_for_an_unresolved_charge_and_an_unplaceable_one_is_refunde
     let charges = processor.charges();
     let doubtful_charge = charges.iter().find(|(key, _)| key.starts_with(&doubtful)).expect("charged").1;
     assert_eq!(processor.refunds(), vec![doubtful_charge.0.clone()], "the unplaceable charge went back");
+    assert_eq!(metric(&app, "ucpd_payments_in_doubt").await, 0.0);
+    assert_eq!(metric(&app, "ucpd_payments_in_doubt_oldest_seconds").await, 0.0);
     assert!(doubtful_charge.1 >= 2000, "the attempt's amount: {}", doubtful_charge.1);
 }
 

@@ -9,7 +9,7 @@ use rusqlite::{OptionalExtension, params};
 use ucp_domain::checkout::{Session, SessionKind, Status};
 use ucp_domain::store::{
     CommerceStore, OrderChange, OrderFilter, OrderQuery, PlaceOrder, PlaceOrderError, SchemaStatus, StoreError,
-    StoredOrder,
+    StoredOrder, StuckSummary,
 };
 
 use super::{SqliteStore, backend};
@@ -339,6 +339,22 @@ impl CommerceStore for SqliteStore {
                 stuck.push(decode(&id, &doc)?);
             }
             Ok(stuck)
+        })
+        .await
+    }
+
+    async fn stuck_summary(&self, started_before: i64) -> Result<StuckSummary, StoreError> {
+        self.read(move |connection| {
+            let (count, oldest): (i64, Option<i64>) = connection
+                .prepare_cached(
+                    "SELECT count(*), min(json_extract(doc, '$.payment_attempt.started_at')) FROM sessions \
+                     WHERE status = 'complete_in_progress' AND kind = 'checkout' \
+                     AND json_extract(doc, '$.payment_attempt.started_at') <= ?1",
+                )
+                .map_err(backend)?
+                .query_row([started_before], |row| Ok((row.get(0)?, row.get(1)?)))
+                .map_err(backend)?;
+            Ok(StuckSummary { count: u64::try_from(count).unwrap_or_default(), oldest_started_at: oldest })
         })
         .await
     }
