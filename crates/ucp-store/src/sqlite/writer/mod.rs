@@ -206,7 +206,9 @@ impl Writer {
             .ok_or_else(|| StoreError::Unavailable("the SQLite writer has stopped".into()))?
             .send(Queued { slot: Arc::clone(&slot), durability })
             .map_err(|_| StoreError::Unavailable("the SQLite writer has stopped".into()))?;
-        let panicked = |_| StoreError::Backend("a write job panicked".into());
+        // Unanswered: the job panicked (after releasing its savepoint, its writes commit with
+        // its batch) or the writer thread died. Either way, what was written is not known.
+        let panicked = |_| StoreError::InDoubt("a write job panicked; what it wrote may stand".into());
         match tokio::time::timeout(wait, &mut answered).await {
             Ok(answer) => answer.map_err(panicked)?,
             // Taken back unrun, and dropped here with what it holds.

@@ -60,7 +60,7 @@ async fn jobs_in_one_batch_succeed_or_fail_alone() {
         let n = n as i64;
         match (n % 10, task.await.unwrap()) {
             (7, result) => assert!(matches!(result, Err(StoreError::Conflict { .. })), "{n}: {result:?}"),
-            (8, result) => assert!(result.is_err(), "{n}: the panicking job fails"),
+            (8, result) => assert!(matches!(result, Err(StoreError::InDoubt(_))), "{n}: the panicking job fails"),
             (_, result) => answered.push(result.unwrap()),
         }
     }
