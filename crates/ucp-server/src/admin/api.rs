@@ -6,11 +6,11 @@ use axum::routing::get;
 
 use crate::state::AppState;
 
-pub fn router() -> Router<AppState> {
+pub fn router(state: &AppState) -> Router<AppState> {
     Router::new()
         .route(&format!("{}/status", super::API_PREFIX), get(status))
         .route(&format!("{}/openapi.json", super::API_PREFIX), get(super::openapi::serve))
-        .merge(super::orders::router())
+        .merge(super::orders::router(state))
 }
 
 /// `GET /admin/api/status`: whether the key is accepted, and the server's version.

@@ -8,6 +8,7 @@
 
 pub mod api;
 pub mod console;
+mod idempotent;
 pub mod keys;
 pub mod openapi;
 pub mod orders;
@@ -30,7 +31,7 @@ pub const CONSOLE_PREFIX: &str = "/admin";
 
 /// Every admin route, each group behind the admin stack.
 pub fn router(state: &AppState) -> Router<AppState> {
-    let api = api::router().layer(from_fn_with_state(state.clone(), require_key));
+    let api = api::router(state).layer(from_fn_with_state(state.clone(), require_key));
     Router::new().merge(crate::layers::admin_stack(api, state, Binding::Rest)).merge(crate::layers::admin_stack(
         console::router(state),
         state,

@@ -34,7 +34,10 @@ fn error_responses(extra: &[(&str, &str)]) -> Value {
 
 fn change(summary: &str, body: &str, required: bool) -> Value {
     let mut responses = error_responses(&[
-        ("409", "The order is canceled (order_canceled): nothing more can change"),
+        (
+            "409",
+            "The order is canceled (order_canceled): nothing more can change; or the Idempotency-Key was used with another body (idempotency_conflict) or its first request still runs",
+        ),
         (
             "422",
             "Unknown line (unknown_line), more units than the line allows (quantity_exceeded), or a refund over what is left (refund_exceeds_payment)",
@@ -43,7 +46,12 @@ fn change(summary: &str, body: &str, required: bool) -> Value {
     responses["200"] = json!({ "description": "The order as it is now", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/order_details" } } } });
     json!({
         "summary": summary,
-        "parameters": [{ "name": "id", "in": "path", "required": true, "schema": { "type": "string" } }],
+        "parameters": [
+            { "name": "id", "in": "path", "required": true, "schema": { "type": "string" } },
+            { "name": "Idempotency-Key", "in": "header", "required": false,
+              "description": "The same key and body again answer the stored 200 without running the change again (a refund is made once); another body is 409",
+              "schema": { "type": "string", "minLength": 1, "maxLength": 255 } }
+        ],
         "requestBody": { "required": required, "content": { "application/json": { "schema": { "$ref": format!("#/components/schemas/{body}") } } } },
         "responses": responses,
     })

@@ -19,11 +19,9 @@ use ucp_protocol::resources::rfc3339;
 use super::{API_PREFIX, error};
 use crate::state::AppState;
 
-pub fn router() -> Router<AppState> {
+pub fn router(state: &AppState) -> Router<AppState> {
     let order = |action: &str| format!("{API_PREFIX}/orders/{{id}}/{action}");
-    Router::new()
-        .route(&format!("{API_PREFIX}/orders"), get(list))
-        .route(&format!("{API_PREFIX}/orders/{{id}}"), get(show))
+    let changes = Router::new()
         .route(&order("ship"), post(ship))
         .route(&order("deliver"), post(deliver))
         .route(&order("fail-delivery"), post(fail_delivery))
@@ -31,6 +29,11 @@ pub fn router() -> Router<AppState> {
         .route(&order("cancel"), post(cancel))
         .route(&order("refund"), post(refund))
         .route(&order("adjust"), post(adjust))
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), super::idempotent::keyed));
+    Router::new()
+        .route(&format!("{API_PREFIX}/orders"), get(list))
+        .route(&format!("{API_PREFIX}/orders/{{id}}"), get(show))
+        .merge(changes)
 }
 
 /// One order as the admin API shows it.

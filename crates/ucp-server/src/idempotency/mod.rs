@@ -57,6 +57,11 @@ pub enum Arguments<'a> {
 
 /// SHA-256 (hex) of the canonical (RFC 8785) `{operation, arguments}`, hashed as it is written.
 pub fn fingerprint(operation: Operation, arguments: Arguments<'_>) -> Result<String, ApiError> {
+    fingerprint_named(operation.name(), arguments)
+}
+
+/// [`fingerprint`] of an operation outside UCP's (the admin API's), by its name.
+fn fingerprint_named(operation: &str, arguments: Arguments<'_>) -> Result<String, ApiError> {
     use canonical::Sink;
     let mut hash = Sha256::new();
     // The two member names in canonical order.
@@ -73,7 +78,7 @@ pub fn fingerprint(operation: Operation, arguments: Arguments<'_>) -> Result<Str
     }
     .map_err(ApiError::internal)?;
     hash.put(b",\"operation\":");
-    canonical::string_into(operation.name(), &mut hash);
+    canonical::string_into(operation, &mut hash);
     hash.put(b"}");
     Ok(hex::encode(hash.finalize()))
 }
@@ -111,6 +116,19 @@ impl Idempotency {
         arguments: Arguments<'_>,
     ) -> Result<Option<Keyed>, ApiError> {
         let Some(key) = key.filter(|_| !operation.read_only()) else { return Ok(None) };
+        self.keyed_named(operation.name(), key, platform, target, arguments).map(Some)
+    }
+
+    /// The scope and fingerprint of a state-changing call named `operation` outside UCP's
+    /// registry (the admin API's order changes, under the platform `admin`).
+    pub fn keyed_named(
+        &self,
+        operation: &str,
+        key: &str,
+        platform: &str,
+        target: Option<&str>,
+        arguments: Arguments<'_>,
+    ) -> Result<Keyed, ApiError> {
         if !is_valid_key(key) {
             return Err(ApiError::invalid_params(format!(
                 "the idempotency key must be 1-{MAX_KEY_LEN} printable ASCII characters"
@@ -118,11 +136,11 @@ impl Idempotency {
         }
         let scope = IdempotencyScope {
             platform: platform.to_owned(),
-            operation: operation.name().to_owned(),
+            operation: operation.to_owned(),
             target: target.unwrap_or_default().to_owned(),
             key: key.to_owned(),
         };
-        Ok(Some(Keyed { scope, fingerprint: fingerprint(operation, arguments)? }))
+        Ok(Keyed { scope, fingerprint: fingerprint_named(operation, arguments)? })
     }
 
     /// Runs `work` unless a call with this key already ran (its stored answer is returned) or

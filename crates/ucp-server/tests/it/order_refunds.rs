@@ -160,3 +160,43 @@ async fn the_same_refund_asked_twice_at_once_is_made_and_recorded_once() {
     assert_eq!((status, &details["payment"]["refunded"]), (StatusCode::OK, &json!(1000)), "{details}");
     assert_ne!(processor.refunds.lock().unwrap()[2].0, refunds[0].0);
 }
+
+// A merchant's client that lost the reply to a refund sends it again with the same
+// Idempotency-Key: the stored answer comes back and nothing runs (one processor refund, one
+// adjustment), though the order has moved on since and the change's own ids would differ.
+// The same key with another body is 409; a refusal is not stored, so its key is free again.
+#[tokio::test]
+async fn a_refund_sent_again_with_its_idempotency_key_is_answered_not_repeated() {
+    let (processor, url, _guard) = start_processor().await;
+    let app = app_with(|settings| settings.payments.http = vec![acme(&url)]).await;
+    let (id, placed) = place(&app, "acme").await;
+    let paid = total_of(&placed);
+    let send = |key: &str, body: Value| {
+        app.http
+            .post(format!("{}/admin/api/orders/{id}/refund", app.base_url))
+            .bearer_auth(crate::order_ops::KEY)
+            .header("idempotency-key", key)
+            .json(&body)
+            .send()
+    };
+    let first = send("refund-1", json!({ "amount": 500 })).await.unwrap();
+    assert_eq!(first.status(), StatusCode::OK);
+    let first: Value = first.json().await.unwrap();
+    let again = send("refund-1", json!({ "amount": 500 })).await.unwrap();
+    assert_eq!(again.status(), StatusCode::OK);
+    assert_eq!(again.json::<Value>().await.unwrap(), first, "the stored answer");
+    assert_eq!(processor.refunds.lock().unwrap().len(), 1, "refunded once");
+    assert_eq!(get_order(&app, &id).await["adjustments"].as_array().map(Vec::len), Some(1));
+
+    let changed = send("refund-1", json!({ "amount": 600 })).await.unwrap();
+    assert_eq!(changed.status(), StatusCode::CONFLICT);
+    assert_eq!(changed.json::<Value>().await.unwrap()["code"], "idempotency_conflict");
+
+    let refused = send("refund-2", json!({ "amount": paid })).await.unwrap();
+    assert_eq!(refused.status(), StatusCode::UNPROCESSABLE_ENTITY, "over what is left");
+    let fitted = send("refund-2", json!({ "amount": 100 })).await.unwrap();
+    assert_eq!(fitted.status(), StatusCode::OK, "the refusal was not stored: its key is free");
+    let (status, details) = admin(&app, &format!("/orders/{id}/refund"), Some(json!({ "amount": 100 }))).await;
+    assert_eq!((status, &details["payment"]["refunded"]), (StatusCode::OK, &json!(700)), "no key: as before");
+    assert_eq!(processor.refunds.lock().unwrap().len(), 3);
+}
