@@ -188,6 +188,20 @@ async fn a_refund_sent_again_with_its_idempotency_key_is_answered_not_repeated()
     assert_eq!(processor.refunds.lock().unwrap().len(), 1, "refunded once");
     assert_eq!(get_order(&app, &id).await["adjustments"].as_array().map(Vec::len), Some(1));
 
+    // The order id percent-encoded is the same order, and the same stored answer.
+    let encoded: String = id.bytes().map(|byte| format!("%{byte:02X}")).collect();
+    let same = app
+        .http
+        .post(format!("{}/admin/api/orders/{encoded}/refund", app.base_url))
+        .bearer_auth(crate::order_ops::KEY)
+        .header("idempotency-key", "refund-1")
+        .json(&json!({ "amount": 500 }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(same.json::<Value>().await.unwrap(), first, "the stored answer");
+    assert_eq!(processor.refunds.lock().unwrap().len(), 1, "refunded once");
+
     let changed = send("refund-1", json!({ "amount": 600 })).await.unwrap();
     assert_eq!(changed.status(), StatusCode::CONFLICT);
     assert_eq!(changed.json::<Value>().await.unwrap()["code"], "idempotency_conflict");
@@ -199,4 +213,51 @@ async fn a_refund_sent_again_with_its_idempotency_key_is_answered_not_repeated()
     let (status, details) = admin(&app, &format!("/orders/{id}/refund"), Some(json!({ "amount": 100 }))).await;
     assert_eq!((status, &details["payment"]["refunded"]), (StatusCode::OK, &json!(700)), "no key: as before");
     assert_eq!(processor.refunds.lock().unwrap().len(), 3);
+}
+
+// A blank body is no body, for the key as for the handler: a keyed cancel with a blank body
+// sent twice answers the stored 200, not 409 `order_canceled`. And a client that gives up
+// on a slow refund does not cancel it: the processor's refund is recorded all the same.
+#[tokio::test]
+async fn a_blank_keyed_change_replays_and_a_client_that_leaves_does_not_cancel_a_refund() {
+    let (processor, url, _guard) = start_processor().await;
+    let app = app_with(|settings| settings.payments.http = vec![acme(&url)]).await;
+    let (id, _) = place(&app, "acme").await;
+    let cancel = || {
+        app.http
+            .post(format!("{}/admin/api/orders/{id}/cancel", app.base_url))
+            .bearer_auth(crate::order_ops::KEY)
+            .header("idempotency-key", "cancel-1")
+            .body(" ")
+            .send()
+    };
+    let first = cancel().await.unwrap();
+    assert_eq!(first.status(), StatusCode::OK);
+    let first: Value = first.json().await.unwrap();
+    let again = cancel().await.unwrap();
+    assert_eq!(again.status(), StatusCode::OK, "replayed, not refused as canceled");
+    assert_eq!(again.json::<Value>().await.unwrap(), first);
+
+    let (other, _) = place(&app, "acme").await;
+    // The processor holds the refund 5 s (a barrier nobody else reaches); the client waits 300 ms.
+    *processor.together.lock().unwrap() = Some(Arc::new(tokio::sync::Barrier::new(2)));
+    let impatient = reqwest::Client::builder().timeout(std::time::Duration::from_millis(300)).build().unwrap();
+    let gave_up = impatient
+        .post(format!("{}/admin/api/orders/{other}/refund", app.base_url))
+        .bearer_auth(crate::order_ops::KEY)
+        .json(&json!({ "amount": 100 }))
+        .send()
+        .await;
+    assert!(gave_up.is_err(), "the client gave up first");
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(15);
+    let recorded = loop {
+        let order = get_order(&app, &other).await;
+        if order["adjustments"].as_array().is_some_and(|adjustments| !adjustments.is_empty())
+            || tokio::time::Instant::now() > deadline
+        {
+            break order;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    assert_eq!(recorded["adjustments"][0]["totals"][0]["amount"], -100, "{recorded}");
 }
