@@ -72,6 +72,12 @@ pub(super) async fn keyed(
     detached(run_once(state, keyed, request, next)).await
 }
 
+/// The console's order actions, like the API's: run as a task of their own, so a merchant
+/// who closes the tab does not cancel one between the processor's refund and its record.
+pub(super) async fn to_the_end(request: Request, next: Next) -> Response {
+    detached(next.run(request)).await
+}
+
 /// Runs `work` as a task of its own and waits for it: dropping the wait (the client left)
 /// does not drop the work.
 async fn detached(work: impl Future<Output = Response> + Send + 'static) -> Response {

@@ -31,7 +31,10 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/admin/logout", post(logout))
         .route("/admin/orders", get(orders::list))
         .route("/admin/orders/{id}", get(orders::show))
-        .route("/admin/orders/{id}/{action}", post(actions::apply))
+        .route(
+            "/admin/orders/{id}/{action}",
+            post(actions::apply).route_layer(axum::middleware::from_fn(super::idempotent::to_the_end)),
+        )
         .route("/admin/traffic", get(traffic::calls))
         .route("/admin/funnel", get(traffic::funnel))
         .route("/admin/webhooks", get(webhooks::list))
