@@ -55,7 +55,7 @@ pub(super) async fn keyed(
     let request = Request::from_parts(parts, Body::from(bytes));
     if value.is_none() && !blank {
         // Not JSON: the handler refuses it, and nothing is stored.
-        return next.run(request).await;
+        return detached(next.run(request)).await;
     }
     let action = matched.as_str().rsplit('/').next().unwrap_or_default();
     let target = format!("{action}:{order}");
