@@ -185,7 +185,7 @@ impl Commerce {
             let mut ids = |kind: &str| {
                 if next == issued.len() {
                     let prefix = if changes::is_event(kind) { "evt" } else { "adj" };
-                    issued.push(record_id(prefix, &stored, action, next));
+                    issued.push(record_id(prefix, &stored.id, stored.version, action, next));
                 }
                 next += 1;
                 issued[next - 1].clone()
@@ -250,11 +250,13 @@ impl Commerce {
 /// loses the race finds its record already there ([`holds_record`]) (unless the processor
 /// refused a key still in flight: that twin fails, 503). A change that was recorded moves the
 /// version, so a later identical request is a change of its own. The action is hashed as its
-/// `Debug` text: stable within a build, so a repeat across an upgrade may get a new key.
-fn record_id(prefix: &str, stored: &StoredOrder, action: &OrderAction, index: usize) -> String {
+/// [`OrderAction::identity`], which this crate writes out, so ids stay the same across builds
+/// (the test below pins one).
+fn record_id(prefix: &str, order_id: &str, version: i64, action: &OrderAction, index: usize) -> String {
     use sha2::{Digest, Sha256};
     let mut hash = Sha256::new();
-    for part in [stored.id.as_str(), &stored.version.to_string(), &format!("{action:?}"), &index.to_string()] {
+    let head = [order_id.to_owned(), version.to_string()];
+    for part in head.iter().chain(&action.identity()).chain(std::iter::once(&index.to_string())) {
         hash.update((part.len() as u64).to_be_bytes());
         hash.update(part.as_bytes());
     }
@@ -276,4 +278,43 @@ struct Attempts<'a> {
     /// The amount and key of the refund the processor made, once it did.
     refunded: &'a Mutex<Option<(i64, String)>>,
     occurred_at: &'a str,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::order::AdjustmentStatus;
+
+    // The ids are processor keys that a repeat after a failure must find again, also after an
+    // upgrade: this pins them (the value is SHA-256 over the parts `ord_1`, `3`, `refund`,
+    // `500`, `=Late`, `0`, each after its length as 8 big-endian bytes, computed apart from
+    // this code). A change here changes the keys of every repeat in flight.
+    #[test]
+    fn record_ids_are_pinned_and_tell_requests_apart() {
+        let refund = OrderAction::Refund { amount: 500, description: Some("Late".into()) };
+        assert_eq!(record_id("adj", "ord_1", 3, &refund, 0), "adj_f11b04d3aa018baaeb63");
+        let ids = |action: &OrderAction| record_id("adj", "ord_1", 3, action, 0);
+        let different = [
+            OrderAction::Refund { amount: 500, description: None },
+            OrderAction::Refund { amount: 500, description: Some(String::new()) },
+            OrderAction::Refund { amount: 501, description: Some("Late".into()) },
+            OrderAction::Adjust {
+                kind: "refund".into(),
+                amount: 500,
+                status: AdjustmentStatus::Completed,
+                description: Some("Late".into()),
+            },
+            OrderAction::Cancel { lines: None, amount: Some(500), description: Some("Late".into()) },
+            OrderAction::Cancel { lines: Some(vec![]), amount: Some(500), description: Some("Late".into()) },
+        ];
+        let mut seen: Vec<String> = different.iter().map(ids).collect();
+        seen.push(ids(&refund));
+        seen.push(record_id("adj", "ord_1", 4, &refund, 0));
+        seen.push(record_id("adj", "ord_2", 3, &refund, 0));
+        seen.push(record_id("adj", "ord_1", 3, &refund, 1));
+        let count = seen.len();
+        seen.sort();
+        seen.dedup();
+        assert_eq!(seen.len(), count, "every request, order, version and index its own id");
+    }
 }

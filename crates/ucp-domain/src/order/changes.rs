@@ -60,6 +60,56 @@ pub enum OrderAction {
 }
 
 impl OrderAction {
+    /// The request as the parts that identify it, for the ids derived from it
+    /// (`commerce::orders::record_id`, so the processor's refund key): written out here, not
+    /// taken from `Debug`, so that they stay the same across builds. `~` is a field not given,
+    /// `=` starts one given.
+    pub fn identity(&self) -> Vec<String> {
+        fn text(value: &Option<String>) -> String {
+            value.as_ref().map_or_else(|| "~".to_owned(), |value| format!("={value}"))
+        }
+        fn lines(parts: &mut Vec<String>, lines: &[LineQuantity]) {
+            parts.push(format!("={}", lines.len()));
+            parts.extend(lines.iter().flat_map(|line| [line.id.clone(), line.quantity.to_string()]));
+        }
+        fn some_lines(parts: &mut Vec<String>, given: &Option<Vec<LineQuantity>>) {
+            match given {
+                Some(given) => lines(parts, given),
+                None => parts.push("~".to_owned()),
+            }
+        }
+        fn tracking(parts: &mut Vec<String>, tracking: &Tracking) {
+            parts.extend([text(&tracking.carrier), text(&tracking.tracking_number), text(&tracking.tracking_url)]);
+        }
+        let mut parts = vec![self.name().to_owned()];
+        match self {
+            OrderAction::Ship { lines: given, tracking: shipped, description }
+            | OrderAction::Return { lines: given, tracking: shipped, description } => {
+                lines(&mut parts, given);
+                tracking(&mut parts, shipped);
+                parts.push(text(description));
+            }
+            OrderAction::Deliver { lines: given, description }
+            | OrderAction::FailDelivery { lines: given, description } => {
+                some_lines(&mut parts, given);
+                parts.push(text(description));
+            }
+            OrderAction::Cancel { lines: given, amount, description } => {
+                some_lines(&mut parts, given);
+                parts.push(amount.map_or_else(|| "~".to_owned(), |amount| format!("={amount}")));
+                parts.push(text(description));
+            }
+            OrderAction::Refund { amount, description } => {
+                parts.push(amount.to_string());
+                parts.push(text(description));
+            }
+            OrderAction::Adjust { kind, amount, status, description } => {
+                parts.extend([kind.clone(), amount.to_string(), status.as_str().to_owned(), text(description)]);
+            }
+        }
+        parts
+    }
+
     /// The operation's name, for the log.
     pub fn name(&self) -> &'static str {
         match self {

@@ -200,6 +200,15 @@ impl AdjustmentStatus {
             _ => None,
         }
     }
+
+    /// The status as its wire name (what [`AdjustmentStatus::parse`] reads).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AdjustmentStatus::Pending => "pending",
+            AdjustmentStatus::Completed => "completed",
+            AdjustmentStatus::Failed => "failed",
+        }
+    }
 }
 
 /// A line an adjustment affects, with a signed quantity (negative: units taken off).
