@@ -19,6 +19,11 @@ pub(crate) struct OrdersArgs {
     /// Where a demo start keeps its admin key.
     #[arg(long, env = "UCPD_DATA_DIR", default_value = "ucpd-data")]
     data_dir: PathBuf,
+    /// The change's Idempotency-Key (default: a new one per run). Sent again with the same
+    /// change, it gets the first run's result without changing the order twice; a run whose
+    /// outcome is unknown (no answer, a 5xx) prints the key to repeat it with.
+    #[arg(long, global = true)]
+    idempotency_key: Option<String>,
     #[command(subcommand)]
     command: OrdersCommand,
 }
@@ -200,19 +205,37 @@ pub(crate) async fn run(args: OrdersArgs) -> anyhow::Result<std::process::ExitCo
     };
     let client = reqwest::Client::builder().timeout(Duration::from_secs(30)).build()?;
     let url = format!("{}/admin/api{path}", args.url.trim_end_matches('/'));
+    // A change carries a key, so a run whose outcome is unknown can be repeated safely.
+    let idempotency = body.as_ref().map(|_| args.idempotency_key.unwrap_or_else(|| uuid::Uuid::new_v4().to_string()));
+    let repeat = |text: String| match &idempotency {
+        Some(key) => format!(
+            "{text}\nthe change may or may not have been made: repeat the same command with --idempotency-key {key} to \
+             get its result without changing the order twice"
+        ),
+        None => text,
+    };
     let request = match body {
-        Some(body) => client.post(&url).json(&body),
+        Some(body) => {
+            client.post(&url).json(&body).header("idempotency-key", idempotency.as_deref().unwrap_or_default())
+        }
         None => client.get(&url),
     };
-    let response = request.bearer_auth(key).send().await.with_context(|| format!("cannot reach {url}"))?;
+    let response = match request.bearer_auth(key).send().await {
+        Ok(response) => response,
+        Err(error) => bail!(repeat(format!("cannot reach {url}: {error}"))),
+    };
     let status = response.status();
-    let answer: Value = response.json().await.with_context(|| format!("{url} answered {status} without JSON"))?;
+    let answer: Value = match response.json().await {
+        Ok(answer) => answer,
+        Err(_) => bail!(repeat(format!("{url} answered {status} without JSON"))),
+    };
     if !status.is_success() {
-        bail!(
+        let text = format!(
             "{} ({status}): {}",
             answer["code"].as_str().unwrap_or("error"),
             answer["message"].as_str().unwrap_or("no message")
         );
+        bail!(if status.is_server_error() { repeat(text) } else { text });
     }
     println!("{}", serde_json::to_string_pretty(&answer)?);
     Ok(std::process::ExitCode::SUCCESS)

@@ -124,6 +124,25 @@ async fn orders_are_listed_shipped_and_refunded_from_the_command_line() {
     assert!(ok, "{stderr}");
     assert!(stdout.contains("\"credit\""), "{stdout}");
 
+    // A run repeated with its --idempotency-key gets the first run's result; the order changed once.
+    let keyed = ["refund", &order_id, "--amount", "25", "--idempotency-key", "cli-refund-1"];
+    let (ok, first, stderr) = orders(&server, &keyed);
+    assert!(ok, "{stderr}");
+    let (ok, again, stderr) = orders(&server, &keyed);
+    assert!(ok, "{stderr}");
+    assert_eq!(again, first);
+    assert_eq!(serde_json::from_str::<Value>(&again).unwrap()["payment"]["refunded"], 125);
+    // A change whose outcome is unknown (nothing answered) says how to repeat it safely.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let nowhere = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let output = ucpd()
+        .args(["orders", "--url", &nowhere, "--key", ADMIN_KEY, "refund", &order_id, "--amount", "25"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success() && stderr.contains("repeat the same command with --idempotency-key"), "{stderr}");
+
     let output = ucpd().args(["orders", "--url", &server.base_url, "--key", "wrong", "list"]).output().unwrap();
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("unauthorized"));
