@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use common::standin::{Client, Processor, TOKEN_LOST, mug_shop, ready_checkout, serve, start_stand_ins};
+use common::standin::{Client, Processor, TOKEN_LOST, mug_shop, pay_acme, ready_checkout, serve, start_stand_ins};
 
 const COMPLETES: usize = 6;
 
@@ -37,8 +37,7 @@ async fn sigkill_during_charges_leaves_every_approved_charge_an_order_or_a_refun
     let client = Arc::new(client);
     for (index, id) in ids.iter().enumerate() {
         let token = if index == 0 { TOKEN_LOST } else { "tok_live" };
-        let arguments = json!({ "id": id, "checkout": { "payment": { "instruments": [{ "id": "pi_1", "handler_id": "acme",
-            "type": "card", "credential": { "type": "token", "token": token } }] } } });
+        let arguments = pay_acme(id, token);
         let client = Arc::clone(&client);
         tokio::spawn(async move { client.tool("complete_checkout", arguments).await });
     }

@@ -16,7 +16,7 @@ use std::time::Duration;
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 
-use common::standin::{ADMIN_KEY, Client, Processor, mug_shop, ready_checkout, serve_with, start_stand_ins};
+use common::standin::{ADMIN_KEY, Client, Processor, mug_shop, pay_acme, ready_checkout, serve_with, start_stand_ins};
 
 /// A shop whose server's disk can be made to fail ([`fail_the_disk`]), charging through the
 /// stand-in processor.
@@ -40,12 +40,6 @@ impl DiskShop {
         let client = Arc::new(Client { http: reqwest::Client::new(), mcp: format!("{url}/ucp/mcp"), profile });
         DiskShop { _directory: directory, processor, server, url, client }
     }
-}
-
-/// `complete_checkout`'s arguments for checkout `id`, paid through the stand-in.
-fn pay_acme(id: &str) -> Value {
-    json!({ "id": id, "checkout": { "payment": { "instruments": [{ "id": "pi_1", "handler_id": "acme", "type": "card",
-        "credential": { "type": "token", "token": "tok_live" } }] } } })
 }
 
 /// [`serve`] with SIGXFSZ ignored (inherited through exec), so that a write past the file-size
@@ -100,7 +94,7 @@ async fn a_commit_the_disk_fails_keeps_its_approved_charge_for_the_order() {
     let DiskShop { _directory, processor, server, url: _, client } = DiskShop::start().await;
     let created = client.content("create_checkout", json!({ "checkout": ready_checkout() })).await;
     let id = created["id"].as_str().unwrap().to_owned();
-    let arguments = pay_acme(&id);
+    let arguments = pay_acme(&id, "tok_live");
     processor.holding.store(true, Ordering::SeqCst);
     let completing = {
         let client = Arc::clone(&client);
@@ -145,7 +139,7 @@ async fn a_commit_the_disk_fails_keeps_its_approved_charge_for_the_order() {
 async fn a_refund_the_disk_failed_to_record_is_made_once_by_its_retry() {
     let DiskShop { _directory, processor, server, url, client } = DiskShop::start().await;
     let created = client.content("create_checkout", json!({ "checkout": ready_checkout() })).await;
-    let completed = client.content("complete_checkout", pay_acme(created["id"].as_str().unwrap())).await;
+    let completed = client.content("complete_checkout", pay_acme(created["id"].as_str().unwrap(), "tok_live")).await;
     let order = completed["order"]["id"].as_str().unwrap_or_else(|| panic!("{completed}")).to_owned();
 
     let refund = || {

@@ -230,7 +230,7 @@ impl From<ucp_domain::Error> for ApiError {
                 other => ApiError::new(ErrorKind::Unavailable, other.to_string()),
             },
             ErrorCode::Internal => match error {
-                ucp_domain::Error::Store(store @ ucp_domain::store::StoreError::InDoubt(_)) => ApiError::from(store),
+                ucp_domain::Error::Store(store) => ApiError::from(store),
                 other => ApiError::internal(other),
             },
         }

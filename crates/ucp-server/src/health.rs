@@ -86,22 +86,20 @@ async fn scrape(State(state): State<AppState>) -> Response {
         Ok(Ok(orders)) => orders,
         _ => Vec::new(),
     };
-    let backlog = match tokio::time::timeout(READY_TIMEOUT, state.outbox.backlog()).await {
-        Ok(Ok(backlog)) => Some(backlog),
-        Ok(Err(error)) => {
-            tracing::warn!(%error, "metrics: reading the webhook backlog failed");
-            None
-        }
-        Err(_) => None,
-    };
-    let charges = match tokio::time::timeout(READY_TIMEOUT, state.core.charges_in_doubt()).await {
-        Ok(Ok(charges)) => Some(charges),
-        Ok(Err(error)) => {
-            tracing::warn!(%error, "metrics: reading the charges in doubt failed");
-            None
-        }
-        Err(_) => None,
-    };
+    let backlog = within(state.outbox.backlog(), "the webhook backlog").await;
+    let charges = within(state.core.charges_in_doubt(), "the charges in doubt").await;
     let body = state.traffic.exporter().render(&totals, &orders, health, Outstanding { backlog, charges });
     (StatusCode::OK, [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], body).into_response()
+}
+
+/// What `read` answers within [`READY_TIMEOUT`], or `None` (a failure logged as reading `what`).
+async fn within<T, E: std::fmt::Display>(read: impl Future<Output = Result<T, E>>, what: &str) -> Option<T> {
+    match tokio::time::timeout(READY_TIMEOUT, read).await {
+        Ok(Ok(value)) => Some(value),
+        Ok(Err(error)) => {
+            tracing::warn!(%error, "metrics: reading {what} failed");
+            None
+        }
+        Err(_) => None,
+    }
 }

@@ -25,7 +25,7 @@ pub(crate) const ADMIN_KEY: &str = "crash-admin-key";
 
 #[derive(Clone, Default)]
 pub(crate) struct Processor {
-    /// our key → (reference, approved)
+    /// our key → the charge's reference
     pub(crate) charges: Arc<Mutex<HashMap<String, String>>>,
     pub(crate) refunds: Arc<Mutex<Vec<String>>>,
     /// The `Idempotency-Key` of every refund asked for (a key asked again is one refund).
@@ -37,12 +37,17 @@ pub(crate) struct Processor {
     pub(crate) release: Arc<tokio::sync::Notify>,
 }
 
+/// The request's `Idempotency-Key` (empty without one).
+fn key_of(headers: &HeaderMap) -> String {
+    headers.get("idempotency-key").and_then(|value| value.to_str().ok()).unwrap_or_default().to_owned()
+}
+
 async fn charge(
     State(processor): State<Processor>,
     headers: HeaderMap,
     axum::Json(body): axum::Json<Value>,
 ) -> Response {
-    let key = headers.get("idempotency-key").and_then(|value| value.to_str().ok()).unwrap_or_default().to_owned();
+    let key = key_of(&headers);
     let reference = (body["token"] != TOKEN_LOST).then(|| {
         let mut charges = processor.charges.lock().unwrap();
         let next = charges.len() + 1;
@@ -78,7 +83,7 @@ async fn refund(
     headers: HeaderMap,
     axum::Json(body): axum::Json<Value>,
 ) -> Response {
-    let key = headers.get("idempotency-key").and_then(|value| value.to_str().ok()).unwrap_or_default().to_owned();
+    let key = key_of(&headers);
     processor.refund_keys.lock().unwrap().push(key);
     let reference = body["reference"].as_str().unwrap_or_default().to_owned();
     processor.refunds.lock().unwrap().push(reference);
@@ -178,6 +183,12 @@ impl Client {
         assert_eq!(status, StatusCode::OK, "{reply}");
         reply["result"]["structuredContent"].clone()
     }
+}
+
+/// `complete_checkout`'s arguments for checkout `id`, paid through the stand-in with `token`.
+pub(crate) fn pay_acme(id: &str, token: &str) -> Value {
+    json!({ "id": id, "checkout": { "payment": { "instruments": [{ "id": "pi_1", "handler_id": "acme", "type": "card",
+        "credential": { "type": "token", "token": token } }] } } })
 }
 
 pub(crate) fn ready_checkout() -> Value {

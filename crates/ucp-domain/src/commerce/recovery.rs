@@ -51,21 +51,20 @@ enum Recovery {
 }
 
 impl Commerce {
-    /// Settles at most `limit` checkouts that have been `complete_in_progress` with an
-    /// unresolved charge for `payment_recovery_secs` or more, oldest first.
     /// The checkouts whose charge has waited past `payment_recovery_secs` without an outcome
     /// (the recovery sweeper's work; for `/metrics`: one that stays means a processor that
     /// cannot answer, or a store that cannot record the order).
     pub async fn charges_in_doubt(&self) -> Result<ChargesInDoubt, Error> {
         let now = self.now();
-        let stuck = self.ports.store.stuck_summary(now.saturating_sub(self.settings.payment_recovery_secs)).await?;
+        let stuck = self.ports.store.stuck_summary(self.stuck_before(now)).await?;
         let oldest_secs = stuck.oldest_started_at.map_or(0, |started| now.saturating_sub(started).max(0));
         Ok(ChargesInDoubt { count: stuck.count, oldest_secs })
     }
 
+    /// Settles at most `limit` checkouts that have been `complete_in_progress` with an
+    /// unresolved charge for `payment_recovery_secs` or more, oldest first.
     pub async fn recover_payments(&self, limit: u64) -> Result<Recovered, Error> {
-        let started_before = self.now().saturating_sub(self.settings.payment_recovery_secs);
-        let stuck = self.ports.store.stuck_checkouts(started_before, limit).await?;
+        let stuck = self.ports.store.stuck_checkouts(self.stuck_before(self.now()), limit).await?;
         let mut recovered = Recovered::default();
         for session in stuck {
             let id = session.id.clone();
@@ -82,6 +81,11 @@ impl Commerce {
             }
         }
         Ok(recovered)
+    }
+
+    /// A payment attempt started at or before this (unix seconds) is recovery's to settle.
+    fn stuck_before(&self, now: i64) -> i64 {
+        now.saturating_sub(self.settings.payment_recovery_secs)
     }
 
     async fn recover(&self, mut session: Session) -> Result<Recovery, Error> {

@@ -2,8 +2,9 @@
 //! complete that charged, a retried complete, or the recovery sweeper asking the processor.
 //! Approved → the order is placed in one transaction (at the attempt's pricing), or the money
 //! goes back (while the store is unavailable, or when its commit's outcome is unknown,
-//! neither: the charge stays claimed, in doubt);
-//! declined → the checkout is open again with the reason; 3-D Secure → it waits for the buyer. No caller here: rendering for a platform is the complete's business.
+//! neither: the charge stays claimed, in doubt); declined → the checkout is open again with
+//! the reason; 3-D Secure → it waits for the buyer. No caller here: rendering for a platform
+//! is the complete's business.
 
 use crate::checkout::{Message, PaymentAttempt, PendingAuthentication, Session, Severity, Status};
 use crate::order::Order;

@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use ucp_server::config::HttpProcessorSettings;
 
+use crate::helpers::TestApp;
 use crate::order_ops::{admin, app_with, get_order, place, total_of};
 
 /// A processor stand-in: approves charges as `ch_1`, records refunds (key, body), and answers
@@ -161,6 +162,15 @@ async fn the_same_refund_asked_twice_at_once_is_made_and_recorded_once() {
     assert_ne!(processor.refunds.lock().unwrap()[2].0, refunds[0].0);
 }
 
+/// An admin API POST to `path` (under `/admin/api`) with the admin key and `key` as its
+/// Idempotency-Key.
+fn keyed(app: &TestApp, path: &str, key: &str) -> reqwest::RequestBuilder {
+    app.http
+        .post(format!("{}/admin/api{path}", app.base_url))
+        .bearer_auth(crate::order_ops::KEY)
+        .header("idempotency-key", key)
+}
+
 // A merchant's client that lost the reply to a refund sends it again with the same
 // Idempotency-Key: the stored answer comes back and nothing runs (one processor refund, one
 // adjustment), though the order has moved on since and the change's own ids would differ.
@@ -171,14 +181,7 @@ async fn a_refund_sent_again_with_its_idempotency_key_is_answered_not_repeated()
     let app = app_with(|settings| settings.payments.http = vec![acme(&url)]).await;
     let (id, placed) = place(&app, "acme").await;
     let paid = total_of(&placed);
-    let send = |key: &str, body: Value| {
-        app.http
-            .post(format!("{}/admin/api/orders/{id}/refund", app.base_url))
-            .bearer_auth(crate::order_ops::KEY)
-            .header("idempotency-key", key)
-            .json(&body)
-            .send()
-    };
+    let send = |key: &str, body: Value| keyed(&app, &format!("/orders/{id}/refund"), key).json(&body).send();
     let first = send("refund-1", json!({ "amount": 500 })).await.unwrap();
     assert_eq!(first.status(), StatusCode::OK);
     let first: Value = first.json().await.unwrap();
@@ -190,11 +193,7 @@ async fn a_refund_sent_again_with_its_idempotency_key_is_answered_not_repeated()
 
     // The order id percent-encoded is the same order, and the same stored answer.
     let encoded: String = id.bytes().map(|byte| format!("%{byte:02X}")).collect();
-    let same = app
-        .http
-        .post(format!("{}/admin/api/orders/{encoded}/refund", app.base_url))
-        .bearer_auth(crate::order_ops::KEY)
-        .header("idempotency-key", "refund-1")
+    let same = keyed(&app, &format!("/orders/{encoded}/refund"), "refund-1")
         .json(&json!({ "amount": 500 }))
         .send()
         .await
@@ -223,14 +222,7 @@ async fn a_blank_keyed_change_replays_and_a_client_that_leaves_does_not_cancel_a
     let (processor, url, _guard) = start_processor().await;
     let app = app_with(|settings| settings.payments.http = vec![acme(&url)]).await;
     let (id, _) = place(&app, "acme").await;
-    let cancel = || {
-        app.http
-            .post(format!("{}/admin/api/orders/{id}/cancel", app.base_url))
-            .bearer_auth(crate::order_ops::KEY)
-            .header("idempotency-key", "cancel-1")
-            .body(" ")
-            .send()
-    };
+    let cancel = || keyed(&app, &format!("/orders/{id}/cancel"), "cancel-1").body(" ").send();
     let first = cancel().await.unwrap();
     assert_eq!(first.status(), StatusCode::OK);
     let first: Value = first.json().await.unwrap();

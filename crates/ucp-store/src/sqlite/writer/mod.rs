@@ -275,8 +275,8 @@ fn commit_batch(connection: &mut Connection, batch: Vec<Taken>) {
         let mut aborted = None;
         for queued in jobs.by_ref() {
             let early = queued.durability == Durability::Early;
-            // A panicking job drops its savepoint (rolled back) and its answer channel (its
-            // caller sees the failure); the batch goes on.
+            // A panicking job drops its savepoint (rolled back, unless it was released first)
+            // and its answer channel (its caller is told `InDoubt`); the batch goes on.
             if let Ok(answer) = catch_unwind(AssertUnwindSafe(|| queued.job.run(connection))) {
                 if early && !connection.is_autocommit() {
                     answer(Ok(()));

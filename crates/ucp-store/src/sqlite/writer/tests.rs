@@ -64,17 +64,8 @@ async fn jobs_in_one_batch_succeed_or_fail_alone() {
             (_, result) => answered.push(result.unwrap()),
         }
     }
-    let reader = Connection::open(&path).unwrap();
-    let mut stored: Vec<i64> = reader
-        .prepare("SELECT n FROM t ORDER BY n")
-        .unwrap()
-        .query_map([], |row| row.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
     answered.sort_unstable();
-    stored.sort_unstable();
-    assert_eq!(stored, answered, "exactly the acknowledged writes are stored");
+    assert_eq!(stored(&path), answered, "exactly the acknowledged writes are stored");
     assert_eq!(answered.len(), 161);
 }
 
