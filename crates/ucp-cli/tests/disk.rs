@@ -131,10 +131,12 @@ async fn a_commit_the_disk_fails_keeps_its_approved_charge_for_the_order() {
     assert!(processor.refunds.lock().unwrap().is_empty(), "and kept");
 }
 
-// A merchant's refund the processor made but the store could not record (the disk failed its
-// commit) is made once, whatever the retries: the same request again finds the order at the
-// same version, so its adjustment has the same id and the processor the same key; before,
-// every attempt had a random key, and each retry refunded the buyer again.
+// A merchant's refund the processor made but the store could not record (the disk failed the
+// commit of its record) is made once, whatever the retries and whatever changed on the order
+// meanwhile: it was kept as pending before the processor was asked, so the same request again,
+// after another change moved the order on, settles it under the same key. Before, every
+// attempt had a random key (each retry refunded the buyer again), and then a key derived from
+// the order's version (a retry after another change refunded again).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refund_the_disk_failed_to_record_is_made_once_by_its_retry() {
     let DiskShop { _directory, processor, server, url, client } = DiskShop::start().await;
@@ -142,16 +144,22 @@ async fn a_refund_the_disk_failed_to_record_is_made_once_by_its_retry() {
     let completed = client.content("complete_checkout", pay_acme(created["id"].as_str().unwrap(), "tok_live")).await;
     let order = completed["order"]["id"].as_str().unwrap_or_else(|| panic!("{completed}")).to_owned();
 
-    let refund = || {
-        client
-            .http
-            .post(format!("{url}/admin/api/orders/{order}/refund"))
-            .bearer_auth(ADMIN_KEY)
-            .json(&json!({ "amount": 500, "reason": "Scratched" }))
-            .send()
+    let post = |action: &str, body: Value| {
+        client.http.post(format!("{url}/admin/api/orders/{order}/{action}")).bearer_auth(ADMIN_KEY).json(&body).send()
     };
+    let refund = json!({ "amount": 500, "reason": "Scratched" });
+    // The refund is kept and reaches the processor; the disk fails before its record.
+    processor.holding.store(true, Ordering::SeqCst);
+    let failing = tokio::spawn(post("refund", refund.clone()));
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while processor.refund_keys.lock().unwrap().is_empty() {
+        assert!(tokio::time::Instant::now() < deadline, "the refund never reached the processor");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     let broken = fail_the_disk(&server.0);
-    let failed = refund().await.unwrap();
+    processor.holding.store(false, Ordering::SeqCst);
+    processor.release.notify_one();
+    let failed = failing.await.unwrap().unwrap();
     drop(broken);
     assert_eq!(failed.status(), StatusCode::INTERNAL_SERVER_ERROR);
     let failed: Value = failed.json().await.unwrap();
@@ -159,19 +167,24 @@ async fn a_refund_the_disk_failed_to_record_is_made_once_by_its_retry() {
     assert!(message.contains("may or may not have been saved: read the order before repeating"), "{failed}");
     assert_eq!(processor.refund_keys.lock().unwrap().len(), 1, "the processor refunded before the store failed");
 
-    let retried = refund().await.unwrap();
+    // Another change moves the order on before the merchant repeats the refund.
+    let credited = post("adjust", json!({ "type": "credit", "amount": -100 })).await.unwrap();
+    assert_eq!(credited.status(), StatusCode::OK);
+    let retried = post("refund", refund.clone()).await.unwrap();
     assert_eq!(retried.status(), StatusCode::OK);
     let retried: Value = retried.json().await.unwrap();
     assert_eq!(retried["payment"]["refunded"], 500, "{retried}");
-    assert_eq!(retried["order"]["adjustments"].as_array().map(Vec::len), Some(1), "{retried}");
+    let adjustments = retried["order"]["adjustments"].as_array().cloned().unwrap_or_default();
+    let refunds: Vec<&Value> = adjustments.iter().filter(|adjustment| adjustment["type"] == "refund").collect();
+    assert_eq!(refunds.len(), 1, "{retried}");
     let keys = processor.refund_keys.lock().unwrap().clone();
     assert_eq!(keys.len(), 2, "asked twice: {keys:?}");
     assert_eq!(keys[0], keys[1], "under one key, so refunded once: {keys:?}");
-    assert_eq!(keys[0], retried["order"]["adjustments"][0]["id"].as_str().unwrap(), "the key is the adjustment's id");
+    assert_eq!(keys[0], refunds[0]["id"].as_str().unwrap(), "the key is the adjustment's id");
 
     // A second refund of the same amount, asked for after the first was recorded, is a refund
     // of its own.
-    let again: Value = refund().await.unwrap().json().await.unwrap();
+    let again: Value = post("refund", refund).await.unwrap().json().await.unwrap();
     assert_eq!(again["payment"]["refunded"], 1000, "{again}");
     let keys = processor.refund_keys.lock().unwrap().clone();
     assert_ne!(keys[2], keys[0], "{keys:?}");

@@ -68,14 +68,28 @@ pub enum PaymentOutcome {
 #[error("payment processor unavailable: {0}")]
 pub struct ProcessorUnavailable(pub String);
 
+/// Why a refund was not made.
+#[derive(Debug, thiserror::Error)]
+pub enum RefundError {
+    /// The processor answered and refused it (a 4xx answer): nothing was refunded, and asked
+    /// again under the same key it refuses again.
+    #[error("the payment processor refused the refund: {0}")]
+    Refused(String),
+    /// No answer, or a failure of the processor's own: the refund may or may not have been
+    /// made. Asked again under the same key, it is made at most once.
+    #[error(transparent)]
+    Unavailable(#[from] ProcessorUnavailable),
+}
+
 #[async_trait]
 pub trait PaymentProcessor: Send + Sync + std::fmt::Debug {
     /// Authorizes and captures `charge`.
     async fn charge(&self, charge: &Charge) -> Result<PaymentOutcome, ProcessorUnavailable>;
     /// Completes a charge that needed buyer authentication, once the buyer passed it.
     async fn confirm(&self, reference: &str, charge: &Charge) -> Result<PaymentOutcome, ProcessorUnavailable>;
-    /// Gives back `refund.amount` of an approved charge (partial refunds are allowed).
-    async fn refund(&self, refund: &Refund) -> Result<(), ProcessorUnavailable>;
+    /// Gives back `refund.amount` of an approved charge (partial refunds are allowed), at most
+    /// once per `refund.idempotency_key`.
+    async fn refund(&self, refund: &Refund) -> Result<(), RefundError>;
     /// What became of the payment charged under our `idempotency_key` (its confirmation
     /// included): `None` when the processor has no charge under it. A refunded charge is
     /// `Declined`. Recovery asks this when a complete ended without storing the outcome.
@@ -256,7 +270,7 @@ impl PaymentProcessor for Sandbox {
         Ok(outcome)
     }
 
-    async fn refund(&self, refund: &Refund) -> Result<(), ProcessorUnavailable> {
+    async fn refund(&self, refund: &Refund) -> Result<(), RefundError> {
         let mut charges = self.charges();
         for outcome in charges.by_key.values_mut() {
             if matches!(outcome, PaymentOutcome::Approved { reference: approved } if *approved == refund.reference) {

@@ -13,7 +13,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 pub use ucp_domain::payment::{
     Charge, CheckoutContext, Handler, OfferedHandler, PaymentOutcome as Outcome, PaymentProcessor,
-    ProcessorUnavailable, Refund, SANDBOX_HANDLER, SANDBOX_ID, TOKEN_3DS, TOKEN_DECLINE, TOKEN_SUCCESS,
+    ProcessorUnavailable, Refund, RefundError, SANDBOX_HANDLER, SANDBOX_ID, TOKEN_3DS, TOKEN_DECLINE, TOKEN_SUCCESS,
 };
 
 use crate::config::{HttpProcessorSettings, Settings};
@@ -102,6 +102,32 @@ impl Handlers {
     }
 }
 
+/// Why a call to an external processor failed.
+enum Failed {
+    /// It answered 4xx: it understood the request and refused it.
+    Refused(String),
+    /// No answer, an unreadable one or a 5xx: what became of the request is unknown.
+    Unavailable(ProcessorUnavailable),
+}
+
+impl From<Failed> for ProcessorUnavailable {
+    fn from(failed: Failed) -> ProcessorUnavailable {
+        match failed {
+            Failed::Refused(reason) => ProcessorUnavailable(reason),
+            Failed::Unavailable(unavailable) => unavailable,
+        }
+    }
+}
+
+impl From<Failed> for RefundError {
+    fn from(failed: Failed) -> RefundError {
+        match failed {
+            Failed::Refused(reason) => RefundError::Refused(reason),
+            Failed::Unavailable(unavailable) => RefundError::Unavailable(unavailable),
+        }
+    }
+}
+
 /// An external processor: `POST {url}` with the charge, answered with
 /// `{"status": "approved"|"declined"|"requires_action", "reference": "…", "reason": "…"}`;
 /// `POST {url}/confirm` with `{"reference": …}`; `POST {url}/refund` with
@@ -131,7 +157,7 @@ impl HttpProcessor {
         })
     }
 
-    async fn post(&self, path: &str, body: &Value, idempotency_key: &str) -> Result<Value, ProcessorUnavailable> {
+    async fn post(&self, path: &str, body: &Value, idempotency_key: &str) -> Result<Value, Failed> {
         let mut last_error = String::new();
         for attempt in 0..=self.retries {
             if attempt > 0 {
@@ -146,20 +172,23 @@ impl HttpProcessor {
                 .await;
             match sent {
                 Ok(response) if response.status().is_success() => {
-                    return response
-                        .json()
-                        .await
-                        .map_err(|error| ProcessorUnavailable(format!("unreadable answer: {error}")));
+                    return response.json().await.map_err(|error| {
+                        Failed::Unavailable(ProcessorUnavailable(format!("unreadable answer: {error}")))
+                    });
                 }
                 Ok(response) if response.status().is_server_error() => {
                     last_error = format!("answered {}", response.status())
                 }
-                Ok(response) => return Err(ProcessorUnavailable(format!("answered {}", response.status()))),
+                // A timeout, a key still in flight, too many requests: not a refusal.
+                Ok(response) if matches!(response.status().as_u16(), 408 | 409 | 425 | 429) => {
+                    last_error = format!("answered {}", response.status())
+                }
+                Ok(response) => return Err(Failed::Refused(format!("answered {}", response.status()))),
                 Err(error) => last_error = error.to_string(),
             }
             tracing::warn!(attempt, error = %last_error, "payment processor call failed");
         }
-        Err(ProcessorUnavailable(last_error))
+        Err(Failed::Unavailable(ProcessorUnavailable(last_error)))
     }
 
     fn outcome(answer: &Value) -> Result<Outcome, ProcessorUnavailable> {
@@ -196,10 +225,11 @@ impl PaymentProcessor for HttpProcessor {
     }
 
     /// `POST {url}/refund` with `{"reference", "amount", "currency"}` under our own key (one
-    /// per refund, the same on every retry); any 2xx answer is taken as done.
-    async fn refund(&self, refund: &Refund) -> Result<(), ProcessorUnavailable> {
+    /// per refund, the same on every retry); any 2xx answer is taken as done, a 4xx as a
+    /// refusal.
+    async fn refund(&self, refund: &Refund) -> Result<(), RefundError> {
         let body = json!({ "reference": refund.reference, "amount": refund.amount, "currency": refund.currency });
-        self.post("/refund", &body, &refund.idempotency_key).await.map(|_| ())
+        self.post("/refund", &body, &refund.idempotency_key).await.map(|_| ()).map_err(RefundError::from)
     }
 
     async fn lookup(&self, idempotency_key: &str) -> Result<Option<Outcome>, ProcessorUnavailable> {

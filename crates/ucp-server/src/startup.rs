@@ -303,7 +303,8 @@ async fn prune_webhook_events(outbox: &dyn ucp_domain::store::WebhookOutbox, ret
 
 /// The recovery sweeper (issue 9 item 3): every `every_secs`, checkouts stuck in
 /// `complete_in_progress` past `payments.recovery_after_secs` are settled by asking their
-/// processor (`Commerce::recover_payments`), in batches, the first right at start so a
+/// processor (`Commerce::recover_payments`), and so are merchants' refunds pending as long
+/// (`Commerce::recover_refunds`), in batches, the first right at start so a
 /// restart after a crash settles what the crash left. Its own task: a slow processor never
 /// holds up the expiry sweep.
 async fn recover_payments(core: ucp_domain::Commerce, every_secs: u64) {
@@ -322,6 +323,17 @@ async fn recover_payments(core: ucp_domain::Commerce, every_secs: u64) {
                 "settled checkouts stuck in complete_in_progress"
             ),
             Err(error) => tracing::warn!(%error, "recovering stuck checkouts failed"),
+        }
+        match core.recover_refunds(BATCH).await {
+            Ok(settled) if settled.is_empty() => {}
+            Ok(settled) => tracing::info!(
+                recorded = settled.recorded,
+                refused = settled.refused,
+                abandoned = settled.abandoned,
+                unresolved = settled.unresolved,
+                "settled merchants' pending refunds"
+            ),
+            Err(error) => tracing::warn!(%error, "settling pending refunds failed"),
         }
     }
 }

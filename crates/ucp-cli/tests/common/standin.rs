@@ -32,7 +32,7 @@ pub(crate) struct Processor {
     pub(crate) refund_keys: Arc<Mutex<Vec<String>>>,
     pub(crate) received: Arc<AtomicU64>,
     /// While set, a charge is answered when `release` is notified (within the server's
-    /// processor timeout), not after 2 s.
+    /// processor timeout), not after 2 s, and so is a refund (at once otherwise).
     pub(crate) holding: Arc<AtomicBool>,
     pub(crate) release: Arc<tokio::sync::Notify>,
 }
@@ -87,6 +87,9 @@ async fn refund(
     processor.refund_keys.lock().unwrap().push(key);
     let reference = body["reference"].as_str().unwrap_or_default().to_owned();
     processor.refunds.lock().unwrap().push(reference);
+    if processor.holding.load(Ordering::SeqCst) {
+        processor.release.notified().await;
+    }
     axum::Json(json!({ "status": "refunded" })).into_response()
 }
 

@@ -23,6 +23,14 @@ pub enum Error {
          the order from this payment without charging again"
     )]
     OrderPending,
+    /// A merchant's refund the processor did not confirm (no answer, or a failure of its own):
+    /// it is kept under its key and asked again until the processor answers, then recorded on
+    /// the order.
+    #[error(
+        "the payment processor did not confirm the refund; it is kept, asked again under the same key until the \
+         processor answers, and then recorded on the order (repeating the request is safe: it is the same refund)"
+    )]
+    RefundPending,
     #[error(transparent)]
     Store(#[from] StoreError),
     /// A broken invariant of ours; the message is for the log, not the client.
@@ -45,7 +53,9 @@ impl Error {
         match self {
             Error::InvalidInput(_) => ErrorCode::InvalidInput,
             Error::RequestTooLarge(_) => ErrorCode::RequestTooLarge,
-            Error::Busy | Error::PaymentUnavailable | Error::OrderPending => ErrorCode::Unavailable,
+            Error::Busy | Error::PaymentUnavailable | Error::OrderPending | Error::RefundPending => {
+                ErrorCode::Unavailable
+            }
             Error::Store(StoreError::Unavailable(_)) => ErrorCode::Unavailable,
             Error::Store(
                 StoreError::Conflict { .. } | StoreError::NotFound | StoreError::InDoubt(_) | StoreError::Backend(_),

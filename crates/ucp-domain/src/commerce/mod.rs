@@ -16,6 +16,7 @@ mod items;
 mod orders;
 mod presentment;
 mod recovery;
+mod refunds;
 mod session;
 mod settle;
 
@@ -29,7 +30,8 @@ pub use catalog::{
 pub use error::{Error, ErrorCode};
 pub use inputs::{CartInput, CheckoutInput, Instrument, LineInput, MAX_CODES, Payment};
 pub use orders::{MAX_ORDER_PAGE, MerchantOrder, OrderFilter, OrderOutcome};
-pub use recovery::{ChargesInDoubt, Recovered};
+pub use recovery::{Overdue, Recovered};
+pub use refunds::{REFUND_PATIENCE_SECS, RefundsSettled};
 
 use crate::catalog::Served;
 use crate::checkout::{Message, Priced, PricingRules, Session};

@@ -7,8 +7,7 @@ use std::sync::Mutex;
 
 use crate::order::changes::{self, ChangeError, LineQuantity, OrderAction, Stamp, Tracking};
 use crate::order::{AdjustmentStatus, OrderStatus};
-use crate::payment::Refund;
-use crate::store::{OrderChange, OrderQuery, StoreError, StoredOrder};
+use crate::store::{OrderChange, OrderQuery, RefundIntent, StoreError, StoredOrder};
 
 use super::session::Attempt;
 use super::{Commerce, Error};
@@ -27,7 +26,7 @@ pub struct MerchantOrder {
 }
 
 impl MerchantOrder {
-    fn of(stored: StoredOrder) -> MerchantOrder {
+    pub(super) fn of(stored: StoredOrder) -> MerchantOrder {
         let status = stored.order.status();
         let refunded = stored.order.refunded();
         let paid = stored.payment.as_ref().map(|payment| payment.amount);
@@ -75,7 +74,7 @@ impl Commerce {
         tracking: Tracking,
         description: Option<String>,
     ) -> Result<OrderOutcome, Error> {
-        self.change_order(id, OrderAction::Ship { lines, tracking, description }).await
+        self.change_order(id, &OrderAction::Ship { lines, tracking, description }).await
     }
 
     /// Records the delivery of shipped units (`None`: every shipped unit not yet delivered).
@@ -85,7 +84,7 @@ impl Commerce {
         lines: Option<Vec<LineQuantity>>,
         description: Option<String>,
     ) -> Result<OrderOutcome, Error> {
-        self.change_order(id, OrderAction::Deliver { lines, description }).await
+        self.change_order(id, &OrderAction::Deliver { lines, description }).await
     }
 
     /// Records a failed delivery attempt of shipped units.
@@ -95,7 +94,7 @@ impl Commerce {
         lines: Option<Vec<LineQuantity>>,
         description: Option<String>,
     ) -> Result<OrderOutcome, Error> {
-        self.change_order(id, OrderAction::FailDelivery { lines, description }).await
+        self.change_order(id, &OrderAction::FailDelivery { lines, description }).await
     }
 
     /// Records fulfilled units coming back: they leave their lines' totals.
@@ -106,7 +105,7 @@ impl Commerce {
         tracking: Tracking,
         description: Option<String>,
     ) -> Result<OrderOutcome, Error> {
-        self.change_order(id, OrderAction::Return { lines, tracking, description }).await
+        self.change_order(id, &OrderAction::Return { lines, tracking, description }).await
     }
 
     /// Cancels units not yet fulfilled (`None`: all of them) and refunds them.
@@ -117,12 +116,12 @@ impl Commerce {
         amount: Option<i64>,
         reason: Option<String>,
     ) -> Result<OrderOutcome, Error> {
-        self.change_order(id, OrderAction::Cancel { lines, amount, description: reason }).await
+        self.change_order(id, &OrderAction::Cancel { lines, amount, description: reason }).await
     }
 
     /// Refunds `amount` through the order's payment handler.
     pub async fn refund_order(&self, id: &str, amount: i64, reason: Option<String>) -> Result<OrderOutcome, Error> {
-        self.change_order(id, OrderAction::Refund { amount, description: reason }).await
+        self.change_order(id, &OrderAction::Refund { amount, description: reason }).await
     }
 
     /// Records another adjustment (credit, price_adjustment, dispute…).
@@ -134,32 +133,29 @@ impl Commerce {
         status: AdjustmentStatus,
         description: Option<String>,
     ) -> Result<OrderOutcome, Error> {
-        self.change_order(id, OrderAction::Adjust { kind, amount, status, description }).await
+        self.change_order(id, &OrderAction::Adjust { kind, amount, status, description }).await
     }
 
     /// Applies one merchant operation: validated against the order as stored, money going
     /// back refunded through the order's payment handler (our key: the adjustment's id, which
     /// [`record_id`] derives from the order's version and the request), then the records
-    /// appended and the order re-derived in one transaction with its webhook.
-    pub async fn change_order(&self, id: &str, action: OrderAction) -> Result<OrderOutcome, Error> {
+    /// appended and the order re-derived in one transaction with its webhook. A refund is kept
+    /// as pending before the processor is asked and ends in that transaction
+    /// (`commerce::refunds`): made once and recorded once, whatever fails between.
+    pub async fn change_order(&self, id: &str, action: &OrderAction) -> Result<OrderOutcome, Error> {
         let occurred_at = crate::time::rfc3339(self.now());
         // The same ids on every attempt: the processor's idempotency key is one of them.
         let ids = Mutex::new(Vec::new());
         let refunded = Mutex::new(None);
         let state = Attempts { ids: &ids, refunded: &refunded, occurred_at: &occurred_at };
-        let changed = self.retrying(|| self.change_once(id, &action, state)).await;
+        let changed = self.retrying(|| self.change_once(id, action, state)).await;
         if changed.is_err()
             && let Some((amount, key)) = refunded.lock().ok().and_then(|done| done.clone())
         {
             // Whatever failed after the processor refunded (the store, a reread, losing every
-            // race): the money went back and the order may not say so. A repeat sends the same
-            // key, and so refunds once, only while the order is unchanged since.
-            tracing::error!(
-                order = id,
-                amount,
-                key,
-                "a refund went through but may not be recorded; read the order before repeating the request"
-            );
+            // race): the refund stays pending, and the same request again or the recovery
+            // sweeper records it under the same key.
+            tracing::warn!(order = id, amount, key, "a refund went through and is not recorded yet; it stays pending");
         }
         changed
     }
@@ -173,6 +169,12 @@ impl Commerce {
         let Some(stored) = self.ports.store.order(id).await? else {
             return Ok(Attempt::Done(OrderOutcome::NotFound));
         };
+        if let Some(intent) = self.pending_twin(&stored, action).await? {
+            // This very request's refund, kept by an earlier try and not recorded (its record
+            // failed, or the processor did not answer): this is its repeat, and settles it
+            // under its key rather than refunding again, whatever changed on the order since.
+            return self.settle_refund(stored, &intent, state.occurred_at, state.refunded).await;
+        }
         let paid = stored.payment.as_ref().map(|payment| payment.amount);
         let applied = {
             let mut issued = state.ids.lock().map_err(|_| Error::Internal("poisoned id list".into()))?;
@@ -194,45 +196,48 @@ impl Commerce {
         };
         let applied = match applied {
             Ok(applied) => applied,
-            Err(refusal) => {
-                if state.refunded.lock().ok().is_some_and(|done| done.is_some()) {
-                    tracing::error!(order = id, %refusal, "money went back but the order changed meanwhile; reconcile by hand");
-                }
-                return Ok(Attempt::Done(OrderOutcome::Refused(refusal)));
-            }
+            Err(refusal) => return Ok(Attempt::Done(OrderOutcome::Refused(refusal))),
         };
-        if let Some(amount) = applied.refund
-            && state.refunded.lock().ok().is_some_and(|done| done.is_none())
-        {
-            let Some(payment) = &stored.payment else {
-                return Err(Error::Internal(format!("order {id}: a refund without a payment")));
-            };
-            let Some(handler) = self.ports.payments.by_id(&payment.handler_id) else {
-                let reason = format!("payment handler {} is no longer configured; refund by hand", payment.handler_id);
-                return Ok(Attempt::Done(OrderOutcome::Refused(ChangeError::Invalid(reason))));
-            };
+        let mut settles = None;
+        if let Some(amount) = applied.refund {
             let key = applied.records.iter().rev().map(changes::OrderRecord::id).next().unwrap_or_default().to_owned();
-            let refund = Refund {
-                reference: payment.reference.clone(),
+            let intent = RefundIntent {
+                key,
+                order_id: stored.id.clone(),
+                version: stored.version,
+                action: action.clone(),
                 amount,
-                currency: payment.currency.clone(),
-                idempotency_key: key,
+                created_at: self.now(),
             };
-            if let Err(error) = handler.processor.refund(&refund).await {
-                tracing::warn!(order = id, %error, "refund failed; nothing recorded");
-                return Err(Error::PaymentUnavailable);
+            if let Some(refused) = self.make_refund(&stored, &intent, state.refunded).await? {
+                return Ok(Attempt::Done(OrderOutcome::Refused(refused)));
             }
-            if let Ok(mut done) = state.refunded.lock() {
-                *done = Some((amount, refund.idempotency_key));
-            }
+            settles = Some(intent.key);
         }
+        self.record_change(stored, applied, settles, action.name()).await
+    }
+
+    /// Writes `applied` as the next version of `stored`, ending the pending refund it
+    /// `settles` in the same transaction.
+    pub(super) async fn record_change(
+        &self,
+        stored: StoredOrder,
+        applied: changes::Applied,
+        settles: Option<String>,
+        name: &str,
+    ) -> Result<Attempt<OrderOutcome>, Error> {
+        let id = stored.id.clone();
         let mut next = StoredOrder { order: applied.order, ..stored };
-        let change =
-            OrderChange { order: next.clone(), records: applied.records, webhook: crate::webhook::ORDER_UPDATED };
+        let change = OrderChange {
+            order: next.clone(),
+            records: applied.records,
+            webhook: crate::webhook::ORDER_UPDATED,
+            settles,
+        };
         match self.ports.store.apply_order_change(&change).await {
             Ok(()) => {
                 next.version += 1;
-                tracing::info!(order = id, action = action.name(), "order changed");
+                tracing::info!(order = %id, action = name, "order changed");
                 Ok(Attempt::Done(OrderOutcome::Changed(Box::new(MerchantOrder::of(next)))))
             }
             Err(StoreError::Conflict { .. }) => Ok(Attempt::Raced),
@@ -252,7 +257,7 @@ impl Commerce {
 /// version, so a later identical request is a change of its own. The action is hashed as its
 /// [`OrderAction::identity`], which this crate writes out, so ids stay the same across builds
 /// (the test below pins one).
-fn record_id(prefix: &str, order_id: &str, version: i64, action: &OrderAction, index: usize) -> String {
+pub(super) fn record_id(prefix: &str, order_id: &str, version: i64, action: &OrderAction, index: usize) -> String {
     use sha2::{Digest, Sha256};
     let mut hash = Sha256::new();
     let head = [order_id.to_owned(), version.to_string()];
@@ -266,17 +271,19 @@ fn record_id(prefix: &str, order_id: &str, version: i64, action: &OrderAction, i
 }
 
 /// Whether `stored` already holds an event or adjustment with this id.
-fn holds_record(stored: &StoredOrder, id: &str) -> bool {
+pub(super) fn holds_record(stored: &StoredOrder, id: &str) -> bool {
     stored.order.fulfillment.events.iter().any(|event| event.id == id)
         || stored.order.adjustments.iter().any(|adjustment| adjustment.id == id)
 }
+
+/// The amount and key of the refund the processor made, once it did.
+pub(super) type Refunded = Mutex<Option<(i64, String)>>;
 
 /// What the attempts of one change share.
 #[derive(Clone, Copy)]
 struct Attempts<'a> {
     ids: &'a Mutex<Vec<String>>,
-    /// The amount and key of the refund the processor made, once it did.
-    refunded: &'a Mutex<Option<(i64, String)>>,
+    refunded: &'a Refunded,
     occurred_at: &'a str,
 }
 

@@ -13,11 +13,13 @@ use super::session::Attempt;
 use super::settle::Settled;
 use super::{Answer, Caller, Commerce, Error, SessionView};
 
-/// Checkouts whose charge has waited past recovery's delay without an outcome.
+/// What has waited past recovery's delay without an outcome: checkouts whose charge is in
+/// doubt ([`Commerce::charges_in_doubt`]), or merchants' refunds not yet recorded
+/// ([`Commerce::refunds_pending`]).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct ChargesInDoubt {
+pub struct Overdue {
     pub count: u64,
-    /// Seconds since the oldest one's payment attempt started; 0 when there is none.
+    /// Seconds since the oldest one started; 0 when there is none.
     pub oldest_secs: i64,
 }
 
@@ -54,11 +56,11 @@ impl Commerce {
     /// The checkouts whose charge has waited past `payment_recovery_secs` without an outcome
     /// (the recovery sweeper's work; for `/metrics`: one that stays means a processor that
     /// cannot answer, or a store that cannot record the order).
-    pub async fn charges_in_doubt(&self) -> Result<ChargesInDoubt, Error> {
+    pub async fn charges_in_doubt(&self) -> Result<Overdue, Error> {
         let now = self.now();
         let stuck = self.ports.store.stuck_summary(self.stuck_before(now)).await?;
         let oldest_secs = stuck.oldest_started_at.map_or(0, |started| now.saturating_sub(started).max(0));
-        Ok(ChargesInDoubt { count: stuck.count, oldest_secs })
+        Ok(Overdue { count: stuck.count, oldest_secs })
     }
 
     /// Settles at most `limit` checkouts that have been `complete_in_progress` with an
@@ -84,7 +86,7 @@ impl Commerce {
     }
 
     /// A payment attempt started at or before this (unix seconds) is recovery's to settle.
-    fn stuck_before(&self, now: i64) -> i64 {
+    pub(super) fn stuck_before(&self, now: i64) -> i64 {
         now.saturating_sub(self.settings.payment_recovery_secs)
     }
 

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+pub use super::action::{LineQuantity, OrderAction, Tracking};
 use super::{
     AdjustedLine, Adjustment, AdjustmentStatus, ExpectedLine, FulfillmentEvent, LineStatus, Order, OrderStatus,
     OrderTotal,
@@ -23,106 +24,6 @@ pub const RETURN: &str = "return";
 pub const MAX_LINES: usize = 100;
 const MAX_TEXT: usize = 500;
 const MAX_URL: usize = 2048;
-
-/// Some units of one line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LineQuantity {
-    pub id: String,
-    pub quantity: i64,
-}
-
-/// Tracking details of a shipment (or of a return parcel).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Tracking {
-    pub carrier: Option<String>,
-    pub tracking_number: Option<String>,
-    pub tracking_url: Option<String>,
-}
-
-/// What the merchant asks for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum OrderAction {
-    /// Hand units to a carrier: they count as fulfilled. Tracking number and URL required.
-    Ship { lines: Vec<LineQuantity>, tracking: Tracking, description: Option<String> },
-    /// Shipped units reached the buyer; `None`: every shipped unit not yet delivered.
-    Deliver { lines: Option<Vec<LineQuantity>>, description: Option<String> },
-    /// A delivery attempt of shipped units failed.
-    FailDelivery { lines: Option<Vec<LineQuantity>>, description: Option<String> },
-    /// Fulfilled units came back: they leave the line's total (money back is a refund).
-    Return { lines: Vec<LineQuantity>, tracking: Tracking, description: Option<String> },
-    /// Units not yet fulfilled will never be; `None`: all of them. Money back for them.
-    Cancel { lines: Option<Vec<LineQuantity>>, amount: Option<i64>, description: Option<String> },
-    /// Money back to the buyer, at most what was paid minus what was refunded.
-    Refund { amount: i64, description: Option<String> },
-    /// Any other recorded adjustment (credit, price_adjustment, dispute…); moves no money
-    /// through the processor.
-    Adjust { kind: String, amount: i64, status: AdjustmentStatus, description: Option<String> },
-}
-
-impl OrderAction {
-    /// The request as the parts that identify it, for the ids derived from it
-    /// (`commerce::orders::record_id`, so the processor's refund key): written out here, not
-    /// taken from `Debug`, so that they stay the same across builds. `~` is a field not given,
-    /// `=` starts one given.
-    pub fn identity(&self) -> Vec<String> {
-        fn text(value: &Option<String>) -> String {
-            value.as_ref().map_or_else(|| "~".to_owned(), |value| format!("={value}"))
-        }
-        fn lines(parts: &mut Vec<String>, lines: &[LineQuantity]) {
-            parts.push(format!("={}", lines.len()));
-            parts.extend(lines.iter().flat_map(|line| [line.id.clone(), line.quantity.to_string()]));
-        }
-        fn some_lines(parts: &mut Vec<String>, given: &Option<Vec<LineQuantity>>) {
-            match given {
-                Some(given) => lines(parts, given),
-                None => parts.push("~".to_owned()),
-            }
-        }
-        fn tracking(parts: &mut Vec<String>, tracking: &Tracking) {
-            parts.extend([text(&tracking.carrier), text(&tracking.tracking_number), text(&tracking.tracking_url)]);
-        }
-        let mut parts = vec![self.name().to_owned()];
-        match self {
-            OrderAction::Ship { lines: given, tracking: shipped, description }
-            | OrderAction::Return { lines: given, tracking: shipped, description } => {
-                lines(&mut parts, given);
-                tracking(&mut parts, shipped);
-                parts.push(text(description));
-            }
-            OrderAction::Deliver { lines: given, description }
-            | OrderAction::FailDelivery { lines: given, description } => {
-                some_lines(&mut parts, given);
-                parts.push(text(description));
-            }
-            OrderAction::Cancel { lines: given, amount, description } => {
-                some_lines(&mut parts, given);
-                parts.push(amount.map_or_else(|| "~".to_owned(), |amount| format!("={amount}")));
-                parts.push(text(description));
-            }
-            OrderAction::Refund { amount, description } => {
-                parts.push(amount.to_string());
-                parts.push(text(description));
-            }
-            OrderAction::Adjust { kind, amount, status, description } => {
-                parts.extend([kind.clone(), amount.to_string(), status.as_str().to_owned(), text(description)]);
-            }
-        }
-        parts
-    }
-
-    /// The operation's name, for the log.
-    pub fn name(&self) -> &'static str {
-        match self {
-            OrderAction::Ship { .. } => "ship",
-            OrderAction::Deliver { .. } => "deliver",
-            OrderAction::FailDelivery { .. } => "fail_delivery",
-            OrderAction::Return { .. } => "return",
-            OrderAction::Cancel { .. } => "cancel",
-            OrderAction::Refund { .. } => "refund",
-            OrderAction::Adjust { .. } => "adjust",
-        }
-    }
-}
 
 /// A record a change appends.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -162,6 +63,9 @@ pub enum ChangeError {
     OverRefund { requested: i64, available: i64, paid: i64 },
     #[error("the order is canceled; it cannot change any more")]
     Canceled,
+    /// The payment processor refused the refund (its answer); nothing was refunded.
+    #[error("the payment processor refused the refund: {0}")]
+    ProcessorRefused(String),
 }
 
 /// Where and when the records of a change are stamped: `ids` gives each record its id.
@@ -487,6 +391,7 @@ impl ChangeError {
             ChangeError::TooMany { .. } => "quantity_exceeded",
             ChangeError::OverRefund { .. } => "refund_exceeds_payment",
             ChangeError::Canceled => "order_canceled",
+            ChangeError::ProcessorRefused(_) => "refund_refused",
         }
     }
 }

@@ -5,6 +5,7 @@
 //! the UCP order body without its `ucp` envelope (orders written before this type existed
 //! read back unchanged).
 
+pub mod action;
 pub mod changes;
 #[cfg(test)]
 mod tests;

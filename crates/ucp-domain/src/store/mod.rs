@@ -9,9 +9,11 @@ use crate::catalog::{Product, Served};
 use crate::checkout::Session;
 
 mod idempotency;
+mod refunds;
 mod traffic;
 
 pub use idempotency::{ClaimTerms, IdempotencyClaim, IdempotencyScope, IdempotencyStore, StoredReply};
+pub use refunds::{RefundEnd, RefundIntent};
 pub use traffic::{TrafficCount, TrafficKind, TrafficStore};
 
 /// What can go wrong below the domain. Backends map their own errors into these.
@@ -41,11 +43,12 @@ pub enum StoreError {
     Backend(String),
 }
 
-/// Checkouts whose charge has waited past recovery's delay without an outcome.
+/// What has waited past recovery's delay without an outcome: checkouts whose charge is in
+/// doubt, or merchants' refunds not yet recorded.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct StuckSummary {
     pub count: u64,
-    /// When the oldest one's payment attempt started (unix seconds).
+    /// When the oldest one started (unix seconds).
     pub oldest_started_at: Option<i64>,
 }
 
@@ -205,6 +208,9 @@ pub struct OrderChange {
     pub records: Vec<crate::order::changes::OrderRecord>,
     /// The webhook event type (`order.updated`).
     pub webhook: &'static str,
+    /// The key of the pending refund this change records: it ends as recorded in the same
+    /// transaction.
+    pub settles: Option<String>,
 }
 
 /// Which orders a merchant lists: newest first.
@@ -335,7 +341,28 @@ pub trait CommerceStore: Send + Sync + std::fmt::Debug {
     /// except completed checkouts, any checkout an order was made from, and any with an
     /// unresolved payment attempt; returns how many.
     async fn delete_expired_sessions(&self, expired_before: i64, limit: u64) -> Result<u64, StoreError>;
+
+    /// Stores `intent` as pending, durably, unless one with its key is stored already (a twin
+    /// of the same request against the same order version).
+    async fn begin_refund(&self, intent: &RefundIntent) -> Result<(), StoreError>;
+
+    /// The pending refunds of one order (at most [`MAX_PENDING_REFUNDS`]), oldest first.
+    async fn pending_refunds(&self, order_id: &str) -> Result<Vec<RefundIntent>, StoreError>;
+
+    /// At most `limit` pending refunds created at or before `created_before`, oldest first
+    /// (the recovery sweeper settles each).
+    async fn stale_refunds(&self, created_before: i64, limit: u64) -> Result<Vec<RefundIntent>, StoreError>;
+
+    /// How many refunds [`CommerceStore::stale_refunds`] would list with no limit, and when the
+    /// oldest was created.
+    async fn stale_refunds_summary(&self, created_before: i64) -> Result<StuckSummary, StoreError>;
+
+    /// Ends a pending refund (nothing when it has ended already).
+    async fn end_refund(&self, key: &str, end: RefundEnd) -> Result<(), StoreError>;
 }
+
+/// At most this many pending refunds of one order are read back.
+pub const MAX_PENDING_REFUNDS: u64 = 100;
 
 /// The order-webhook outbox (order.md §3). Events are added by the order changes themselves,
 /// inside their transactions (so nothing here enqueues); a dispatcher claims due events under a

@@ -40,7 +40,11 @@ fn change(summary: &str, body: &str, required: bool) -> Value {
         ),
         (
             "422",
-            "Unknown line (unknown_line), more units than the line allows (quantity_exceeded), or a refund over what is left (refund_exceeds_payment)",
+            "Unknown line (unknown_line), more units than the line allows (quantity_exceeded), a refund over what is left (refund_exceeds_payment), or one the payment processor refused (refund_refused; nothing was refunded)",
+        ),
+        (
+            "503",
+            "Storage unavailable, nothing recorded (unavailable); or the payment processor did not confirm a refund (refund_pending): it is kept, asked for again under the same key until the processor answers, and recorded on the order, so repeating the request is safe",
         ),
     ]);
     responses["200"] = json!({ "description": "The order as it is now", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/order_details" } } } });

@@ -316,9 +316,10 @@ fn answer(outcome: Result<OrderOutcome, ucp_domain::Error>) -> Response {
         Ok(OrderOutcome::Refused(refusal)) => {
             let status = match refusal {
                 ChangeError::Invalid(_) => StatusCode::BAD_REQUEST,
-                ChangeError::UnknownLine(_) | ChangeError::TooMany { .. } | ChangeError::OverRefund { .. } => {
-                    StatusCode::UNPROCESSABLE_ENTITY
-                }
+                ChangeError::UnknownLine(_)
+                | ChangeError::TooMany { .. }
+                | ChangeError::OverRefund { .. }
+                | ChangeError::ProcessorRefused(_) => StatusCode::UNPROCESSABLE_ENTITY,
                 ChangeError::Canceled => StatusCode::CONFLICT,
             };
             error(status, refusal.code(), &refusal.to_string())
@@ -336,14 +337,17 @@ const IN_DOUBT_ORDER: &str = "storage failed while saving this change, which may
                               order before repeating the request";
 
 /// A failure below the operation: the one error table's status, a generic message on a 5xx,
-/// except for a change whose outcome is unknown, which the merchant must check before repeating.
+/// except for a change whose outcome is unknown, which the merchant must check before repeating,
+/// and a refund the processor did not confirm, which is kept and made later.
 fn domain_error(failure: ucp_domain::Error) -> Response {
     let in_doubt = matches!(failure, ucp_domain::Error::Store(ucp_domain::store::StoreError::InDoubt(_)));
+    let refund_pending = matches!(failure, ucp_domain::Error::RefundPending);
     let api = crate::error::ApiError::from(failure);
     let mapping = api.kind.mapping();
     if mapping.rest_status.is_server_error() {
         tracing::error!(error = %api.message, "admin order operation failed");
         let (code, message) = match mapping.rest_status {
+            StatusCode::SERVICE_UNAVAILABLE if refund_pending => ("refund_pending", api.message.as_str()),
             StatusCode::SERVICE_UNAVAILABLE => {
                 ("unavailable", "temporarily unavailable (payment processor or storage); retry shortly")
             }

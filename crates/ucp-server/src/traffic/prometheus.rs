@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use metrics::{Counter, Gauge, Histogram, Key, Label, Level, Metadata, Recorder};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle, PrometheusRecorder};
-use ucp_domain::commerce::ChargesInDoubt;
+use ucp_domain::commerce::Overdue;
 use ucp_domain::store::{TrafficCount, TrafficKind};
 use ucp_domain::webhook::Backlog;
 
@@ -25,6 +25,8 @@ const WEBHOOK_BACKLOG: &str = "ucpd_webhook_backlog";
 const WEBHOOK_OLDEST: &str = "ucpd_webhook_oldest_pending_seconds";
 const IN_DOUBT: &str = "ucpd_payments_in_doubt";
 const IN_DOUBT_OLDEST: &str = "ucpd_payments_in_doubt_oldest_seconds";
+const REFUNDS_PENDING: &str = "ucpd_refunds_pending";
+const REFUNDS_PENDING_OLDEST: &str = "ucpd_refunds_pending_oldest_seconds";
 
 /// Latency buckets, seconds: sub-millisecond catalog reads to multi-second payments.
 const BUCKETS: &[f64] = &[0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
@@ -42,7 +44,8 @@ pub struct StoreHealth {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Outstanding {
     pub backlog: Option<Backlog>,
-    pub charges: Option<ChargesInDoubt>,
+    pub charges: Option<Overdue>,
+    pub refunds: Option<Overdue>,
 }
 
 /// The recorder and the per-operation latency histograms.
@@ -90,6 +93,18 @@ impl Exporter {
             IN_DOUBT_OLDEST.into(),
             Some(metrics::Unit::Seconds),
             "Age of the oldest charge in doubt (0 when there is none).".into(),
+        );
+        recorder.describe_gauge(
+            REFUNDS_PENDING.into(),
+            None,
+            "Merchants' refunds not recorded on their order after payments.recovery_after_secs (the processor did \
+             not answer, or the store could not record); the sweeper keeps asking for 12 hours, then abandons them."
+                .into(),
+        );
+        recorder.describe_gauge(
+            REFUNDS_PENDING_OLDEST.into(),
+            Some(metrics::Unit::Seconds),
+            "Age of the oldest pending refund (0 when there is none).".into(),
         );
         let latency = Operation::ALL
             .iter()
@@ -157,6 +172,10 @@ impl Exporter {
         if let Some(charges) = outstanding.charges {
             self.gauge(IN_DOUBT).set(charges.count as f64);
             self.gauge(IN_DOUBT_OLDEST).set(charges.oldest_secs as f64);
+        }
+        if let Some(refunds) = outstanding.refunds {
+            self.gauge(REFUNDS_PENDING).set(refunds.count as f64);
+            self.gauge(REFUNDS_PENDING_OLDEST).set(refunds.oldest_secs as f64);
         }
         if let Some(backlog) = outstanding.backlog {
             let by_status = |status: &'static str| {

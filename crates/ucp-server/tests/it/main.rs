@@ -33,6 +33,7 @@ mod order_refunds;
 mod orders;
 mod payments;
 mod recovery;
+mod refunds_pending;
 mod rest;
 mod schema;
 mod signatures;

@@ -18,16 +18,21 @@ use crate::helpers::TestApp;
 use crate::order_ops::{admin, app_with, get_order, place, total_of};
 
 /// A processor stand-in: approves charges as `ch_1`, records refunds (key, body), and answers
-/// 500 to refunds while `down` is set. While `together` holds a barrier, each refund is
-/// answered only once that many have arrived (at most 5 s).
+/// 500 to refunds while `down` is set. While `lost` is set it makes the refund and answers 500
+/// (its answer lost); while `refusing` is set it answers 400. `asked` holds the key of every
+/// refund asked for. While `together` holds a barrier, each refund is answered only once that
+/// many have arrived (at most 5 s).
 #[derive(Clone, Default)]
-struct Processor {
-    refunds: Arc<Mutex<Vec<(String, Value)>>>,
-    down: Arc<Mutex<bool>>,
+pub(crate) struct Processor {
+    pub(crate) refunds: Arc<Mutex<Vec<(String, Value)>>>,
+    pub(crate) asked: Arc<Mutex<Vec<String>>>,
+    pub(crate) down: Arc<Mutex<bool>>,
+    pub(crate) lost: Arc<Mutex<bool>>,
+    pub(crate) refusing: Arc<Mutex<bool>>,
     together: Arc<Mutex<Option<Arc<tokio::sync::Barrier>>>>,
 }
 
-async fn start_processor() -> (Processor, String, tokio_util::sync::DropGuard) {
+pub(crate) async fn start_processor() -> (Processor, String, tokio_util::sync::DropGuard) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/charge", listener.local_addr().unwrap());
     let processor = Processor::default();
@@ -36,11 +41,18 @@ async fn start_processor() -> (Processor, String, tokio_util::sync::DropGuard) {
         .route(
             "/charge/refund",
             post(|State(processor): State<Processor>, headers: HeaderMap, axum::Json(body): axum::Json<Value>| async move {
+                let key = headers["idempotency-key"].to_str().unwrap().to_owned();
+                processor.asked.lock().unwrap().push(key.clone());
+                if *processor.refusing.lock().unwrap() {
+                    return axum::http::StatusCode::BAD_REQUEST.into_response();
+                }
                 if *processor.down.lock().unwrap() {
                     return axum::http::StatusCode::INTERNAL_SERVER_ERROR.into_response();
                 }
-                let key = headers["idempotency-key"].to_str().unwrap().to_owned();
                 processor.refunds.lock().unwrap().push((key, body));
+                if *processor.lost.lock().unwrap() {
+                    return axum::http::StatusCode::INTERNAL_SERVER_ERROR.into_response();
+                }
                 let together = processor.together.lock().unwrap().clone();
                 if let Some(together) = together {
                     let _ = tokio::time::timeout(std::time::Duration::from_secs(5), together.wait()).await;
@@ -57,7 +69,7 @@ async fn start_processor() -> (Processor, String, tokio_util::sync::DropGuard) {
     (processor, url, stop.drop_guard())
 }
 
-fn acme(url: &str) -> HttpProcessorSettings {
+pub(crate) fn acme(url: &str) -> HttpProcessorSettings {
     HttpProcessorSettings {
         id: "acme".into(),
         name: "com.acme.pay".into(),

@@ -195,7 +195,7 @@ fn stored(app: &TestApp, id: &str) -> (String, Option<String>) {
 }
 
 /// A gauge's value in `/metrics` (public in the test's settings).
-async fn metric(app: &TestApp, name: &str) -> f64 {
+pub(crate) async fn metric(app: &TestApp, name: &str) -> f64 {
     let text = app.http.get(format!("{}/metrics", app.base_url)).send().await.unwrap().text().await.unwrap();
     let line = text.lines().find(|line| line.split_whitespace().next() == Some(name));
     line.and_then(|line| line.split_whitespace().nth(1))

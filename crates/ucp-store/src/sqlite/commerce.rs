@@ -8,8 +8,8 @@ use async_trait::async_trait;
 use rusqlite::{OptionalExtension, params};
 use ucp_domain::checkout::{Session, SessionKind, Status};
 use ucp_domain::store::{
-    CommerceStore, OrderChange, OrderFilter, OrderQuery, PlaceOrder, PlaceOrderError, SchemaStatus, StoreError,
-    StoredOrder, StuckSummary,
+    CommerceStore, MAX_PENDING_REFUNDS, OrderChange, OrderFilter, OrderQuery, PlaceOrder, PlaceOrderError, RefundEnd,
+    RefundIntent, SchemaStatus, StoreError, StoredOrder, StuckSummary,
 };
 
 use super::{SqliteStore, backend};
@@ -30,7 +30,7 @@ fn kind_of(session: &Session) -> &'static str {
     }
 }
 
-fn now_seconds() -> i64 {
+pub(super) fn now_seconds() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|elapsed| elapsed.as_secs() as i64)
@@ -371,5 +371,28 @@ impl CommerceStore for SqliteStore {
             Ok(deleted as u64)
         })
         .await
+    }
+
+    async fn begin_refund(&self, intent: &RefundIntent) -> Result<(), StoreError> {
+        let intent = intent.clone();
+        self.write(move |connection| super::refunds::begin(connection, &intent)).await
+    }
+
+    async fn pending_refunds(&self, order_id: &str) -> Result<Vec<RefundIntent>, StoreError> {
+        let order_id = order_id.to_owned();
+        self.read(move |connection| super::refunds::pending_of(connection, &order_id, MAX_PENDING_REFUNDS)).await
+    }
+
+    async fn stale_refunds(&self, created_before: i64, limit: u64) -> Result<Vec<RefundIntent>, StoreError> {
+        self.read(move |connection| super::refunds::stale(connection, created_before, limit)).await
+    }
+
+    async fn stale_refunds_summary(&self, created_before: i64) -> Result<StuckSummary, StoreError> {
+        self.read(move |connection| super::refunds::stale_summary(connection, created_before)).await
+    }
+
+    async fn end_refund(&self, key: &str, end: RefundEnd) -> Result<(), StoreError> {
+        let key = key.to_owned();
+        self.write(move |connection| super::refunds::end(connection, &key, end)).await
     }
 }

@@ -11,6 +11,7 @@ mod index_file;
 mod indexing;
 mod orders;
 mod outbox;
+mod refunds;
 mod traffic;
 #[cfg(test)]
 mod wait_tests;
@@ -41,6 +42,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("schema_9.sql"),
     include_str!("schema_10.sql"),
     include_str!("schema_11.sql"),
+    include_str!("schema_12.sql"),
 ];
 
 /// How long a call waits for the store by default ([`SqliteStore::set_wait_timeout`]).

@@ -384,6 +384,12 @@ fn missing(state: &AppState) -> Response {
 
 /// A failure below the operation: a 5xx page (logged), else the error's own message.
 fn failed(state: &AppState, failure: ucp_domain::Error) -> Response {
+    if matches!(failure, ucp_domain::Error::RefundPending) {
+        let text = "The payment processor did not confirm the refund. It is kept: ucpd asks the processor again \
+                    until it answers, then records the refund on the order. Asking for the same refund again is \
+                    safe: it is the same refund.";
+        return views::message(state, StatusCode::SERVICE_UNAVAILABLE, "Refund pending", text);
+    }
     let api = crate::error::ApiError::from(failure);
     if api.kind.mapping().rest_status.is_server_error() {
         return views::unavailable(state, &api.message);

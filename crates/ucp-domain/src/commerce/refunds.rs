@@ -1,0 +1,230 @@
+//! A merchant's refund made once and recorded once. The refund is stored as pending
+//! ([`RefundIntent`]) before its processor is asked, under the key the order's adjustment will
+//! carry; the change that records it on the order ends it in the same transaction. Whatever
+//! fails in between (the processor's answer, the store, the process), the refund stays
+//! pending: the same request again settles it under its key instead of refunding anew, even
+//! after the order changed, and the recovery sweeper settles it when nobody asks. Settling
+//! asks the processor again under the same key (it refunds at most once per key) and applies
+//! the request to the order as it is now; where the order moved on so that the request no
+//! longer gives back that amount, the money that went back is recorded as a refund of its own.
+//! A processor's refusal ends the intent: nothing was refunded.
+
+use crate::order::action::OrderAction;
+use crate::order::changes::{self, Applied, ChangeError, Stamp};
+use crate::payment::{Refund, RefundError};
+use crate::store::{RefundEnd, RefundIntent, StoredOrder};
+
+use super::orders::{MerchantOrder, OrderOutcome, Refunded, holds_record, record_id};
+use super::recovery::Overdue;
+use super::session::Attempt;
+use super::{Commerce, Error};
+
+/// How long the sweeper keeps asking the processor about a pending refund: well inside the
+/// 24 hours for which processors such as Stripe keep an idempotency key, so that asking again
+/// can never refund twice. Past it the refund is abandoned to the merchant, with an error in
+/// the log.
+pub const REFUND_PATIENCE_SECS: i64 = 12 * 3600;
+
+/// What one sweep of pending refunds did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct RefundsSettled {
+    /// Made and recorded on their order.
+    pub recorded: u64,
+    /// Refused by the processor: nothing was refunded.
+    pub refused: u64,
+    /// Given up: past [`REFUND_PATIENCE_SECS`], or not recordable on the order.
+    pub abandoned: u64,
+    /// Left pending: the processor did not answer (yet), or the store failed.
+    pub unresolved: u64,
+}
+
+impl RefundsSettled {
+    pub fn is_empty(&self) -> bool {
+        *self == RefundsSettled::default()
+    }
+}
+
+impl Commerce {
+    /// The pending refund of this very request on `stored`'s order, if an earlier try left one.
+    pub(super) async fn pending_twin(
+        &self,
+        stored: &StoredOrder,
+        action: &OrderAction,
+    ) -> Result<Option<RefundIntent>, Error> {
+        let pending = self.ports.store.pending_refunds(&stored.id).await?;
+        Ok(pending.into_iter().find(|intent| intent.action == *action))
+    }
+
+    /// Stores `intent` as pending, then asks the processor for it. `Some`: the processor
+    /// refused (the intent ends so); `Err(RefundPending)`: it did not answer, and the intent
+    /// stays for a repeat or the sweeper.
+    pub(super) async fn make_refund(
+        &self,
+        stored: &StoredOrder,
+        intent: &RefundIntent,
+        refunded: &Refunded,
+    ) -> Result<Option<ChangeError>, Error> {
+        let Some(payment) = &stored.payment else {
+            return Err(Error::Internal(format!("order {}: a refund without a payment", stored.id)));
+        };
+        let Some(handler) = self.ports.payments.by_id(&payment.handler_id) else {
+            let reason = format!("payment handler {} is no longer configured; refund by hand", payment.handler_id);
+            return Ok(Some(ChangeError::Invalid(reason)));
+        };
+        if refunded.lock().map_err(|_| Error::Internal("poisoned refund state".into()))?.is_some() {
+            return Ok(None);
+        }
+        // Kept before the processor is asked: from here the refund ends recorded on the order
+        // or refused by the processor, never made and forgotten.
+        self.ports.store.begin_refund(intent).await?;
+        let refund = Refund {
+            reference: payment.reference.clone(),
+            amount: intent.amount,
+            currency: payment.currency.clone(),
+            idempotency_key: intent.key.clone(),
+        };
+        match handler.processor.refund(&refund).await {
+            Ok(()) => {
+                if let Ok(mut done) = refunded.lock() {
+                    *done = Some((intent.amount, intent.key.clone()));
+                }
+                Ok(None)
+            }
+            Err(RefundError::Refused(reason)) => {
+                tracing::warn!(order = %stored.id, key = %intent.key, %reason, "the processor refused a refund");
+                self.ports.store.end_refund(&intent.key, RefundEnd::Refused).await?;
+                Ok(Some(ChangeError::ProcessorRefused(reason)))
+            }
+            Err(RefundError::Unavailable(error)) => {
+                tracing::warn!(order = %stored.id, key = %intent.key, %error, "the processor did not confirm a refund; it stays pending");
+                Err(Error::RefundPending)
+            }
+        }
+    }
+
+    /// Settles the pending `intent` on `stored` as it is now: made (asked again under its key
+    /// unless `refunded` says this call made it) and recorded in one transaction with its end.
+    /// One the order can no longer record is abandoned before the processor is asked.
+    pub(super) async fn settle_refund(
+        &self,
+        stored: StoredOrder,
+        intent: &RefundIntent,
+        occurred_at: &str,
+        refunded: &Refunded,
+    ) -> Result<Attempt<OrderOutcome>, Error> {
+        if holds_record(&stored, &intent.key) {
+            self.ports.store.end_refund(&intent.key, RefundEnd::Recorded).await?;
+            return Ok(Attempt::Done(OrderOutcome::Changed(Box::new(MerchantOrder::of(stored)))));
+        }
+        let applied = match applied_again(&stored, intent, occurred_at) {
+            Ok(applied) => applied,
+            Err(refusal) => return self.abandon(&stored, intent, refusal).await,
+        };
+        if let Some(refused) = self.make_refund(&stored, intent, refunded).await? {
+            if matches!(refused, ChangeError::ProcessorRefused(_)) {
+                return Ok(Attempt::Done(OrderOutcome::Refused(refused)));
+            }
+            return self.abandon(&stored, intent, refused).await;
+        }
+        self.record_change(stored, applied, Some(intent.key.clone()), intent.action.name()).await
+    }
+
+    /// Gives up on `intent`, which `refusal` says cannot be made or recorded now: the
+    /// merchant reconciles by hand, told so by an error in the log.
+    async fn abandon(
+        &self,
+        stored: &StoredOrder,
+        intent: &RefundIntent,
+        refusal: ChangeError,
+    ) -> Result<Attempt<OrderOutcome>, Error> {
+        tracing::error!(
+            order = %stored.id,
+            key = %intent.key,
+            amount = intent.amount,
+            %refusal,
+            "a pending refund cannot be settled; ask the processor whether it made a refund under this key and record it by hand"
+        );
+        self.ports.store.end_refund(&intent.key, RefundEnd::Abandoned).await?;
+        Ok(Attempt::Done(OrderOutcome::Refused(refusal)))
+    }
+
+    /// Settles at most `limit` refunds pending for `payment_recovery_secs` or more, oldest
+    /// first; those pending past [`REFUND_PATIENCE_SECS`] are abandoned.
+    pub async fn recover_refunds(&self, limit: u64) -> Result<RefundsSettled, Error> {
+        let now = self.now();
+        let stale = self.ports.store.stale_refunds(self.stuck_before(now), limit).await?;
+        let mut settled = RefundsSettled::default();
+        for intent in stale {
+            if now.saturating_sub(intent.created_at) > REFUND_PATIENCE_SECS {
+                tracing::error!(
+                    order = %intent.order_id,
+                    key = %intent.key,
+                    amount = intent.amount,
+                    "a refund pending past the processor's key lifetime is abandoned; ask the processor whether it was made and record it by hand"
+                );
+                self.ports.store.end_refund(&intent.key, RefundEnd::Abandoned).await?;
+                settled.abandoned += 1;
+                continue;
+            }
+            let occurred_at = crate::time::rfc3339(now);
+            let refunded = Refunded::default();
+            let (pending, occurred_at, refunded) = (&intent, occurred_at.as_str(), &refunded);
+            let outcome = self
+                .retrying(|| async move {
+                    let Some(stored) = self.ports.store.order(&pending.order_id).await? else {
+                        return Ok(Attempt::Done(OrderOutcome::NotFound));
+                    };
+                    self.settle_refund(stored, pending, occurred_at, refunded).await
+                })
+                .await;
+            match outcome {
+                Ok(OrderOutcome::Changed(_)) => settled.recorded += 1,
+                Ok(OrderOutcome::Refused(ChangeError::ProcessorRefused(_))) => settled.refused += 1,
+                Ok(OrderOutcome::Refused(_)) => settled.abandoned += 1,
+                Ok(OrderOutcome::NotFound) => {
+                    tracing::error!(order = %intent.order_id, key = %intent.key, "the order of a pending refund is gone");
+                    self.ports.store.end_refund(&intent.key, RefundEnd::Abandoned).await?;
+                    settled.abandoned += 1;
+                }
+                Err(Error::RefundPending) => settled.unresolved += 1,
+                Err(error) => {
+                    tracing::warn!(order = %intent.order_id, key = %intent.key, %error, "settling a pending refund failed; trying again later");
+                    settled.unresolved += 1;
+                }
+            }
+        }
+        Ok(settled)
+    }
+
+    /// The merchants' refunds pending past `payment_recovery_secs` (for `/metrics`: one that
+    /// stays means a processor that does not answer, or a store that cannot record).
+    pub async fn refunds_pending(&self) -> Result<Overdue, Error> {
+        let now = self.now();
+        let stale = self.ports.store.stale_refunds_summary(self.stuck_before(now)).await?;
+        let oldest_secs = stale.oldest_started_at.map_or(0, |created| now.saturating_sub(created).max(0));
+        Ok(Overdue { count: stale.count, oldest_secs })
+    }
+}
+
+/// `intent`'s request applied to `stored` as it is now, with the record ids it had when asked
+/// for, so its adjustment carries the refund's key. Where the order moved on so that the
+/// request no longer gives back that amount under that key (another change took the lines it
+/// cancels, say), what goes back is recorded as a refund of its own, under the same key.
+fn applied_again(stored: &StoredOrder, intent: &RefundIntent, occurred_at: &str) -> Result<Applied, ChangeError> {
+    let paid = stored.payment.as_ref().map(|payment| payment.amount);
+    let mut index = 0;
+    let mut ids = |kind: &str| {
+        let prefix = if changes::is_event(kind) { "evt" } else { "adj" };
+        index += 1;
+        record_id(prefix, &stored.id, intent.version, &intent.action, index - 1)
+    };
+    let stamp = Stamp { occurred_at, ids: &mut ids };
+    if let Ok(applied) = changes::apply(&stored.order, &intent.action, paid, stamp)
+        && applied.refund == Some(intent.amount)
+        && applied.records.last().map(changes::OrderRecord::id) == Some(intent.key.as_str())
+    {
+        return Ok(applied);
+    }
+    let refund = OrderAction::Refund { amount: intent.amount, description: intent.action.description().cloned() };
+    changes::apply(&stored.order, &refund, paid, Stamp { occurred_at, ids: &mut |_: &str| intent.key.clone() })
+}

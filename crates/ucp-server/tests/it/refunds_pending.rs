@@ -1,0 +1,164 @@
+//! A merchant's refund is kept as pending before its processor is asked, and ends recorded on
+//! the order, refused by the processor, or abandoned: made once and recorded once whatever
+//! fails between the processor and the store. The server's clock decides when the recovery
+//! sweeper (every second here) finds a refund old enough to settle.
+
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::helpers::TestApp;
+use crate::order_ops::{admin, app_with, get_order, place};
+use crate::order_refunds::{Processor, acme, start_processor};
+use crate::recovery::metric;
+
+async fn shop(processor_url: &str) -> TestApp {
+    app_with(|settings| {
+        settings.payments.http = vec![acme(processor_url)];
+        settings.payments.recovery_after_secs = 60;
+        settings.checkout.sweep_interval_secs = 1;
+        settings.metrics.public = true;
+    })
+    .await
+}
+
+/// The order's adjustments (as the platform sees them) once `done` holds, or after 15 s.
+async fn adjustments_once(app: &TestApp, id: &str, done: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        let order = get_order(app, id).await;
+        let adjustments = order["adjustments"].as_array().cloned().unwrap_or_default();
+        if done(&adjustments) || tokio::time::Instant::now() > deadline {
+            return adjustments;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn keys(processor: &Processor) -> Vec<String> {
+    processor.refunds.lock().unwrap().iter().map(|(key, _)| key.clone()).collect()
+}
+
+// The processor makes the refund but its answer is lost (500): the merchant is told the refund
+// is pending, and the order says nothing yet. Another change moves the order on (a credit);
+// then the merchant repeats the refund. The repeat is the same refund, under the same key, so
+// the processor refunds once, and the order records it once. Before the refund was kept, the
+// repeat at the new order version drew a new key, and the buyer got the money twice.
+#[tokio::test]
+async fn a_refund_whose_answer_was_lost_is_the_same_refund_when_repeated_after_the_order_changed() {
+    let (processor, url, _guard) = start_processor().await;
+    let app = shop(&url).await;
+    let (id, _) = place(&app, "acme").await;
+    let refund = format!("/orders/{id}/refund");
+    let body = json!({ "amount": 500, "reason": "Scratched" });
+
+    *processor.lost.lock().unwrap() = true;
+    let (status, answer) = admin(&app, &refund, Some(body.clone())).await;
+    assert_eq!(
+        (status, answer["code"].as_str()),
+        (StatusCode::SERVICE_UNAVAILABLE, Some("refund_pending")),
+        "{answer}"
+    );
+    assert!(answer["message"].as_str().unwrap().contains("repeating the request is safe"), "{answer}");
+    assert_eq!(get_order(&app, &id).await["adjustments"], Value::Null, "not recorded yet");
+    let made = keys(&processor);
+    assert_eq!(made.len(), 1, "the processor made it");
+    *processor.lost.lock().unwrap() = false;
+
+    let credit = json!({ "type": "credit", "amount": -100, "description": "Goodwill" });
+    let (status, _) = admin(&app, &format!("/orders/{id}/adjust"), Some(credit)).await;
+    assert_eq!(status, StatusCode::OK);
+
+    let (status, details) = admin(&app, &refund, Some(body.clone())).await;
+    assert_eq!(status, StatusCode::OK, "{details}");
+    assert_eq!(details["payment"]["refunded"], 500, "{details}");
+    let adjustments = get_order(&app, &id).await["adjustments"].as_array().cloned().unwrap();
+    let refunds: Vec<&Value> = adjustments.iter().filter(|adjustment| adjustment["type"] == "refund").collect();
+    assert_eq!(refunds.len(), 1, "{adjustments:?}");
+    assert_eq!(refunds[0]["id"], made[0].as_str(), "recorded under the key the processor made it with");
+    assert_eq!(refunds[0]["description"], "Scratched");
+    assert_eq!(keys(&processor), vec![made[0].clone(), made[0].clone()], "asked again under the same key: one refund");
+    assert_eq!(metric(&app, "ucpd_refunds_pending").await, 0.0);
+
+    // Once recorded, the same request again is a refund of its own.
+    let (status, details) = admin(&app, &refund, Some(body)).await;
+    assert_eq!((status, &details["payment"]["refunded"]), (StatusCode::OK, &json!(1000)), "{details}");
+    assert_ne!(keys(&processor)[2], made[0]);
+}
+
+// The processor is down when the merchant refunds: 503 `refund_pending`. Nobody repeats it.
+// Once it is older than payments.recovery_after_secs the sweeper asks again (an operator sees
+// it waiting meanwhile) and, the processor back, records it on the order under its key.
+#[tokio::test]
+async fn a_pending_refund_nobody_repeats_is_made_and_recorded_by_the_sweeper() {
+    let (processor, url, _guard) = start_processor().await;
+    let app = shop(&url).await;
+    let (id, _) = place(&app, "acme").await;
+
+    *processor.down.lock().unwrap() = true;
+    let (status, answer) = admin(&app, &format!("/orders/{id}/refund"), Some(json!({ "amount": 400 }))).await;
+    assert_eq!(
+        (status, answer["code"].as_str()),
+        (StatusCode::SERVICE_UNAVAILABLE, Some("refund_pending")),
+        "{answer}"
+    );
+    let first = processor.asked.lock().unwrap().clone();
+    assert_eq!(first.len(), 1);
+    assert_eq!(metric(&app, "ucpd_refunds_pending").await, 0.0, "not overdue yet");
+
+    app.clock.advance(61);
+    assert_eq!(metric(&app, "ucpd_refunds_pending").await, 1.0);
+    assert!(metric(&app, "ucpd_refunds_pending_oldest_seconds").await >= 61.0);
+    // The sweeper keeps asking while the processor is down, always under the same key.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    while processor.asked.lock().unwrap().len() < 2 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(processor.asked.lock().unwrap().iter().all(|key| *key == first[0]), "one key");
+    assert_eq!(get_order(&app, &id).await["adjustments"], Value::Null, "nothing recorded");
+
+    *processor.down.lock().unwrap() = false;
+    let adjustments = adjustments_once(&app, &id, |adjustments| !adjustments.is_empty()).await;
+    assert_eq!(adjustments.len(), 1, "{adjustments:?}");
+    assert_eq!(adjustments[0]["id"], first[0].as_str());
+    assert_eq!(adjustments[0]["totals"][0]["amount"], -400);
+    assert_eq!(keys(&processor), vec![first[0].clone()], "made once");
+    assert_eq!(metric(&app, "ucpd_refunds_pending").await, 0.0);
+    assert_eq!(metric(&app, "ucpd_refunds_pending_oldest_seconds").await, 0.0);
+}
+
+// A refund the processor refuses (400) is the merchant's 422 `refund_refused`, records nothing
+// and is not kept: the sweeper never asks for it again. One pending past the sweeper's
+// patience (12 h, inside the day processors keep a key) is abandoned, not asked for again.
+#[tokio::test]
+async fn a_refused_refund_is_not_kept_and_an_old_pending_one_is_abandoned() {
+    let (processor, url, _guard) = start_processor().await;
+    let app = shop(&url).await;
+    let (id, _) = place(&app, "acme").await;
+    let refund = format!("/orders/{id}/refund");
+
+    *processor.refusing.lock().unwrap() = true;
+    let (status, answer) = admin(&app, &refund, Some(json!({ "amount": 300 }))).await;
+    assert_eq!(
+        (status, answer["code"].as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("refund_refused")),
+        "{answer}"
+    );
+    assert!(answer["message"].as_str().unwrap().contains("refused the refund"), "{answer}");
+    *processor.refusing.lock().unwrap() = false;
+
+    *processor.down.lock().unwrap() = true;
+    let (status, _) = admin(&app, &refund, Some(json!({ "amount": 200 }))).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    *processor.down.lock().unwrap() = false;
+    app.clock.advance(ucp_domain::commerce::REFUND_PATIENCE_SECS + 61);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    while metric(&app, "ucpd_refunds_pending").await != 0.0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(metric(&app, "ucpd_refunds_pending").await, 0.0, "abandoned");
+    assert_eq!(processor.asked.lock().unwrap().len(), 2, "neither was asked for again");
+    assert!(keys(&processor).is_empty());
+    assert_eq!(get_order(&app, &id).await["adjustments"], Value::Null, "nothing recorded");
+}

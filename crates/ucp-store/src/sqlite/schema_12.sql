@@ -1,0 +1,17 @@
+-- Migration 12: a merchant's refund is stored as pending before its processor is asked
+-- (`ucp_domain::store::RefundIntent`), under the key its adjustment will carry, and ends when
+-- the change that records it on the order commits (in that transaction), when the processor
+-- refuses it, or when it is abandoned. `action` is the request as serde's JSON of
+-- `OrderAction`, applied again to the order when a repeat or the recovery sweeper settles it.
+CREATE TABLE order_refunds (
+    key TEXT PRIMARY KEY,
+    order_id TEXT NOT NULL REFERENCES orders (id),
+    version INTEGER NOT NULL,
+    action TEXT NOT NULL,
+    amount INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'recorded', 'refused', 'abandoned')),
+    ended_at INTEGER
+);
+CREATE INDEX order_refunds_pending_by_order ON order_refunds (order_id, created_at) WHERE state = 'pending';
+CREATE INDEX order_refunds_pending_by_age ON order_refunds (created_at) WHERE state = 'pending';
