@@ -147,7 +147,8 @@ impl Commerce {
         // The same ids on every attempt: the processor's idempotency key is one of them.
         let ids = Mutex::new(Vec::new());
         let refunded = Mutex::new(None);
-        let state = Attempts { ids: &ids, refunded: &refunded, occurred_at: &occurred_at };
+        let settling = Mutex::new(None);
+        let state = Attempts { ids: &ids, refunded: &refunded, settling: &settling, occurred_at: &occurred_at };
         let changed = self.retrying(|| self.change_once(id, action, state)).await;
         if changed.is_err()
             && let Some((amount, key)) = refunded.lock().ok().and_then(|done| done.clone())
@@ -169,10 +170,28 @@ impl Commerce {
         let Some(stored) = self.ports.store.order(id).await? else {
             return Ok(Attempt::Done(OrderOutcome::NotFound));
         };
-        if let Some(intent) = self.pending_twin(&stored, action).await? {
+        let settling = state.settling.lock().map_err(|_| Error::Internal("poisoned refund state".into()))?.clone();
+        let twin = self.pending_twin(&stored, action).await?;
+        if let Some(key) = settling
+            && twin.as_ref().is_none_or(|twin| twin.key != key)
+        {
+            // An earlier attempt of this call settles a pending refund, and another request
+            // (the sweeper, a twin) ended it meanwhile: recorded, or refused or abandoned as
+            // this call would have found too. Never a fresh refund of the same request.
+            if holds_record(&stored, &key) {
+                return Ok(Attempt::Done(OrderOutcome::Changed(Box::new(MerchantOrder::of(stored)))));
+            }
+            let reason = "this refund ended meanwhile without being recorded (refused by the processor, or abandoned: \
+                          see the log); read the order";
+            return Ok(Attempt::Done(OrderOutcome::Refused(ChangeError::Invalid(reason.into()))));
+        }
+        if let Some(intent) = twin {
             // This very request's refund, kept by an earlier try and not recorded (its record
             // failed, or the processor did not answer): this is its repeat, and settles it
             // under its key rather than refunding again, whatever changed on the order since.
+            if let Ok(mut settling) = state.settling.lock() {
+                *settling = Some(intent.key.clone());
+            }
             return self.settle_refund(stored, &intent, state.occurred_at, state.refunded).await;
         }
         let paid = stored.payment.as_ref().map(|payment| payment.amount);
@@ -284,6 +303,8 @@ pub(super) type Refunded = Mutex<Option<(i64, String)>>;
 struct Attempts<'a> {
     ids: &'a Mutex<Vec<String>>,
     refunded: &'a Refunded,
+    /// The key of the pending refund an attempt settles, once one does.
+    settling: &'a Mutex<Option<String>>,
     occurred_at: &'a str,
 }
 
