@@ -162,3 +162,38 @@ async fn a_refused_refund_is_not_kept_and_an_old_pending_one_is_abandoned() {
     assert!(keys(&processor).is_empty());
     assert_eq!(get_order(&app, &id).await["adjustments"], Value::Null, "nothing recorded");
 }
+
+// The console's refund form, pressed while the processor's answer is lost, says the refund is
+// pending and that asking again is safe; pressed again (a request of its own, with no key), it
+// settles the same refund: one key at the processor, one adjustment.
+#[tokio::test]
+async fn the_console_says_a_refund_is_pending_and_pressing_again_is_the_same_refund() {
+    let (processor, url, _guard) = start_processor().await;
+    let app = crate::helpers::spawn_app_with(crate::helpers::fixture_products(), |settings, _| {
+        settings.admin.api_keys = vec![ucp_server::auth::hash_key_hex(crate::console::KEY)];
+        settings.payments.http = vec![acme(&url)];
+    })
+    .await;
+    let (id, _) = place(&app, "acme").await;
+    let cookie = crate::console::log_in(&app).await;
+    let page = format!("/admin/orders/{id}");
+    let (_, _, html) = crate::console::get(&app, &page, Some(&cookie)).await;
+    let csrf = crate::console::csrf_of(&html);
+    let fields = [("csrf", csrf.as_str()), ("amount", "250"), ("reason", "Dented")];
+    let action = format!("{page}/refund");
+    let press = || crate::console::post(&app, &action, Some(&cookie), Some(&app.base_url), &fields);
+
+    *processor.lost.lock().unwrap() = true;
+    let pending = press().await;
+    assert_eq!(pending.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let text = pending.text().await.unwrap();
+    assert!(text.contains("Refund pending") && text.contains("Asking for the same refund again is"), "{text}");
+    *processor.lost.lock().unwrap() = false;
+
+    assert_eq!(press().await.status(), StatusCode::SEE_OTHER);
+    let adjustments = get_order(&app, &id).await["adjustments"].as_array().cloned().unwrap_or_default();
+    assert_eq!(adjustments.len(), 1, "{adjustments:?}");
+    let made = keys(&processor);
+    assert_eq!(made.len(), 2);
+    assert!(made.iter().all(|key| adjustments[0]["id"] == key.as_str()), "one key: {made:?}");
+}
