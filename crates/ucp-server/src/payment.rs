@@ -183,6 +183,14 @@ impl HttpProcessor {
                 Ok(response) if matches!(response.status().as_u16(), 408 | 409 | 425 | 429) => {
                     last_error = format!("answered {}", response.status())
                 }
+                // A refusal, unless an earlier try went unanswered: what it did is unknown, and
+                // this answer may be about it ("already refunded").
+                Ok(response) if !last_error.is_empty() => {
+                    let status = response.status();
+                    return Err(Failed::Unavailable(ProcessorUnavailable(format!(
+                        "answered {status} after an earlier try went unanswered ({last_error})"
+                    ))));
+                }
                 Ok(response) => return Err(Failed::Refused(format!("answered {}", response.status()))),
                 Err(error) => last_error = error.to_string(),
             }

@@ -27,8 +27,9 @@ pub enum Error {
     /// it is kept under its key and asked again until the processor answers, then recorded on
     /// the order.
     #[error(
-        "the payment processor did not confirm the refund; it is kept, asked again under the same key until the \
-         processor answers, and then recorded on the order (repeating the request is safe: it is the same refund)"
+        "the payment processor did not confirm the refund; it is kept and asked for again under the same key until \
+         the processor answers (for 12 hours), then recorded on the order, or dropped if the processor refuses it \
+         (repeating the request is safe: it is the same refund)"
     )]
     RefundPending,
     #[error(transparent)]

@@ -9,6 +9,7 @@ use crate::order::changes::{self, ChangeError, LineQuantity, OrderAction, Stamp,
 use crate::order::{AdjustmentStatus, OrderStatus};
 use crate::store::{OrderChange, OrderQuery, RefundIntent, StoreError, StoredOrder};
 
+use super::refunds::Begun;
 use super::session::Attempt;
 use super::{Commerce, Error};
 
@@ -181,17 +182,13 @@ impl Commerce {
             if holds_record(&stored, &key) {
                 return Ok(Attempt::Done(OrderOutcome::Changed(Box::new(MerchantOrder::of(stored)))));
             }
-            let reason = "this refund ended meanwhile without being recorded (refused by the processor, or abandoned: \
-                          see the log); read the order";
-            return Ok(Attempt::Done(OrderOutcome::Refused(ChangeError::Invalid(reason.into()))));
+            return Ok(Attempt::Done(OrderOutcome::Refused(self.ended_elsewhere(&stored.id, &key, state.refunded))));
         }
         if let Some(intent) = twin {
             // This very request's refund, kept by an earlier try and not recorded (its record
             // failed, or the processor did not answer): this is its repeat, and settles it
             // under its key rather than refunding again, whatever changed on the order since.
-            if let Ok(mut settling) = state.settling.lock() {
-                *settling = Some(intent.key.clone());
-            }
+            remember(state.settling, &intent.key);
             return self.settle_refund(stored, &intent, state.occurred_at, state.refunded).await;
         }
         let paid = stored.payment.as_ref().map(|payment| payment.amount);
@@ -228,7 +225,17 @@ impl Commerce {
                 amount,
                 created_at: self.now(),
             };
-            if let Some(refused) = self.make_refund(&stored, &intent, state.refunded).await? {
+            match self.begin_refund(&stored, &intent).await? {
+                Begun::Pending => {}
+                Begun::Other(pending) => {
+                    // The same request, pending under the key it had at another order version
+                    // (asked by a request running now): this call settles that one.
+                    remember(state.settling, &pending.key);
+                    return self.settle_refund(stored, &pending, state.occurred_at, state.refunded).await;
+                }
+                Begun::Refused(refusal) => return Ok(Attempt::Done(OrderOutcome::Refused(refusal))),
+            }
+            if let Some(refused) = self.ask_refund(&stored, &intent, state.refunded).await? {
                 return Ok(Attempt::Done(OrderOutcome::Refused(refused)));
             }
             settles = Some(intent.key);
@@ -293,6 +300,13 @@ pub(super) fn record_id(prefix: &str, order_id: &str, version: i64, action: &Ord
 pub(super) fn holds_record(stored: &StoredOrder, id: &str) -> bool {
     stored.order.fulfillment.events.iter().any(|event| event.id == id)
         || stored.order.adjustments.iter().any(|adjustment| adjustment.id == id)
+}
+
+/// Notes that this call settles the pending refund `key`.
+fn remember(settling: &Mutex<Option<String>>, key: &str) {
+    if let Ok(mut settling) = settling.lock() {
+        *settling = Some(key.to_owned());
+    }
 }
 
 /// The amount and key of the refund the processor made, once it did.

@@ -4,15 +4,17 @@
 //! fails in between (the processor's answer, the store, the process), the refund stays
 //! pending: the same request again settles it under its key instead of refunding anew, even
 //! after the order changed, and the recovery sweeper settles it when nobody asks. Settling
-//! asks the processor again under the same key (it refunds at most once per key) and applies
-//! the request to the order as it is now; where the order moved on so that the request no
-//! longer gives back that amount, the money that went back is recorded as a refund of its own.
-//! A processor's refusal ends the intent: nothing was refunded.
+//! checks that the intent is still pending and that the request, applied to the order as it is
+//! now, still gives back that amount under that key, then asks the processor again under the
+//! key (it refunds at most once per key) and records it. An intent the order no longer
+//! justifies is abandoned before the processor is asked, with an error naming its key: a
+//! refund is never made that the order does not justify, and an abandoned key is never asked
+//! for again. A processor's refusal ends the intent: nothing was refunded.
 
 use crate::order::action::OrderAction;
 use crate::order::changes::{self, Applied, ChangeError, Stamp};
-use crate::payment::{Refund, RefundError};
-use crate::store::{RefundEnd, RefundIntent, StoredOrder};
+use crate::payment::{Handler, Refund, RefundError};
+use crate::store::{OrderPayment, RefundEnd, RefundIntent, StoredOrder};
 
 use super::orders::{MerchantOrder, OrderOutcome, Refunded, holds_record, record_id};
 use super::recovery::Overdue;
@@ -44,6 +46,17 @@ impl RefundsSettled {
     }
 }
 
+/// What storing a refund as pending found.
+pub(super) enum Begun {
+    /// Stored (or pending again after a refusal): ask the processor.
+    Pending,
+    /// The same request is pending under another key (asked at another order version): settle
+    /// that one instead.
+    Other(RefundIntent),
+    /// Not to be asked for: no processor to ask, or this key ended earlier unrecorded.
+    Refused(ChangeError),
+}
+
 impl Commerce {
     /// The pending refund of this very request on `stored`'s order, if an earlier try left one.
     pub(super) async fn pending_twin(
@@ -55,28 +68,53 @@ impl Commerce {
         Ok(pending.into_iter().find(|intent| intent.action == *action))
     }
 
-    /// Stores `intent` as pending, then asks the processor for it. `Some`: the processor
-    /// refused (the intent ends so); `Err(RefundPending)`: it did not answer, and the intent
-    /// stays for a repeat or the sweeper.
-    pub(super) async fn make_refund(
+    /// Stores `intent` as pending before its processor is asked (see [`Begun`]).
+    pub(super) async fn begin_refund(&self, stored: &StoredOrder, intent: &RefundIntent) -> Result<Begun, Error> {
+        if let Err(refusal) = self.handler_of(stored) {
+            return Ok(Begun::Refused(refusal));
+        }
+        Ok(match self.ports.store.begin_refund(intent).await? {
+            Some(pending) if pending.key == intent.key => Begun::Pending,
+            Some(pending) => Begun::Other(pending),
+            None => Begun::Refused(ChangeError::RefundAbandoned(format!(
+                "a refund of this request under key {} ended earlier without being recorded (see the log); it is not \
+                 asked for again: ask the processor whether it was made and record it by hand",
+                intent.key
+            ))),
+        })
+    }
+
+    /// The processor behind `stored`'s payment, or why there is none to ask.
+    fn handler_of<'a>(&'a self, stored: &'a StoredOrder) -> Result<(&'a OrderPayment, &'a Handler), ChangeError> {
+        let Some(payment) = &stored.payment else {
+            return Err(ChangeError::Invalid(format!("order {} has no recorded payment to refund", stored.id)));
+        };
+        match self.ports.payments.by_id(&payment.handler_id) {
+            Some(handler) => Ok((payment, handler)),
+            None => Err(ChangeError::Invalid(format!(
+                "payment handler {} is no longer configured; refund by hand",
+                payment.handler_id
+            ))),
+        }
+    }
+
+    /// Asks the processor for the pending `intent`, unless `refunded` says this call made it.
+    /// `Some`: the processor refused (the intent ends so); `Err(RefundPending)`: it did not
+    /// answer, and the intent stays for a repeat or the sweeper.
+    pub(super) async fn ask_refund(
         &self,
         stored: &StoredOrder,
         intent: &RefundIntent,
         refunded: &Refunded,
     ) -> Result<Option<ChangeError>, Error> {
-        let Some(payment) = &stored.payment else {
-            return Err(Error::Internal(format!("order {}: a refund without a payment", stored.id)));
-        };
-        let Some(handler) = self.ports.payments.by_id(&payment.handler_id) else {
-            let reason = format!("payment handler {} is no longer configured; refund by hand", payment.handler_id);
-            return Ok(Some(ChangeError::Invalid(reason)));
-        };
-        if refunded.lock().map_err(|_| Error::Internal("poisoned refund state".into()))?.is_some() {
+        let made = refunded.lock().map_err(|_| Error::Internal("poisoned refund state".into()))?.clone();
+        if made.is_some_and(|(_, key)| key == intent.key) {
             return Ok(None);
         }
-        // Kept before the processor is asked: from here the refund ends recorded on the order
-        // or refused by the processor, never made and forgotten.
-        self.ports.store.begin_refund(intent).await?;
+        let (payment, handler) = match self.handler_of(stored) {
+            Ok(found) => found,
+            Err(refusal) => return Ok(Some(refusal)),
+        };
         let refund = Refund {
             reference: payment.reference.clone(),
             amount: intent.amount,
@@ -91,7 +129,7 @@ impl Commerce {
                 Ok(None)
             }
             Err(RefundError::Refused(reason)) => {
-                tracing::warn!(order = %stored.id, key = %intent.key, %reason, "the processor refused a refund");
+                tracing::warn!(order = %stored.id, key = %intent.key, %reason, "the processor refused a refund; nothing was refunded");
                 self.ports.store.end_refund(&intent.key, RefundEnd::Refused).await?;
                 Ok(Some(ChangeError::ProcessorRefused(reason)))
             }
@@ -102,9 +140,10 @@ impl Commerce {
         }
     }
 
-    /// Settles the pending `intent` on `stored` as it is now: made (asked again under its key
-    /// unless `refunded` says this call made it) and recorded in one transaction with its end.
-    /// One the order can no longer record is abandoned before the processor is asked.
+    /// Settles the pending `intent` on `stored` as it is now: asked for again under its key
+    /// (unless `refunded` says this call made it) and recorded in one transaction with its
+    /// end. One that ended meanwhile is left alone; one the order can no longer record is
+    /// abandoned before the processor is asked.
     pub(super) async fn settle_refund(
         &self,
         stored: StoredOrder,
@@ -116,36 +155,59 @@ impl Commerce {
             self.ports.store.end_refund(&intent.key, RefundEnd::Recorded).await?;
             return Ok(Attempt::Done(OrderOutcome::Changed(Box::new(MerchantOrder::of(stored)))));
         }
+        if !self.ports.store.refund_pending(&intent.key).await? {
+            return Ok(Attempt::Done(OrderOutcome::Refused(self.ended_elsewhere(&stored.id, &intent.key, refunded))));
+        }
         let applied = match applied_again(&stored, intent, occurred_at) {
             Ok(applied) => applied,
-            Err(refusal) => return self.abandon(&stored, intent, refusal).await,
+            Err(refusal) => return self.abandon(&stored, intent, &refusal.to_string()).await,
         };
-        if let Some(refused) = self.make_refund(&stored, intent, refunded).await? {
-            if matches!(refused, ChangeError::ProcessorRefused(_)) {
-                return Ok(Attempt::Done(OrderOutcome::Refused(refused)));
-            }
-            return self.abandon(&stored, intent, refused).await;
+        if let Err(refusal) = self.handler_of(&stored) {
+            return self.abandon(&stored, intent, &refusal.to_string()).await;
+        }
+        if let Some(refused) = self.ask_refund(&stored, intent, refunded).await? {
+            return Ok(Attempt::Done(OrderOutcome::Refused(refused)));
         }
         self.record_change(stored, applied, Some(intent.key.clone()), intent.action.name()).await
     }
 
-    /// Gives up on `intent`, which `refusal` says cannot be made or recorded now: the
-    /// merchant reconciles by hand, told so by an error in the log.
+    /// What a call answers whose pending refund `key` another request ended meanwhile without
+    /// recording it (the processor refused it, or it was abandoned); loud if this call made it.
+    pub(super) fn ended_elsewhere(&self, order: &str, key: &str, refunded: &Refunded) -> ChangeError {
+        if refunded.lock().ok().is_some_and(|made| made.as_ref().is_some_and(|(_, made)| made == key)) {
+            tracing::error!(
+                order,
+                key,
+                "a refund this request made ended elsewhere without being recorded; reconcile by hand"
+            );
+        }
+        ChangeError::RefundAbandoned(format!(
+            "the refund under key {key} ended meanwhile without being recorded (refused by the processor, or \
+             abandoned: see the log); read the order"
+        ))
+    }
+
+    /// Gives up on `intent`, which `reason` says cannot be settled: the merchant reconciles by
+    /// hand, told so by an error in the log and the answer.
     async fn abandon(
         &self,
         stored: &StoredOrder,
         intent: &RefundIntent,
-        refusal: ChangeError,
+        reason: &str,
     ) -> Result<Attempt<OrderOutcome>, Error> {
         tracing::error!(
             order = %stored.id,
             key = %intent.key,
             amount = intent.amount,
-            %refusal,
+            reason,
             "a pending refund cannot be settled; ask the processor whether it made a refund under this key and record it by hand"
         );
         self.ports.store.end_refund(&intent.key, RefundEnd::Abandoned).await?;
-        Ok(Attempt::Done(OrderOutcome::Refused(refusal)))
+        Ok(Attempt::Done(OrderOutcome::Refused(ChangeError::RefundAbandoned(format!(
+            "the pending refund under key {} was abandoned: {reason}; ask the processor whether it was made and record \
+             it by hand",
+            intent.key
+        )))))
     }
 
     /// Settles at most `limit` refunds pending for `payment_recovery_secs` or more, oldest
@@ -156,6 +218,9 @@ impl Commerce {
         let mut settled = RefundsSettled::default();
         for intent in stale {
             if now.saturating_sub(intent.created_at) > REFUND_PATIENCE_SECS {
+                if !self.ports.store.refund_pending(&intent.key).await? {
+                    continue;
+                }
                 tracing::error!(
                     order = %intent.order_id,
                     key = %intent.key,
@@ -179,7 +244,16 @@ impl Commerce {
                 .await;
             match outcome {
                 Ok(OrderOutcome::Changed(_)) => settled.recorded += 1,
-                Ok(OrderOutcome::Refused(ChangeError::ProcessorRefused(_))) => settled.refused += 1,
+                Ok(OrderOutcome::Refused(ChangeError::ProcessorRefused(reason))) => {
+                    tracing::error!(
+                        order = %intent.order_id,
+                        key = %intent.key,
+                        amount = intent.amount,
+                        %reason,
+                        "the processor refused a pending refund: nothing was refunded, though the merchant was told it would be"
+                    );
+                    settled.refused += 1;
+                }
                 Ok(OrderOutcome::Refused(_)) => settled.abandoned += 1,
                 Ok(OrderOutcome::NotFound) => {
                     tracing::error!(order = %intent.order_id, key = %intent.key, "the order of a pending refund is gone");
@@ -207,9 +281,9 @@ impl Commerce {
 }
 
 /// `intent`'s request applied to `stored` as it is now, with the record ids it had when asked
-/// for, so its adjustment carries the refund's key. Where the order moved on so that the
-/// request no longer gives back that amount under that key (another change took the lines it
-/// cancels, say), what goes back is recorded as a refund of its own, under the same key.
+/// for, so its adjustment carries the refund's key; refused where the order moved on so that
+/// the request no longer gives back that amount under that key (another change took the lines
+/// it cancels, say): a refund the order does not justify is never made.
 fn applied_again(stored: &StoredOrder, intent: &RefundIntent, occurred_at: &str) -> Result<Applied, ChangeError> {
     let paid = stored.payment.as_ref().map(|payment| payment.amount);
     let mut index = 0;
@@ -218,13 +292,15 @@ fn applied_again(stored: &StoredOrder, intent: &RefundIntent, occurred_at: &str)
         index += 1;
         record_id(prefix, &stored.id, intent.version, &intent.action, index - 1)
     };
-    let stamp = Stamp { occurred_at, ids: &mut ids };
-    if let Ok(applied) = changes::apply(&stored.order, &intent.action, paid, stamp)
-        && applied.refund == Some(intent.amount)
-        && applied.records.last().map(changes::OrderRecord::id) == Some(intent.key.as_str())
+    let applied = changes::apply(&stored.order, &intent.action, paid, Stamp { occurred_at, ids: &mut ids })?;
+    if applied.refund != Some(intent.amount)
+        || applied.records.last().map(changes::OrderRecord::id) != Some(intent.key.as_str())
     {
-        return Ok(applied);
+        let now = applied.refund.unwrap_or_default();
+        return Err(ChangeError::Invalid(format!(
+            "the order changed since: the request now gives back {now}, not the {} asked for",
+            intent.amount
+        )));
     }
-    let refund = OrderAction::Refund { amount: intent.amount, description: intent.action.description().cloned() };
-    changes::apply(&stored.order, &refund, paid, Stamp { occurred_at, ids: &mut |_: &str| intent.key.clone() })
+    Ok(applied)
 }

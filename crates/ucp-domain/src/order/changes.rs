@@ -66,6 +66,10 @@ pub enum ChangeError {
     /// The payment processor refused the refund (its answer); nothing was refunded.
     #[error("the payment processor refused the refund: {0}")]
     ProcessorRefused(String),
+    /// A pending refund that cannot be settled any more (the text says why and names its key):
+    /// it may have been made, and is for the merchant to reconcile by hand.
+    #[error("{0}")]
+    RefundAbandoned(String),
 }
 
 /// Where and when the records of a change are stamped: `ids` gives each record its id.
@@ -392,6 +396,7 @@ impl ChangeError {
             ChangeError::OverRefund { .. } => "refund_exceeds_payment",
             ChangeError::Canceled => "order_canceled",
             ChangeError::ProcessorRefused(_) => "refund_refused",
+            ChangeError::RefundAbandoned(_) => "refund_abandoned",
         }
     }
 }

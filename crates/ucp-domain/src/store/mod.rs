@@ -342,11 +342,18 @@ pub trait CommerceStore: Send + Sync + std::fmt::Debug {
     /// unresolved payment attempt; returns how many.
     async fn delete_expired_sessions(&self, expired_before: i64, limit: u64) -> Result<u64, StoreError>;
 
-    /// Stores `intent` as pending, durably, unless one with its key is stored already (a twin
-    /// of the same request against the same order version).
-    async fn begin_refund(&self, intent: &RefundIntent) -> Result<(), StoreError>;
+    /// Stores `intent` as pending, durably, in one write: unless the same request (order and
+    /// action) is pending already, and then answers that one, which may carry another key
+    /// (asked at another order version). A refused one with `intent.key` is pending again.
+    /// `None` when `intent.key` has ended otherwise (recorded, abandoned): it is never asked for
+    /// again.
+    async fn begin_refund(&self, intent: &RefundIntent) -> Result<Option<RefundIntent>, StoreError>;
 
-    /// The pending refunds of one order (at most [`MAX_PENDING_REFUNDS`]), oldest first.
+    /// Whether the refund `key` is pending (read before it is asked for again).
+    async fn refund_pending(&self, key: &str) -> Result<bool, StoreError>;
+
+    /// The pending refunds of one order (at most [`MAX_PENDING_REFUNDS`]), oldest first; one
+    /// whose request no longer decodes is left out (and logged).
     async fn pending_refunds(&self, order_id: &str) -> Result<Vec<RefundIntent>, StoreError>;
 
     /// At most `limit` pending refunds created at or before `created_before`, oldest first

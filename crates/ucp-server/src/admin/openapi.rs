@@ -36,7 +36,7 @@ fn change(summary: &str, body: &str, required: bool) -> Value {
     let mut responses = error_responses(&[
         (
             "409",
-            "The order is canceled (order_canceled): nothing more can change; or the Idempotency-Key was used with another body (idempotency_conflict) or its first request still runs (idempotency_in_progress, with Retry-After)",
+            "The order is canceled (order_canceled): nothing more can change; or a pending refund can no longer be settled (refund_abandoned: it may have been made, reconcile by hand); or the Idempotency-Key was used with another body (idempotency_conflict) or its first request still runs (idempotency_in_progress, with Retry-After)",
         ),
         (
             "422",

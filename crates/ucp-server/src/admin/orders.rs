@@ -320,7 +320,7 @@ fn answer(outcome: Result<OrderOutcome, ucp_domain::Error>) -> Response {
                 | ChangeError::TooMany { .. }
                 | ChangeError::OverRefund { .. }
                 | ChangeError::ProcessorRefused(_) => StatusCode::UNPROCESSABLE_ENTITY,
-                ChangeError::Canceled => StatusCode::CONFLICT,
+                ChangeError::Canceled | ChangeError::RefundAbandoned(_) => StatusCode::CONFLICT,
             };
             error(status, refusal.code(), &refusal.to_string())
         }

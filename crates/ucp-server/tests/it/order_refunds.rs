@@ -29,7 +29,7 @@ pub(crate) struct Processor {
     pub(crate) down: Arc<Mutex<bool>>,
     pub(crate) lost: Arc<Mutex<bool>>,
     pub(crate) refusing: Arc<Mutex<bool>>,
-    together: Arc<Mutex<Option<Arc<tokio::sync::Barrier>>>>,
+    pub(crate) together: Arc<Mutex<Option<Arc<tokio::sync::Barrier>>>>,
 }
 
 pub(crate) async fn start_processor() -> (Processor, String, tokio_util::sync::DropGuard) {

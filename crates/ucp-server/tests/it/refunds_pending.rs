@@ -129,8 +129,9 @@ async fn a_pending_refund_nobody_repeats_is_made_and_recorded_by_the_sweeper() {
 }
 
 // A refund the processor refuses (400) is the merchant's 422 `refund_refused`, records nothing
-// and is not kept: the sweeper never asks for it again. One pending past the sweeper's
-// patience (12 h, inside the day processors keep a key) is abandoned, not asked for again.
+// and is not kept: once it would be overdue nothing is pending and the sweeper never asks for
+// it again. One pending past the sweeper's patience (12 h, inside the day processors keep a
+// key) is abandoned, not asked for again.
 #[tokio::test]
 async fn a_refused_refund_is_not_kept_and_an_old_pending_one_is_abandoned() {
     let (processor, url, _guard) = start_processor().await;
@@ -147,6 +148,10 @@ async fn a_refused_refund_is_not_kept_and_an_old_pending_one_is_abandoned() {
     );
     assert!(answer["message"].as_str().unwrap().contains("refused the refund"), "{answer}");
     *processor.refusing.lock().unwrap() = false;
+    app.clock.advance(61);
+    assert_eq!(metric(&app, "ucpd_refunds_pending").await, 0.0, "a refused refund is not kept");
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    assert_eq!(processor.asked.lock().unwrap().len(), 1, "nor asked for again by the sweeper");
 
     *processor.down.lock().unwrap() = true;
     let (status, _) = admin(&app, &refund, Some(json!({ "amount": 200 }))).await;
@@ -158,9 +163,44 @@ async fn a_refused_refund_is_not_kept_and_an_old_pending_one_is_abandoned() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert_eq!(metric(&app, "ucpd_refunds_pending").await, 0.0, "abandoned");
-    assert_eq!(processor.asked.lock().unwrap().len(), 2, "neither was asked for again");
+    assert_eq!(processor.asked.lock().unwrap().len(), 2, "not asked for again");
     assert!(keys(&processor).is_empty());
     assert_eq!(get_order(&app, &id).await["adjustments"], Value::Null, "nothing recorded");
+
+    // The same request again at the same order version would carry the abandoned key: it is
+    // not asked for (the processor may have forgotten the key by then), 409.
+    let (status, answer) = admin(&app, &refund, Some(json!({ "amount": 200 }))).await;
+    assert_eq!((status, answer["code"].as_str()), (StatusCode::CONFLICT, Some("refund_abandoned")), "{answer}");
+    assert_eq!(processor.asked.lock().unwrap().len(), 2);
+}
+
+// The merchant repeats a pending refund just as the sweeper settles it: both ask the processor
+// under the one key at the same moment, and whichever records second finds it recorded. The
+// repeat never turns into a fresh refund of the same request (a new key at the new version).
+#[tokio::test]
+async fn a_repeat_racing_the_sweeper_is_the_same_refund() {
+    let (processor, url, _guard) = start_processor().await;
+    let app = shop(&url).await;
+    let (id, _) = place(&app, "acme").await;
+    let refund = format!("/orders/{id}/refund");
+    let body = json!({ "amount": 350, "reason": "Late" });
+    *processor.lost.lock().unwrap() = true;
+    let (status, _) = admin(&app, &refund, Some(body.clone())).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    *processor.lost.lock().unwrap() = false;
+    let made = keys(&processor);
+
+    // The processor answers the next two asks together: the sweeper's and the repeat's.
+    *processor.together.lock().unwrap() = Some(std::sync::Arc::new(tokio::sync::Barrier::new(2)));
+    app.clock.advance(61);
+    let (status, details) = admin(&app, &refund, Some(body)).await;
+    *processor.together.lock().unwrap() = None;
+    assert_eq!(status, StatusCode::OK, "{details}");
+    let adjustments = adjustments_once(&app, &id, |_| true).await;
+    assert_eq!(adjustments.len(), 1, "{adjustments:?}");
+    assert_eq!(adjustments[0]["id"], made[0].as_str());
+    let keys = keys(&processor);
+    assert!(keys.len() >= 2 && keys.iter().all(|key| *key == made[0]), "one key: {keys:?}");
 }
 
 // The console's refund form, pressed while the processor's answer is lost, says the refund is

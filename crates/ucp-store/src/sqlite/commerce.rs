@@ -373,9 +373,14 @@ impl CommerceStore for SqliteStore {
         .await
     }
 
-    async fn begin_refund(&self, intent: &RefundIntent) -> Result<(), StoreError> {
+    async fn begin_refund(&self, intent: &RefundIntent) -> Result<Option<RefundIntent>, StoreError> {
         let intent = intent.clone();
         self.write(move |connection| super::refunds::begin(connection, &intent)).await
+    }
+
+    async fn refund_pending(&self, key: &str) -> Result<bool, StoreError> {
+        let key = key.to_owned();
+        self.read(move |connection| super::refunds::is_pending(connection, &key)).await
     }
 
     async fn pending_refunds(&self, order_id: &str) -> Result<Vec<RefundIntent>, StoreError> {

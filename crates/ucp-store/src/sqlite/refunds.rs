@@ -1,7 +1,7 @@
 //! Merchants' refunds kept as pending from before their processor is asked until their order
 //! records them (`order_refunds`, migration 12).
 
-use rusqlite::{Connection, Row, params};
+use rusqlite::{Connection, OptionalExtension, Row, params};
 use ucp_domain::store::{RefundEnd, RefundIntent, StoreError, StuckSummary};
 
 use super::backend;
@@ -22,13 +22,25 @@ fn decode((key, order_id, version, action, amount, created_at): Raw) -> Result<R
     Ok(RefundIntent { key, order_id, version, action, amount, created_at })
 }
 
-/// Stores `intent` as pending. One with its key already (the same request against the same
-/// order version) is left as it is, unless the processor refused it: asked for again, it is
-/// pending again. An abandoned one stays so: its key may have expired at the processor.
-pub(super) fn begin(connection: &Connection, intent: &RefundIntent) -> Result<(), StoreError> {
+/// Stores `intent` as pending unless the same request is pending already (that one is the
+/// answer), then, under its key: inserted, or pending again if the processor refused it, or
+/// `None` when it ended otherwise (recorded, abandoned), which is never asked for again.
+pub(super) fn begin(connection: &mut Connection, intent: &RefundIntent) -> Result<Option<RefundIntent>, StoreError> {
     let action = serde_json::to_string(&intent.action)
         .map_err(|error| StoreError::Backend(format!("encoding the request of refund {}: {error}", intent.key)))?;
-    connection
+    let transaction = connection.savepoint().map_err(backend)?;
+    let pending = transaction
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM order_refunds WHERE order_id = ?1 AND action = ?2 AND state = 'pending'"
+        ))
+        .map_err(backend)?
+        .query_row(params![intent.order_id, action], raw)
+        .optional()
+        .map_err(backend)?;
+    if let Some(pending) = pending {
+        return decode(pending).map(Some);
+    }
+    let stored = transaction
         .prepare_cached(
             "INSERT INTO order_refunds (key, order_id, version, action, amount, created_at) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
@@ -38,7 +50,28 @@ pub(super) fn begin(connection: &Connection, intent: &RefundIntent) -> Result<()
         .map_err(backend)?
         .execute(params![intent.key, intent.order_id, intent.version, action, intent.amount, intent.created_at])
         .map_err(backend)?;
-    Ok(())
+    transaction.commit().map_err(backend)?;
+    Ok((stored == 1).then(|| intent.clone()))
+}
+
+pub(super) fn is_pending(connection: &Connection, key: &str) -> Result<bool, StoreError> {
+    connection
+        .prepare_cached("SELECT EXISTS (SELECT 1 FROM order_refunds WHERE key = ?1 AND state = 'pending')")
+        .map_err(backend)?
+        .query_row([key], |row| row.get(0))
+        .map_err(backend)
+}
+
+/// The decodable intents among `rows`; one that is not is logged and left out, so it blocks
+/// neither its order's changes nor the sweeper.
+fn decodable(rows: Vec<Raw>) -> Vec<RefundIntent> {
+    rows.into_iter()
+        .filter_map(|row| {
+            decode(row)
+                .map_err(|error| tracing::error!(%error, "a pending refund cannot be read; reconcile it by hand"))
+                .ok()
+        })
+        .collect()
 }
 
 pub(super) fn pending_of(connection: &Connection, order_id: &str, limit: u64) -> Result<Vec<RefundIntent>, StoreError> {
@@ -53,7 +86,7 @@ pub(super) fn pending_of(connection: &Connection, order_id: &str, limit: u64) ->
         .map_err(backend)?
         .collect::<Result<Vec<_>, _>>()
         .map_err(backend)?;
-    rows.into_iter().map(decode).collect()
+    Ok(decodable(rows))
 }
 
 pub(super) fn stale(connection: &Connection, created_before: i64, limit: u64) -> Result<Vec<RefundIntent>, StoreError> {
@@ -68,7 +101,7 @@ pub(super) fn stale(connection: &Connection, created_before: i64, limit: u64) ->
         .map_err(backend)?
         .collect::<Result<Vec<_>, _>>()
         .map_err(backend)?;
-    rows.into_iter().map(decode).collect()
+    Ok(decodable(rows))
 }
 
 pub(super) fn stale_summary(connection: &Connection, created_before: i64) -> Result<StuckSummary, StoreError> {
@@ -91,4 +124,95 @@ pub(super) fn end(connection: &Connection, key: &str, end: RefundEnd) -> Result<
         .execute(params![key, end.as_str(), now_seconds()])
         .map_err(backend)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use ucp_domain::order::action::OrderAction;
+    use ucp_domain::store::{CommerceStore, RefundEnd, RefundIntent};
+
+    use super::super::SqliteStore;
+
+    fn intent(key: &str, version: i64, amount: i64) -> RefundIntent {
+        RefundIntent {
+            key: key.into(),
+            order_id: "ord_1".into(),
+            version,
+            action: OrderAction::Refund { amount, description: Some("Dented".into()) },
+            amount,
+            created_at: 100,
+        }
+    }
+
+    async fn store(dir: &tempfile::TempDir) -> SqliteStore {
+        let store = SqliteStore::open(&dir.path().join("refunds.db"), 1).unwrap();
+        store
+            .write(|connection| {
+                connection
+                    .execute(
+                        "INSERT INTO orders (id, checkout_id, platform, doc, created_at) \
+                         VALUES ('ord_1', 'chk_1', 'p', '{}', 1)",
+                        [],
+                    )
+                    .map_err(super::backend)
+            })
+            .await
+            .unwrap();
+        store
+    }
+
+    // One pending refund per request: the same request at another order version (another key)
+    // is answered the pending one; a refused key is pending again when asked for again; one
+    // recorded or abandoned is never pending again; an end moves only a pending one.
+    #[tokio::test]
+    async fn a_request_has_one_pending_refund_and_only_a_refused_one_comes_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store(&dir).await;
+        let first = intent("adj_a", 3, 500);
+        assert_eq!(store.begin_refund(&first).await.unwrap(), Some(first.clone()));
+        assert_eq!(store.begin_refund(&first).await.unwrap(), Some(first.clone()), "the same key again");
+        assert_eq!(store.begin_refund(&intent("adj_b", 4, 500)).await.unwrap(), Some(first.clone()), "another version");
+        let other = intent("adj_c", 4, 600);
+        assert_eq!(store.begin_refund(&other).await.unwrap(), Some(other.clone()), "another request");
+        assert_eq!(store.pending_refunds("ord_1").await.unwrap(), vec![first.clone(), other.clone()]);
+
+        store.end_refund("adj_a", RefundEnd::Refused).await.unwrap();
+        assert!(!store.refund_pending("adj_a").await.unwrap());
+        assert_eq!(store.begin_refund(&first).await.unwrap(), Some(first.clone()), "refused, asked again");
+        assert!(store.refund_pending("adj_a").await.unwrap());
+
+        store.end_refund("adj_a", RefundEnd::Abandoned).await.unwrap();
+        store.end_refund("adj_a", RefundEnd::Refused).await.unwrap();
+        assert_eq!(store.begin_refund(&first).await.unwrap(), None, "abandoned stays so");
+        store.end_refund("adj_c", RefundEnd::Recorded).await.unwrap();
+        assert_eq!(store.begin_refund(&other).await.unwrap(), None, "recorded stays so");
+        assert!(store.pending_refunds("ord_1").await.unwrap().is_empty());
+        let later = intent("adj_d", 5, 500);
+        assert_eq!(store.begin_refund(&later).await.unwrap(), Some(later), "a new key of an ended request");
+    }
+
+    // A pending refund whose stored request no longer decodes blocks neither its order's
+    // other refunds nor the sweeper's list: it is left out (and logged).
+    #[tokio::test]
+    async fn an_unreadable_pending_refund_is_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store(&dir).await;
+        let readable = intent("adj_a", 3, 500);
+        store.begin_refund(&readable).await.unwrap();
+        store
+            .write(|connection| {
+                connection
+                    .execute(
+                        "INSERT INTO order_refunds (key, order_id, version, action, amount, created_at) \
+                         VALUES ('adj_x', 'ord_1', 3, '{\"action\":\"explode\"}', 1, 50)",
+                        [],
+                    )
+                    .map_err(super::backend)
+            })
+            .await
+            .unwrap();
+        assert_eq!(store.pending_refunds("ord_1").await.unwrap(), vec![readable.clone()]);
+        assert_eq!(store.stale_refunds(1_000, 10).await.unwrap(), vec![readable]);
+        assert_eq!(store.stale_refunds_summary(1_000).await.unwrap().count, 2, "counted: it waits for a hand");
+    }
 }

@@ -13,5 +13,7 @@ CREATE TABLE order_refunds (
     state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'recorded', 'refused', 'abandoned')),
     ended_at INTEGER
 );
-CREATE INDEX order_refunds_pending_by_order ON order_refunds (order_id, created_at) WHERE state = 'pending';
+-- One pending refund per request on an order: the same request asked again while it is
+-- pending (even at another order version, so under another key) settles that one.
+CREATE UNIQUE INDEX order_refunds_pending_request ON order_refunds (order_id, action) WHERE state = 'pending';
 CREATE INDEX order_refunds_pending_by_age ON order_refunds (created_at) WHERE state = 'pending';

@@ -369,7 +369,7 @@ pub(super) async fn apply(
         Ok(OrderOutcome::NotFound) => missing(&state),
         Ok(OrderOutcome::Refused(refusal)) => {
             let status = match refusal {
-                ChangeError::Canceled => StatusCode::CONFLICT,
+                ChangeError::Canceled | ChangeError::RefundAbandoned(_) => StatusCode::CONFLICT,
                 _ => StatusCode::UNPROCESSABLE_ENTITY,
             };
             refused(&state, status, &refusal.to_string())
