@@ -9,7 +9,6 @@ use crate::order::changes::{self, ChangeError, LineQuantity, OrderAction, Stamp,
 use crate::order::{AdjustmentStatus, OrderStatus};
 use crate::store::{OrderChange, OrderQuery, RefundIntent, StoreError, StoredOrder};
 
-use super::refunds::Begun;
 use super::session::Attempt;
 use super::{Commerce, Error};
 
@@ -188,8 +187,7 @@ impl Commerce {
             // This very request's refund, kept by an earlier try and not recorded (its record
             // failed, or the processor did not answer): this is its repeat, and settles it
             // under its key rather than refunding again, whatever changed on the order since.
-            remember(state.settling, &intent.key);
-            return self.settle_refund(stored, &intent, state.occurred_at, state.refunded).await;
+            return self.settle_twin(stored, &intent, state.occurred_at, state.refunded, state.settling).await;
         }
         let paid = stored.payment.as_ref().map(|payment| payment.amount);
         let applied = {
@@ -225,18 +223,10 @@ impl Commerce {
                 amount,
                 created_at: self.now(),
             };
-            match self.begin_refund(&stored, &intent).await? {
-                Begun::Pending => {}
-                Begun::Other(pending) => {
-                    // The same request, pending under the key it had at another order version
-                    // (asked by a request running now): this call settles that one.
-                    remember(state.settling, &pending.key);
-                    return self.settle_refund(stored, &pending, state.occurred_at, state.refunded).await;
-                }
-                Begun::Refused(refusal) => return Ok(Attempt::Done(OrderOutcome::Refused(refusal))),
-            }
-            if let Some(refused) = self.ask_refund(&stored, &intent, state.refunded).await? {
-                return Ok(Attempt::Done(OrderOutcome::Refused(refused)));
+            if let Some(done) =
+                self.start_refund(&stored, &intent, state.occurred_at, state.refunded, state.settling).await?
+            {
+                return Ok(done);
             }
             settles = Some(intent.key);
         }
@@ -302,23 +292,18 @@ pub(super) fn holds_record(stored: &StoredOrder, id: &str) -> bool {
         || stored.order.adjustments.iter().any(|adjustment| adjustment.id == id)
 }
 
-/// Notes that this call settles the pending refund `key`.
-fn remember(settling: &Mutex<Option<String>>, key: &str) {
-    if let Ok(mut settling) = settling.lock() {
-        *settling = Some(key.to_owned());
-    }
-}
-
 /// The amount and key of the refund the processor made, once it did.
 pub(super) type Refunded = Mutex<Option<(i64, String)>>;
+
+/// The key of the pending refund an attempt settles, once one does.
+pub(super) type Settling = Mutex<Option<String>>;
 
 /// What the attempts of one change share.
 #[derive(Clone, Copy)]
 struct Attempts<'a> {
     ids: &'a Mutex<Vec<String>>,
     refunded: &'a Refunded,
-    /// The key of the pending refund an attempt settles, once one does.
-    settling: &'a Mutex<Option<String>>,
+    settling: &'a Settling,
     occurred_at: &'a str,
 }
 

@@ -16,7 +16,7 @@ use crate::order::changes::{self, Applied, ChangeError, Stamp};
 use crate::payment::{Handler, Refund, RefundError};
 use crate::store::{OrderPayment, RefundEnd, RefundIntent, StoredOrder};
 
-use super::orders::{MerchantOrder, OrderOutcome, Refunded, holds_record, record_id};
+use super::orders::{MerchantOrder, OrderOutcome, Refunded, Settling, holds_record, record_id};
 use super::recovery::Overdue;
 use super::session::Attempt;
 use super::{Commerce, Error};
@@ -47,7 +47,7 @@ impl RefundsSettled {
 }
 
 /// What storing a refund as pending found.
-pub(super) enum Begun {
+enum Begun {
     /// Stored (or pending again after a refusal): ask the processor.
     Pending,
     /// The same request is pending under another key (asked at another order version): settle
@@ -68,8 +68,51 @@ impl Commerce {
         Ok(pending.into_iter().find(|intent| intent.action == *action))
     }
 
+    /// A new request's refund: stored as pending, then asked for. `None`: made, for the caller
+    /// to record with the change (ending the intent); otherwise the call's answer (refused, or
+    /// the same request pending under another key, which this call settles instead).
+    pub(super) async fn start_refund(
+        &self,
+        stored: &StoredOrder,
+        intent: &RefundIntent,
+        occurred_at: &str,
+        refunded: &Refunded,
+        settling: &Settling,
+    ) -> Result<Option<Attempt<OrderOutcome>>, Error> {
+        match self.begin_refund(stored, intent).await? {
+            Begun::Pending => {}
+            Begun::Other(pending) => {
+                // The same request, pending under the key it had at another order version
+                // (asked by a request running now): this call settles that one.
+                let stored = stored.clone();
+                return self.settle_twin(stored, &pending, occurred_at, refunded, settling).await.map(Some);
+            }
+            Begun::Refused(refusal) => return Ok(Some(Attempt::Done(OrderOutcome::Refused(refusal)))),
+        }
+        Ok(self
+            .ask_refund(stored, intent, refunded)
+            .await?
+            .map(|refused| Attempt::Done(OrderOutcome::Refused(refused))))
+    }
+
+    /// Settles `intent`, this request's refund pending from an earlier try, noting its key in
+    /// `settling` so that the call's later attempts know it.
+    pub(super) async fn settle_twin(
+        &self,
+        stored: StoredOrder,
+        intent: &RefundIntent,
+        occurred_at: &str,
+        refunded: &Refunded,
+        settling: &Settling,
+    ) -> Result<Attempt<OrderOutcome>, Error> {
+        if let Ok(mut settling) = settling.lock() {
+            *settling = Some(intent.key.clone());
+        }
+        self.settle_refund(stored, intent, occurred_at, refunded).await
+    }
+
     /// Stores `intent` as pending before its processor is asked (see [`Begun`]).
-    pub(super) async fn begin_refund(&self, stored: &StoredOrder, intent: &RefundIntent) -> Result<Begun, Error> {
+    async fn begin_refund(&self, stored: &StoredOrder, intent: &RefundIntent) -> Result<Begun, Error> {
         if let Err(refusal) = self.handler_of(stored) {
             return Ok(Begun::Refused(refusal));
         }
@@ -101,7 +144,7 @@ impl Commerce {
     /// Asks the processor for the pending `intent`, unless `refunded` says this call made it.
     /// `Some`: the processor refused (the intent ends so); `Err(RefundPending)`: it did not
     /// answer, and the intent stays for a repeat or the sweeper.
-    pub(super) async fn ask_refund(
+    async fn ask_refund(
         &self,
         stored: &StoredOrder,
         intent: &RefundIntent,

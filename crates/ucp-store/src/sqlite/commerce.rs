@@ -12,7 +12,7 @@ use ucp_domain::store::{
     RefundIntent, SchemaStatus, StoreError, StoredOrder, StuckSummary,
 };
 
-use super::{SqliteStore, backend};
+use super::{SqliteStore, backend, now_seconds};
 
 fn encode(session: &Session) -> Result<String, StoreError> {
     serde_json::to_string(session)
@@ -28,13 +28,6 @@ fn kind_of(session: &Session) -> &'static str {
         SessionKind::Cart => "cart",
         SessionKind::Checkout => "checkout",
     }
-}
-
-pub(super) fn now_seconds() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|elapsed| elapsed.as_secs() as i64)
-        .unwrap_or(0)
 }
 
 #[async_trait]

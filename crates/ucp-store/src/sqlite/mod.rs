@@ -29,6 +29,14 @@ use crate::index::CatalogIndex;
 use tokio::sync::Semaphore;
 use ucp_domain::store::StoreError;
 
+/// Unix seconds now (bookkeeping columns; the domain passes its own clock where it matters).
+fn now_seconds() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|elapsed| elapsed.as_secs() as i64)
+        .unwrap_or(0)
+}
+
 /// Migrations in order; the index + 1 is the schema version. Never edit a shipped one.
 const MIGRATIONS: &[&str] = &[
     include_str!("schema.sql"),

@@ -4,8 +4,7 @@
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use ucp_domain::store::{RefundEnd, RefundIntent, StoreError, StuckSummary};
 
-use super::backend;
-use super::commerce::now_seconds;
+use super::{backend, now_seconds};
 
 const COLUMNS: &str = "key, order_id, version, action, amount, created_at";
 
