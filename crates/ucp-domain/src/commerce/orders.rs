@@ -7,7 +7,7 @@ use std::sync::Mutex;
 
 use crate::order::changes::{self, ChangeError, LineQuantity, OrderAction, Stamp, Tracking};
 use crate::order::{AdjustmentStatus, OrderStatus};
-use crate::store::{OrderChange, OrderQuery, RefundIntent, StoreError, StoredOrder};
+use crate::store::{OrderChange, OrderQuery, RefundEnd, RefundIntent, StoreError, StoredOrder};
 
 use super::session::Attempt;
 use super::{Commerce, Error};
@@ -181,7 +181,7 @@ impl Commerce {
             if holds_record(&stored, &key) {
                 return Ok(Attempt::Done(OrderOutcome::Changed(Box::new(MerchantOrder::of(stored)))));
             }
-            return Ok(Attempt::Done(OrderOutcome::Refused(self.ended_elsewhere(&stored.id, &key, state.refunded))));
+            return self.after_end(&stored.id, &key, state.refunded).await;
         }
         if let Some(intent) = twin {
             // This very request's refund, kept by an earlier try and not recorded (its record
@@ -228,7 +228,7 @@ impl Commerce {
             {
                 return Ok(done);
             }
-            settles = Some(intent.key);
+            settles = Some((intent.key, RefundEnd::Recorded));
         }
         self.record_change(stored, applied, settles, action.name()).await
     }
@@ -239,7 +239,7 @@ impl Commerce {
         &self,
         stored: StoredOrder,
         applied: changes::Applied,
-        settles: Option<String>,
+        settles: Option<(String, RefundEnd)>,
         name: &str,
     ) -> Result<Attempt<OrderOutcome>, Error> {
         let id = stored.id.clone();

@@ -7,14 +7,17 @@
 //! checks that the intent is still pending and that the request, applied to the order as it is
 //! now, still gives back that amount under that key, then asks the processor again under the
 //! key (it refunds at most once per key) and records it. An intent the order no longer
-//! justifies is abandoned before the processor is asked, with an error naming its key: a
-//! refund is never made that the order does not justify, and an abandoned key is never asked
-//! for again. A processor's refusal ends the intent: nothing was refunded.
+//! justifies is abandoned before the processor is asked, with an error naming its key, and an
+//! abandoned key is not asked for again. (A settler that passed its checks just before another
+//! abandoned the intent still asks, once; its record then races the change that made the order
+//! move on, and whichever way that goes an error names the key.) A processor's refusal ends
+//! the intent: nothing was refunded. One the sweeper recorded is the answer to the same request
+//! once more, within [`REFUND_PATIENCE_SECS`]: its caller was told "pending", not "done".
 
 use crate::order::action::OrderAction;
 use crate::order::changes::{self, Applied, ChangeError, Stamp};
 use crate::payment::{Handler, Refund, RefundError};
-use crate::store::{OrderPayment, RefundEnd, RefundIntent, StoredOrder};
+use crate::store::{OrderPayment, RefundBegun, RefundEnd, RefundIntent, StoredOrder};
 
 use super::orders::{MerchantOrder, OrderOutcome, Refunded, Settling, holds_record, record_id};
 use super::recovery::Overdue;
@@ -53,8 +56,19 @@ enum Begun {
     /// The same request is pending under another key (asked at another order version): settle
     /// that one instead.
     Other(RefundIntent),
-    /// Not to be asked for: no processor to ask, or this key ended earlier unrecorded.
+    /// The same request, recorded by the sweeper after it was answered "pending" (now seen):
+    /// the answer is the order.
+    Seen(RefundIntent),
+    /// Not to be asked for: no processor to ask, or this key was abandoned earlier.
     Refused(ChangeError),
+}
+
+/// Notes that this call settles (or asked for) the pending refund `key`, so that its later
+/// attempts never start a fresh refund of the same request.
+fn remember(settling: &Settling, key: &str) {
+    if let Ok(mut settling) = settling.lock() {
+        *settling = Some(key.to_owned());
+    }
 }
 
 impl Commerce {
@@ -80,7 +94,16 @@ impl Commerce {
         settling: &Settling,
     ) -> Result<Option<Attempt<OrderOutcome>>, Error> {
         match self.begin_refund(stored, intent).await? {
-            Begun::Pending => {}
+            Begun::Pending => remember(settling, &intent.key),
+            Begun::Seen(recorded) => {
+                // The same request, recorded by the sweeper after it was answered "pending":
+                // it is that refund. The order as read may predate the record: read it again.
+                remember(settling, &recorded.key);
+                if holds_record(stored, &recorded.key) {
+                    return Ok(Some(Attempt::Done(OrderOutcome::Changed(Box::new(MerchantOrder::of(stored.clone()))))));
+                }
+                return Ok(Some(Attempt::Raced));
+            }
             Begun::Other(pending) => {
                 // The same request, pending under the key it had at another order version
                 // (asked by a request running now): this call settles that one.
@@ -105,10 +128,8 @@ impl Commerce {
         refunded: &Refunded,
         settling: &Settling,
     ) -> Result<Attempt<OrderOutcome>, Error> {
-        if let Ok(mut settling) = settling.lock() {
-            *settling = Some(intent.key.clone());
-        }
-        self.settle_refund(stored, intent, occurred_at, refunded).await
+        remember(settling, &intent.key);
+        self.settle_refund(stored, intent, occurred_at, refunded, RefundEnd::Recorded).await
     }
 
     /// Stores `intent` as pending before its processor is asked (see [`Begun`]).
@@ -116,12 +137,14 @@ impl Commerce {
         if let Err(refusal) = self.handler_of(stored) {
             return Ok(Begun::Refused(refusal));
         }
-        Ok(match self.ports.store.begin_refund(intent).await? {
-            Some(pending) if pending.key == intent.key => Begun::Pending,
-            Some(pending) => Begun::Other(pending),
-            None => Begun::Refused(ChangeError::RefundAbandoned(format!(
-                "a refund of this request under key {} ended earlier without being recorded (see the log); it is not \
-                 asked for again: ask the processor whether it was made and record it by hand",
+        let seen_since = intent.created_at.saturating_sub(REFUND_PATIENCE_SECS);
+        Ok(match self.ports.store.begin_refund(intent, seen_since).await? {
+            RefundBegun::Pending(pending) if pending.key == intent.key => Begun::Pending,
+            RefundBegun::Pending(pending) => Begun::Other(pending),
+            RefundBegun::RecordedLater(recorded) => Begun::Seen(recorded),
+            RefundBegun::Ended => Begun::Refused(ChangeError::RefundAbandoned(format!(
+                "a refund of this request under key {} was abandoned earlier (see the log); it is not asked for \
+                 again: ask the processor whether it was made and record it by hand",
                 intent.key
             ))),
         })
@@ -193,13 +216,14 @@ impl Commerce {
         intent: &RefundIntent,
         occurred_at: &str,
         refunded: &Refunded,
+        end: RefundEnd,
     ) -> Result<Attempt<OrderOutcome>, Error> {
         if holds_record(&stored, &intent.key) {
-            self.ports.store.end_refund(&intent.key, RefundEnd::Recorded).await?;
+            self.ports.store.end_refund(&intent.key, end).await?;
             return Ok(Attempt::Done(OrderOutcome::Changed(Box::new(MerchantOrder::of(stored)))));
         }
         if !self.ports.store.refund_pending(&intent.key).await? {
-            return Ok(Attempt::Done(OrderOutcome::Refused(self.ended_elsewhere(&stored.id, &intent.key, refunded))));
+            return self.after_end(&stored.id, &intent.key, refunded).await;
         }
         let applied = match applied_again(&stored, intent, occurred_at) {
             Ok(applied) => applied,
@@ -211,12 +235,29 @@ impl Commerce {
         if let Some(refused) = self.ask_refund(&stored, intent, refunded).await? {
             return Ok(Attempt::Done(OrderOutcome::Refused(refused)));
         }
-        self.record_change(stored, applied, Some(intent.key.clone()), intent.action.name()).await
+        self.record_change(stored, applied, Some((intent.key.clone(), end)), intent.action.name()).await
+    }
+
+    /// What a call answers whose pending refund `key` another request ended meanwhile: the
+    /// order, read again, if that one recorded it; otherwise the refund ended unrecorded.
+    pub(super) async fn after_end(
+        &self,
+        order_id: &str,
+        key: &str,
+        refunded: &Refunded,
+    ) -> Result<Attempt<OrderOutcome>, Error> {
+        match self.ports.store.order(order_id).await? {
+            Some(fresh) if holds_record(&fresh, key) => {
+                Ok(Attempt::Done(OrderOutcome::Changed(Box::new(MerchantOrder::of(fresh)))))
+            }
+            Some(_) => Ok(Attempt::Done(OrderOutcome::Refused(self.ended_elsewhere(order_id, key, refunded)))),
+            None => Ok(Attempt::Done(OrderOutcome::NotFound)),
+        }
     }
 
     /// What a call answers whose pending refund `key` another request ended meanwhile without
     /// recording it (the processor refused it, or it was abandoned); loud if this call made it.
-    pub(super) fn ended_elsewhere(&self, order: &str, key: &str, refunded: &Refunded) -> ChangeError {
+    fn ended_elsewhere(&self, order: &str, key: &str, refunded: &Refunded) -> ChangeError {
         if refunded.lock().ok().is_some_and(|made| made.as_ref().is_some_and(|(_, made)| made == key)) {
             tracing::error!(
                 order,
@@ -282,7 +323,7 @@ impl Commerce {
                     let Some(stored) = self.ports.store.order(&pending.order_id).await? else {
                         return Ok(Attempt::Done(OrderOutcome::NotFound));
                     };
-                    self.settle_refund(stored, pending, occurred_at, refunded).await
+                    self.settle_refund(stored, pending, occurred_at, refunded, RefundEnd::RecordedLater).await
                 })
                 .await;
             match outcome {

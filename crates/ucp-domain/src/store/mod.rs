@@ -13,7 +13,7 @@ mod refunds;
 mod traffic;
 
 pub use idempotency::{ClaimTerms, IdempotencyClaim, IdempotencyScope, IdempotencyStore, StoredReply};
-pub use refunds::{RefundEnd, RefundIntent};
+pub use refunds::{RefundBegun, RefundEnd, RefundIntent};
 pub use traffic::{TrafficCount, TrafficKind, TrafficStore};
 
 /// What can go wrong below the domain. Backends map their own errors into these.
@@ -208,9 +208,9 @@ pub struct OrderChange {
     pub records: Vec<crate::order::changes::OrderRecord>,
     /// The webhook event type (`order.updated`).
     pub webhook: &'static str,
-    /// The key of the pending refund this change records: it ends as recorded in the same
-    /// transaction.
-    pub settles: Option<String>,
+    /// The key of the pending refund this change records, and how it ends (recorded, or
+    /// recorded later by the sweeper), in the same transaction.
+    pub settles: Option<(String, RefundEnd)>,
 }
 
 /// Which orders a merchant lists: newest first.
@@ -342,12 +342,12 @@ pub trait CommerceStore: Send + Sync + std::fmt::Debug {
     /// unresolved payment attempt; returns how many.
     async fn delete_expired_sessions(&self, expired_before: i64, limit: u64) -> Result<u64, StoreError>;
 
-    /// Stores `intent` as pending, durably, in one write: unless the same request (order and
-    /// action) is pending already, and then answers that one, which may carry another key
-    /// (asked at another order version). A refused one with `intent.key` is pending again.
-    /// `None` when `intent.key` has ended otherwise (recorded, abandoned): it is never asked for
-    /// again.
-    async fn begin_refund(&self, intent: &RefundIntent) -> Result<Option<RefundIntent>, StoreError>;
+    /// Stores `intent` as pending, durably, in one write, and answers what it found
+    /// ([`RefundBegun`]): the same request (order and action) pending already; or recorded
+    /// later by the sweeper and started at or after `seen_since`, which is marked seen; or else
+    /// `intent` stored (a refused one with its key is pending again), unless its key ended
+    /// otherwise.
+    async fn begin_refund(&self, intent: &RefundIntent, seen_since: i64) -> Result<RefundBegun, StoreError>;
 
     /// Whether the refund `key` is pending (read before it is asked for again).
     async fn refund_pending(&self, key: &str) -> Result<bool, StoreError>;

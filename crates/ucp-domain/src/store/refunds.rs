@@ -25,19 +25,40 @@ pub struct RefundIntent {
 /// How a pending refund ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RefundEnd {
-    /// The order records it (an [`super::OrderChange`] that `settles` it ends it so itself).
+    /// The order records it, and the request that recorded it (or a later repeat) was told so
+    /// (an [`super::OrderChange`] that `settles` it ends it so itself).
     Recorded,
+    /// The order records it, recorded by the recovery sweeper: whoever asked for it was told it
+    /// was pending, so the same request again is this refund, not a new one (until it is seen,
+    /// within [`crate::commerce::REFUND_PATIENCE_SECS`] of its start).
+    RecordedLater,
     /// The processor refused it: nothing was refunded.
     Refused,
-    /// Given up: past the sweeper's patience, or made but not recordable on the order. The
-    /// log says which; the merchant reconciles by hand.
+    /// Given up before it was settled: past the sweeper's patience, the order no longer
+    /// justifying it, or no processor left to ask. It may or may not have been made (an
+    /// earlier ask may have gone unanswered); the log names its key, for the merchant to
+    /// reconcile by hand.
     Abandoned,
+}
+
+/// What storing a refund as pending found ([`super::CommerceStore::begin_refund`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RefundBegun {
+    /// Pending: the caller's intent, or the same request's pending under another key (asked
+    /// at another order version), which the caller settles instead.
+    Pending(RefundIntent),
+    /// The same request, recorded by the sweeper after its caller was told it was pending: now
+    /// seen (it ends as [`RefundEnd::Recorded`]), and the caller's answer is the order.
+    RecordedLater(RefundIntent),
+    /// The caller's key ended otherwise (abandoned, or recorded): it is never asked for again.
+    Ended,
 }
 
 impl RefundEnd {
     pub fn as_str(self) -> &'static str {
         match self {
             RefundEnd::Recorded => "recorded",
+            RefundEnd::RecordedLater => "recorded_later",
             RefundEnd::Refused => "refused",
             RefundEnd::Abandoned => "abandoned",
         }

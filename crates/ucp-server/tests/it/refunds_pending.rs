@@ -89,7 +89,8 @@ async fn a_refund_whose_answer_was_lost_is_the_same_refund_when_repeated_after_t
 
 // The processor is down when the merchant refunds: 503 `refund_pending`. Nobody repeats it.
 // Once it is older than payments.recovery_after_secs the sweeper asks again (an operator sees
-// it waiting meanwhile) and, the processor back, records it on the order under its key.
+// it waiting meanwhile) and, the processor back, records it on the order under its key. The
+// merchant's repeat after that is the same refund, once.
 #[tokio::test]
 async fn a_pending_refund_nobody_repeats_is_made_and_recorded_by_the_sweeper() {
     let (processor, url, _guard) = start_processor().await;
@@ -126,6 +127,16 @@ async fn a_pending_refund_nobody_repeats_is_made_and_recorded_by_the_sweeper() {
     assert_eq!(keys(&processor), vec![first[0].clone()], "made once");
     assert_eq!(metric(&app, "ucpd_refunds_pending").await, 0.0);
     assert_eq!(metric(&app, "ucpd_refunds_pending_oldest_seconds").await, 0.0);
+
+    // The merchant, told it was pending, repeats it after the sweeper recorded it: it is that
+    // refund, not a new one. Asked again after that answer, it is a refund of its own.
+    let refund = format!("/orders/{id}/refund");
+    let (status, details) = admin(&app, &refund, Some(json!({ "amount": 400 }))).await;
+    assert_eq!((status, &details["payment"]["refunded"]), (StatusCode::OK, &json!(400)), "{details}");
+    assert_eq!(keys(&processor), vec![first[0].clone()], "not asked again");
+    let (status, details) = admin(&app, &refund, Some(json!({ "amount": 400 }))).await;
+    assert_eq!((status, &details["payment"]["refunded"]), (StatusCode::OK, &json!(800)), "{details}");
+    assert_eq!(keys(&processor).len(), 2);
 }
 
 // A refund the processor refuses (400) is the merchant's 422 `refund_refused`, records nothing

@@ -8,8 +8,8 @@ use async_trait::async_trait;
 use rusqlite::{OptionalExtension, params};
 use ucp_domain::checkout::{Session, SessionKind, Status};
 use ucp_domain::store::{
-    CommerceStore, MAX_PENDING_REFUNDS, OrderChange, OrderFilter, OrderQuery, PlaceOrder, PlaceOrderError, RefundEnd,
-    RefundIntent, SchemaStatus, StoreError, StoredOrder, StuckSummary,
+    CommerceStore, MAX_PENDING_REFUNDS, OrderChange, OrderFilter, OrderQuery, PlaceOrder, PlaceOrderError, RefundBegun,
+    RefundEnd, RefundIntent, SchemaStatus, StoreError, StoredOrder, StuckSummary,
 };
 
 use super::{SqliteStore, backend, now_seconds};
@@ -366,9 +366,9 @@ impl CommerceStore for SqliteStore {
         .await
     }
 
-    async fn begin_refund(&self, intent: &RefundIntent) -> Result<Option<RefundIntent>, StoreError> {
+    async fn begin_refund(&self, intent: &RefundIntent, seen_since: i64) -> Result<RefundBegun, StoreError> {
         let intent = intent.clone();
-        self.write(move |connection| super::refunds::begin(connection, &intent)).await
+        self.write(move |connection| super::refunds::begin(connection, &intent, seen_since)).await
     }
 
     async fn refund_pending(&self, key: &str) -> Result<bool, StoreError> {

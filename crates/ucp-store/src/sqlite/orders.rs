@@ -3,7 +3,7 @@
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use ucp_domain::order::changes::OrderRecord;
-use ucp_domain::store::{OrderChange, OrderPayment, OrderQuery, RefundEnd, StoreError, StoredOrder};
+use ucp_domain::store::{OrderChange, OrderPayment, OrderQuery, StoreError, StoredOrder};
 
 use super::{backend, outbox};
 
@@ -171,8 +171,8 @@ pub(super) fn apply(connection: &mut Connection, change: &OrderChange) -> Result
             .execute(params![next.id, record.id(), kind, kind_type, next.version, doc, now])
             .map_err(backend)?;
     }
-    if let Some(key) = &change.settles {
-        super::refunds::end(&transaction, key, RefundEnd::Recorded)?;
+    if let Some((key, end)) = &change.settles {
+        super::refunds::end(&transaction, key, *end)?;
     }
     outbox::enqueue(&transaction, &next, change.webhook).map_err(backend)?;
     transaction.commit().map_err(backend)

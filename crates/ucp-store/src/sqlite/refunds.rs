@@ -2,7 +2,7 @@
 //! records them (`order_refunds`, migration 12).
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
-use ucp_domain::store::{RefundEnd, RefundIntent, StoreError, StuckSummary};
+use ucp_domain::store::{RefundBegun, RefundEnd, RefundIntent, StoreError, StuckSummary};
 
 use super::{backend, now_seconds};
 
@@ -21,23 +21,34 @@ fn decode((key, order_id, version, action, amount, created_at): Raw) -> Result<R
     Ok(RefundIntent { key, order_id, version, action, amount, created_at })
 }
 
-/// Stores `intent` as pending unless the same request is pending already (that one is the
-/// answer), then, under its key: inserted, or pending again if the processor refused it, or
-/// `None` when it ended otherwise (recorded, abandoned), which is never asked for again.
-pub(super) fn begin(connection: &mut Connection, intent: &RefundIntent) -> Result<Option<RefundIntent>, StoreError> {
+/// Stores `intent` as pending and answers what it found (`CommerceStore::begin_refund`).
+pub(super) fn begin(
+    connection: &mut Connection,
+    intent: &RefundIntent,
+    seen_since: i64,
+) -> Result<RefundBegun, StoreError> {
     let action = serde_json::to_string(&intent.action)
         .map_err(|error| StoreError::Backend(format!("encoding the request of refund {}: {error}", intent.key)))?;
     let transaction = connection.savepoint().map_err(backend)?;
-    let pending = transaction
-        .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM order_refunds WHERE order_id = ?1 AND action = ?2 AND state = 'pending'"
-        ))
-        .map_err(backend)?
-        .query_row(params![intent.order_id, action], raw)
-        .optional()
-        .map_err(backend)?;
-    if let Some(pending) = pending {
-        return decode(pending).map(Some);
+    let same = |state: &str, since: i64| {
+        transaction
+            .prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM order_refunds WHERE order_id = ?1 AND action = ?2 AND state = ?3 \
+                 AND created_at >= ?4 ORDER BY created_at DESC LIMIT 1"
+            ))
+            .map_err(backend)?
+            .query_row(params![intent.order_id, action, state, since], raw)
+            .optional()
+            .map_err(backend)
+    };
+    if let Some(pending) = same("pending", i64::MIN)? {
+        return decode(pending).map(RefundBegun::Pending);
+    }
+    if let Some(recorded) = same("recorded_later", seen_since)? {
+        let recorded = decode(recorded)?;
+        end(&transaction, &recorded.key, RefundEnd::Recorded)?;
+        transaction.commit().map_err(backend)?;
+        return Ok(RefundBegun::RecordedLater(recorded));
     }
     let stored = transaction
         .prepare_cached(
@@ -50,7 +61,7 @@ pub(super) fn begin(connection: &mut Connection, intent: &RefundIntent) -> Resul
         .execute(params![intent.key, intent.order_id, intent.version, action, intent.amount, intent.created_at])
         .map_err(backend)?;
     transaction.commit().map_err(backend)?;
-    Ok((stored == 1).then(|| intent.clone()))
+    Ok(if stored == 1 { RefundBegun::Pending(intent.clone()) } else { RefundBegun::Ended })
 }
 
 pub(super) fn is_pending(connection: &Connection, key: &str) -> Result<bool, StoreError> {
@@ -114,11 +125,17 @@ pub(super) fn stale_summary(connection: &Connection, created_before: i64) -> Res
     Ok(StuckSummary { count: u64::try_from(count).unwrap_or_default(), oldest_started_at: oldest })
 }
 
-/// Ends the pending refund `key` as `end` (inside the recording change's transaction, or on
-/// its own).
+/// Ends the refund `key` as `end` (inside the recording change's transaction, or on its own):
+/// a pending one; a recorded-later one as seen; and an abandoned one as recorded, when a
+/// settler that had already asked records it after all (the order is then right, and the
+/// merchant must not record it by hand).
 pub(super) fn end(connection: &Connection, key: &str, end: RefundEnd) -> Result<(), StoreError> {
     connection
-        .prepare_cached("UPDATE order_refunds SET state = ?2, ended_at = ?3 WHERE key = ?1 AND state = 'pending'")
+        .prepare_cached(
+            "UPDATE order_refunds SET state = ?2, ended_at = ?3 WHERE key = ?1 AND (state = 'pending' \
+             OR (state = 'recorded_later' AND ?2 = 'recorded') \
+             OR (state = 'abandoned' AND ?2 IN ('recorded', 'recorded_later')))",
+        )
         .map_err(backend)?
         .execute(params![key, end.as_str(), now_seconds()])
         .map_err(backend)?;
@@ -128,7 +145,7 @@ pub(super) fn end(connection: &Connection, key: &str, end: RefundEnd) -> Result<
 #[cfg(test)]
 mod tests {
     use ucp_domain::order::action::OrderAction;
-    use ucp_domain::store::{CommerceStore, RefundEnd, RefundIntent};
+    use ucp_domain::store::{CommerceStore, RefundBegun, RefundEnd, RefundIntent};
 
     use super::super::SqliteStore;
 
@@ -162,32 +179,46 @@ mod tests {
 
     // One pending refund per request: the same request at another order version (another key)
     // is answered the pending one; a refused key is pending again when asked for again; one
-    // recorded or abandoned is never pending again; an end moves only a pending one.
+    // recorded or abandoned is never pending again; an end moves only a pending one. One the
+    // sweeper recorded is the answer to the same request once, within the window.
     #[tokio::test]
     async fn a_request_has_one_pending_refund_and_only_a_refused_one_comes_back() {
         let dir = tempfile::tempdir().unwrap();
         let store = store(&dir).await;
+        let begin = |intent: RefundIntent| {
+            let store = store.clone();
+            async move { store.begin_refund(&intent, 0).await.unwrap() }
+        };
         let first = intent("adj_a", 3, 500);
-        assert_eq!(store.begin_refund(&first).await.unwrap(), Some(first.clone()));
-        assert_eq!(store.begin_refund(&first).await.unwrap(), Some(first.clone()), "the same key again");
-        assert_eq!(store.begin_refund(&intent("adj_b", 4, 500)).await.unwrap(), Some(first.clone()), "another version");
+        assert_eq!(begin(first.clone()).await, RefundBegun::Pending(first.clone()));
+        assert_eq!(begin(first.clone()).await, RefundBegun::Pending(first.clone()), "the same key again");
+        assert_eq!(begin(intent("adj_b", 4, 500)).await, RefundBegun::Pending(first.clone()), "another version");
         let other = intent("adj_c", 4, 600);
-        assert_eq!(store.begin_refund(&other).await.unwrap(), Some(other.clone()), "another request");
+        assert_eq!(begin(other.clone()).await, RefundBegun::Pending(other.clone()), "another request");
         assert_eq!(store.pending_refunds("ord_1").await.unwrap(), vec![first.clone(), other.clone()]);
 
         store.end_refund("adj_a", RefundEnd::Refused).await.unwrap();
         assert!(!store.refund_pending("adj_a").await.unwrap());
-        assert_eq!(store.begin_refund(&first).await.unwrap(), Some(first.clone()), "refused, asked again");
+        assert_eq!(begin(first.clone()).await, RefundBegun::Pending(first.clone()), "refused, asked again");
         assert!(store.refund_pending("adj_a").await.unwrap());
 
         store.end_refund("adj_a", RefundEnd::Abandoned).await.unwrap();
         store.end_refund("adj_a", RefundEnd::Refused).await.unwrap();
-        assert_eq!(store.begin_refund(&first).await.unwrap(), None, "abandoned stays so");
+        assert_eq!(begin(first.clone()).await, RefundBegun::Ended, "abandoned stays so");
         store.end_refund("adj_c", RefundEnd::Recorded).await.unwrap();
-        assert_eq!(store.begin_refund(&other).await.unwrap(), None, "recorded stays so");
+        assert_eq!(begin(other.clone()).await, RefundBegun::Ended, "recorded stays so");
         assert!(store.pending_refunds("ord_1").await.unwrap().is_empty());
         let later = intent("adj_d", 5, 500);
-        assert_eq!(store.begin_refund(&later).await.unwrap(), Some(later), "a new key of an ended request");
+        assert_eq!(begin(later.clone()).await, RefundBegun::Pending(later.clone()), "a new key of an ended request");
+
+        store.end_refund("adj_d", RefundEnd::RecordedLater).await.unwrap();
+        let again = RefundIntent { created_at: 200, ..intent("adj_e", 6, 500) };
+        assert_eq!(store.begin_refund(&again, 101).await.unwrap(), RefundBegun::Pending(again.clone()), "too old");
+        store.end_refund("adj_e", RefundEnd::RecordedLater).await.unwrap();
+        assert_eq!(begin(intent("adj_f", 7, 500)).await, RefundBegun::RecordedLater(again), "seen now");
+        let last = intent("adj_f", 7, 500);
+        assert_eq!(begin(last.clone()).await, RefundBegun::RecordedLater(later.clone()), "the older one, once");
+        assert_eq!(begin(last.clone()).await, RefundBegun::Pending(last), "then a refund of its own");
     }
 
     // A pending refund whose stored request no longer decodes blocks neither its order's
@@ -197,7 +228,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = store(&dir).await;
         let readable = intent("adj_a", 3, 500);
-        store.begin_refund(&readable).await.unwrap();
+        store.begin_refund(&readable, 0).await.unwrap();
         store
             .write(|connection| {
                 connection
