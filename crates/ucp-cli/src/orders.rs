@@ -96,6 +96,18 @@ enum OrdersCommand {
         #[arg(long)]
         reason: Option<String>,
     },
+    /// Refunds asked of the processor, newest first, with their keys: to reconcile the
+    /// abandoned ones (the error that abandoned each names its key).
+    Refunds {
+        /// pending, recorded, recorded_later, refused or abandoned (default: all).
+        #[arg(long)]
+        state: Option<String>,
+        #[arg(long)]
+        limit: Option<u64>,
+    },
+    /// Record an abandoned refund on its order, once the processor shows it made under its
+    /// key; the processor is not asked again.
+    RecordRefund { key: String },
     /// Record another adjustment (credit, price_adjustment, dispute…); signed minor units.
     Adjust {
         id: String,
@@ -164,6 +176,18 @@ pub(crate) async fn run(args: OrdersArgs) -> anyhow::Result<std::process::ExitCo
             (format!("/orders{query}"), None)
         }
         OrdersCommand::Show { id } => (format!("/orders/{id}"), None),
+        OrdersCommand::Refunds { state, limit } => {
+            let mut query = Vec::new();
+            if let Some(state) = state {
+                query.push(format!("state={state}"));
+            }
+            if let Some(limit) = limit {
+                query.push(format!("limit={limit}"));
+            }
+            let query = if query.is_empty() { String::new() } else { format!("?{}", query.join("&")) };
+            (format!("/refunds{query}"), None)
+        }
+        OrdersCommand::RecordRefund { key } => (format!("/refunds/{key}/record"), Some(json!({}))),
         OrdersCommand::Ship { id, lines: given, carrier, tracking_number, tracking_url, description } => (
             format!("/orders/{id}/ship"),
             Some(object(&[

@@ -132,6 +132,19 @@ async fn orders_are_listed_shipped_and_refunded_from_the_command_line() {
     assert!(ok, "{stderr}");
     assert_eq!(again, first);
     assert_eq!(serde_json::from_str::<Value>(&again).unwrap()["payment"]["refunded"], 125);
+    // The refunds, newest first, with the keys their adjustments carry; recording one that is
+    // already recorded answers the order as it is.
+    let (ok, stdout, stderr) = orders(&server, &["refunds", "--state", "recorded"]);
+    assert!(ok, "{stderr}");
+    let listed: Value = serde_json::from_str(&stdout).unwrap();
+    let amounts: Vec<&Value> = listed["refunds"].as_array().unwrap().iter().map(|refund| &refund["amount"]).collect();
+    assert_eq!(amounts, [&json!(25), &json!(100)], "{stdout}");
+    let key = listed["refunds"][0]["key"].as_str().unwrap();
+    let (ok, stdout, stderr) = orders(&server, &["record-refund", key]);
+    assert!(ok, "{stderr}");
+    assert_eq!(serde_json::from_str::<Value>(&stdout).unwrap()["payment"]["refunded"], 125, "{stdout}");
+    let (ok, _, stderr) = orders(&server, &["refunds", "--state", "lost"]);
+    assert!(!ok && stderr.contains("invalid_input"), "{stderr}");
     // A change whose outcome is unknown (nothing answered) says how to repeat it safely.
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let nowhere = format!("http://{}", closed.local_addr().unwrap());

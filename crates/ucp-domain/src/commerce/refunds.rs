@@ -17,7 +17,7 @@
 use crate::order::action::OrderAction;
 use crate::order::changes::{self, Applied, ChangeError, Stamp};
 use crate::payment::{Handler, Refund, RefundError};
-use crate::store::{OrderPayment, RefundBegun, RefundEnd, RefundIntent, StoredOrder};
+use crate::store::{OrderPayment, RefundBegun, RefundEnd, RefundIntent, RefundState, StoredOrder, StoredRefund};
 
 use super::orders::{MerchantOrder, OrderOutcome, Refunded, Settling, holds_record, record_id};
 use super::recovery::Overdue;
@@ -352,6 +352,50 @@ impl Commerce {
             }
         }
         Ok(settled)
+    }
+
+    /// The merchant's refunds, newest first (all states, or one), for reconciling by hand.
+    pub async fn refunds(&self, state: Option<RefundState>, limit: u64) -> Result<Vec<StoredRefund>, Error> {
+        Ok(self.ports.store.refunds(state, limit).await?)
+    }
+
+    /// Records on its order an abandoned refund the merchant found made at the processor
+    /// (the error that abandoned it named its key): a refund adjustment under that key, with
+    /// no call to the processor. Recording it again answers the order as it is.
+    pub async fn record_refund_by_hand(&self, key: &str) -> Result<OrderOutcome, Error> {
+        let Some(refund) = self.ports.store.refund(key).await? else { return Ok(OrderOutcome::NotFound) };
+        let intent = refund.intent;
+        let recorded = matches!(refund.state, RefundState::Ended(RefundEnd::Recorded | RefundEnd::RecordedLater));
+        if !recorded && refund.state != RefundState::Ended(RefundEnd::Abandoned) {
+            return Ok(OrderOutcome::Refused(ChangeError::Invalid(format!(
+                "refund {key} is {}: only an abandoned refund is recorded by hand (a pending one is the sweeper's, \
+                 a refused one was not made)",
+                refund.state.as_str()
+            ))));
+        }
+        let occurred_at = crate::time::rfc3339(self.now());
+        let intent = &intent;
+        let occurred_at = occurred_at.as_str();
+        self.retrying(|| async move {
+            let Some(stored) = self.ports.store.order(&intent.order_id).await? else {
+                return Ok(Attempt::Done(OrderOutcome::NotFound));
+            };
+            if holds_record(&stored, &intent.key) {
+                return Ok(Attempt::Done(OrderOutcome::Changed(Box::new(MerchantOrder::of(stored)))));
+            }
+            let paid = stored.payment.as_ref().map(|payment| payment.amount);
+            let refund = OrderAction::Refund { amount: intent.amount, description: intent.action.description().cloned() };
+            let stamp = Stamp { occurred_at, ids: &mut |_: &str| intent.key.clone() };
+            match changes::apply(&stored.order, &refund, paid, stamp) {
+                Ok(applied) => {
+                    tracing::info!(order = %stored.id, key = %intent.key, amount = intent.amount, "an abandoned refund recorded by hand");
+                    self.record_change(stored, applied, Some((intent.key.clone(), RefundEnd::Recorded)), "record_refund")
+                        .await
+                }
+                Err(refusal) => Ok(Attempt::Done(OrderOutcome::Refused(refusal))),
+            }
+        })
+        .await
     }
 
     /// The merchants' refunds pending past `payment_recovery_secs` (for `/metrics`: one that

@@ -13,7 +13,7 @@ mod refunds;
 mod traffic;
 
 pub use idempotency::{ClaimTerms, IdempotencyClaim, IdempotencyScope, IdempotencyStore, StoredReply};
-pub use refunds::{RefundBegun, RefundEnd, RefundIntent};
+pub use refunds::{MAX_REFUND_PAGE, RefundBegun, RefundEnd, RefundIntent, RefundState, StoredRefund};
 pub use traffic::{TrafficCount, TrafficKind, TrafficStore};
 
 /// What can go wrong below the domain. Backends map their own errors into these.
@@ -366,6 +366,13 @@ pub trait CommerceStore: Send + Sync + std::fmt::Debug {
 
     /// Ends a pending refund (nothing when it has ended already).
     async fn end_refund(&self, key: &str, end: RefundEnd) -> Result<(), StoreError>;
+
+    /// The refund `key`, in whatever state.
+    async fn refund(&self, key: &str) -> Result<Option<StoredRefund>, StoreError>;
+
+    /// Refunds newest first (all states, or one), at most `limit` (clamped to
+    /// [`MAX_REFUND_PAGE`]); one whose request does not decode is left out (and logged).
+    async fn refunds(&self, state: Option<RefundState>, limit: u64) -> Result<Vec<StoredRefund>, StoreError>;
 }
 
 /// At most this many pending refunds of one order are read back.

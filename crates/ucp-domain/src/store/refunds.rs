@@ -64,3 +64,42 @@ impl RefundEnd {
         }
     }
 }
+
+/// Where a refund is: pending, or how it ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefundState {
+    Pending,
+    Ended(RefundEnd),
+}
+
+impl RefundState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RefundState::Pending => "pending",
+            RefundState::Ended(end) => end.as_str(),
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<RefundState> {
+        Some(match text {
+            "pending" => RefundState::Pending,
+            "recorded" => RefundState::Ended(RefundEnd::Recorded),
+            "recorded_later" => RefundState::Ended(RefundEnd::RecordedLater),
+            "refused" => RefundState::Ended(RefundEnd::Refused),
+            "abandoned" => RefundState::Ended(RefundEnd::Abandoned),
+            _ => return None,
+        })
+    }
+}
+
+/// A refund as stored, for the merchant to reconcile (`ucpd orders refunds`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredRefund {
+    pub intent: RefundIntent,
+    pub state: RefundState,
+    /// Unix seconds, once it ended.
+    pub ended_at: Option<i64>,
+}
+
+/// At most this many refunds in one list.
+pub const MAX_REFUND_PAGE: u64 = 100;

@@ -1,4 +1,4 @@
-//! The admin JSON API under `/admin/api` (merchant order operations). Every route here is
+//! The admin JSON API under `/admin/api` (merchant order operations and refunds). Every route here is
 //! behind the admin key (`super::require_key`).
 
 use axum::Router;
@@ -11,6 +11,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route(&format!("{}/status", super::API_PREFIX), get(status))
         .route(&format!("{}/openapi.json", super::API_PREFIX), get(super::openapi::serve))
         .merge(super::orders::router(state))
+        .merge(super::refunds::router())
 }
 
 /// `GET /admin/api/status`: whether the key is accepted, and the server's version.

@@ -12,6 +12,7 @@ mod idempotent;
 pub mod keys;
 pub mod openapi;
 pub mod orders;
+mod refunds;
 pub mod session;
 
 use axum::Router;

@@ -77,6 +77,15 @@ pub fn document() -> Value {
     let mut show_responses = error_responses(&[]);
     show_responses["200"] = json!({ "description": "The order", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/order_details" } } } });
     let statuses = json!(["processing", "partial", "fulfilled", "canceled", "closed"]);
+    let refund_states = json!(["pending", "recorded", "recorded_later", "refused", "abandoned"]);
+    let mut refunds_responses = error_responses(&[]);
+    refunds_responses["200"] = json!({ "description": "Refunds, newest first", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/refund_list" } } } });
+    let mut record_responses = error_responses(&[
+        ("409", "The order is canceled (order_canceled)"),
+        ("422", "The order cannot take it: more than is left to refund (refund_exceeds_payment)"),
+    ]);
+    record_responses["400"] = json!({ "description": "The refund is not abandoned (invalid_input): a pending one is the sweeper's, a refused one was not made", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/error" } } } });
+    record_responses["200"] = json!({ "description": "The order as it is now, the refund recorded under its key", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/order_details" } } } });
     json!({
         "openapi": "3.1.0",
         "info": {
@@ -106,7 +115,20 @@ pub fn document() -> Value {
             order("return"): { "post": change("Fulfilled units came back (they leave the line's total)", "return", true) },
             order("cancel"): { "post": change("Cancel units not yet shipped (default: all) and refund them", "cancel", false) },
             order("refund"): { "post": change("Refund through the order's payment handler", "refund", true) },
-            order("adjust"): { "post": change("Record another adjustment (credit, price_adjustment, dispute…)", "adjust", true) }
+            order("adjust"): { "post": change("Record another adjustment (credit, price_adjustment, dispute…)", "adjust", true) },
+            format!("{API_PREFIX}/refunds"): { "get": {
+                "summary": "Refunds asked of the processor, newest first: pending, recorded (recorded_later: by the recovery sweeper), refused, or abandoned (to reconcile by hand)",
+                "parameters": [
+                    { "name": "state", "in": "query", "schema": { "type": "string", "enum": refund_states } },
+                    { "name": "limit", "in": "query", "schema": { "type": "integer", "minimum": 1, "maximum": 100 } }
+                ],
+                "responses": refunds_responses
+            } },
+            format!("{API_PREFIX}/refunds/{{key}}/record"): { "post": {
+                "summary": "Record an abandoned refund the processor made (checked there by its key) on its order, without asking the processor again; recording it again answers the order",
+                "parameters": [{ "name": "key", "in": "path", "required": true, "schema": { "type": "string" } }],
+                "responses": record_responses
+            } }
         },
         "components": {
             "securitySchemes": { "adminKey": { "type": "http", "scheme": "bearer", "description": "An admin key of [admin] api_keys (stored hashed); never a platform credential" } },
@@ -131,6 +153,13 @@ pub fn document() -> Value {
                     "created_at": { "type": "string", "format": "date-time" }, "version": { "type": "integer" },
                     "payment": { "type": ["object", "null"], "properties": { "handler_id": { "type": "string" }, "currency": { "type": "string" },
                         "amount": { "type": "integer" }, "refunded": { "type": "integer" } } } } },
+                "refund_list": { "type": "object", "required": ["refunds"], "properties": {
+                    "refunds": { "type": "array", "items": { "type": "object", "required": ["key", "order_id", "amount", "state", "request", "created_at"], "properties": {
+                        "key": { "type": "string", "description": "Our processor key, and the id of the adjustment that records it" },
+                        "order_id": { "type": "string" }, "amount": { "type": "integer" }, "state": { "type": "string", "enum": refund_states },
+                        "request": { "type": "string", "description": "The operation that asked for it (refund, cancel, return…)" },
+                        "description": { "type": ["string", "null"] },
+                        "created_at": { "type": "string", "format": "date-time" }, "ended_at": { "type": ["string", "null"], "format": "date-time" } } } } } },
                 "order_list": { "type": "object", "required": ["orders"], "properties": {
                     "orders": { "type": "array", "items": { "type": "object", "required": ["id", "status", "created_at", "total"] } },
                     "next": { "type": "string" } } }

@@ -309,7 +309,7 @@ async fn adjust(State(state): State<AppState>, Path(id): Path<String>, body: Byt
     answer(state.core.adjust(&id, body.kind, body.amount, status, body.description).await)
 }
 
-fn answer(outcome: Result<OrderOutcome, ucp_domain::Error>) -> Response {
+pub(super) fn answer(outcome: Result<OrderOutcome, ucp_domain::Error>) -> Response {
     match outcome {
         Ok(OrderOutcome::Changed(order)) => axum::Json(OrderDetails::of(&order)).into_response(),
         Ok(OrderOutcome::NotFound) => not_found(),
@@ -339,7 +339,7 @@ const IN_DOUBT_ORDER: &str = "storage failed while saving this change, which may
 /// A failure below the operation: the one error table's status, a generic message on a 5xx,
 /// except for a change whose outcome is unknown, which the merchant must check before repeating,
 /// and a refund the processor did not confirm, which is kept and made later.
-fn domain_error(failure: ucp_domain::Error) -> Response {
+pub(super) fn domain_error(failure: ucp_domain::Error) -> Response {
     let in_doubt = matches!(failure, ucp_domain::Error::Store(ucp_domain::store::StoreError::InDoubt(_)));
     let refund_pending = matches!(failure, ucp_domain::Error::RefundPending);
     let api = crate::error::ApiError::from(failure);

@@ -320,7 +320,9 @@ async fn orders_list_newest_first_by_status() {
     let (status, document) = admin(&app, "/openapi.json", None).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(document["components"]["securitySchemes"]["adminKey"]["scheme"], "bearer");
-    for path in ["/admin/api/orders", "/admin/api/orders/{id}/ship", "/admin/api/orders/{id}/refund"] {
+    let paths =
+        ["/admin/api/orders", "/admin/api/orders/{id}/ship", "/admin/api/orders/{id}/refund", "/admin/api/refunds"];
+    for path in paths.into_iter().chain(["/admin/api/refunds/{key}/record"]) {
         assert!(document["paths"][path].is_object(), "{path}");
     }
 }

@@ -142,7 +142,7 @@ async fn a_pending_refund_nobody_repeats_is_made_and_recorded_by_the_sweeper() {
 // A refund the processor refuses (400) is the merchant's 422 `refund_refused`, records nothing
 // and is not kept: once it would be overdue nothing is pending and the sweeper never asks for
 // it again. One pending past the sweeper's patience (12 h, inside the day processors keep a
-// key) is abandoned, not asked for again.
+// key) is abandoned, not asked for again; the merchant lists it and records it by hand.
 #[tokio::test]
 async fn a_refused_refund_is_not_kept_and_an_old_pending_one_is_abandoned() {
     let (processor, url, _guard) = start_processor().await;
@@ -183,6 +183,37 @@ async fn a_refused_refund_is_not_kept_and_an_old_pending_one_is_abandoned() {
     let (status, answer) = admin(&app, &refund, Some(json!({ "amount": 200 }))).await;
     assert_eq!((status, answer["code"].as_str()), (StatusCode::CONFLICT, Some("refund_abandoned")), "{answer}");
     assert_eq!(processor.asked.lock().unwrap().len(), 2);
+
+    // The merchant reconciles: the abandoned refund is listed with its key; found made at the
+    // processor, it is recorded on the order under that key without asking again, once.
+    let asked = processor.asked.lock().unwrap().clone();
+    let (status, listed) = admin(&app, "/refunds?state=abandoned", None).await;
+    assert_eq!(status, StatusCode::OK, "{listed}");
+    let abandoned = &listed["refunds"][0];
+    assert_eq!(listed["refunds"].as_array().map(Vec::len), Some(1), "{listed}");
+    assert_eq!((abandoned["key"].as_str(), &abandoned["amount"]), (Some(asked[1].as_str()), &json!(200)));
+    assert_eq!((&abandoned["order_id"], &abandoned["request"]), (&json!(id), &json!("refund")));
+    let record = format!("/refunds/{}/record", asked[1]);
+    for _ in 0..2 {
+        let (status, details) = admin(&app, &record, Some(json!({}))).await;
+        assert_eq!((status, &details["payment"]["refunded"]), (StatusCode::OK, &json!(200)), "{details}");
+    }
+    let adjustments = get_order(&app, &id).await["adjustments"].as_array().cloned().unwrap_or_default();
+    assert_eq!(adjustments.len(), 1, "recorded once: {adjustments:?}");
+    assert_eq!(adjustments[0]["id"], asked[1].as_str());
+    assert_eq!(processor.asked.lock().unwrap().len(), 2, "the processor is not asked");
+    let (_, recorded) = admin(&app, "/refunds?state=recorded", None).await;
+    assert_eq!(recorded["refunds"][0]["key"], asked[1].as_str(), "{recorded}");
+    let (_, all) = admin(&app, "/refunds", None).await;
+    assert_eq!(all["refunds"].as_array().map(Vec::len), Some(2), "the refused one too: {all}");
+
+    // A refused refund was not made, an unknown key is no refund, a state must be one of five.
+    let (status, answer) = admin(&app, &format!("/refunds/{}/record", asked[0]), Some(json!({}))).await;
+    assert_eq!((status, answer["code"].as_str()), (StatusCode::BAD_REQUEST, Some("invalid_input")), "{answer}");
+    let (status, _) = admin(&app, "/refunds/adj_nope/record", Some(json!({}))).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, _) = admin(&app, "/refunds?state=lost", None).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
 }
 
 // The merchant repeats a pending refund just as the sweeper settles it: both ask the processor

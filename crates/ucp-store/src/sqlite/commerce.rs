@@ -9,7 +9,7 @@ use rusqlite::{OptionalExtension, params};
 use ucp_domain::checkout::{Session, SessionKind, Status};
 use ucp_domain::store::{
     CommerceStore, MAX_PENDING_REFUNDS, OrderChange, OrderFilter, OrderQuery, PlaceOrder, PlaceOrderError, RefundBegun,
-    RefundEnd, RefundIntent, SchemaStatus, StoreError, StoredOrder, StuckSummary,
+    RefundEnd, RefundIntent, RefundState, SchemaStatus, StoreError, StoredOrder, StoredRefund, StuckSummary,
 };
 
 use super::{SqliteStore, backend, now_seconds};
@@ -387,6 +387,15 @@ impl CommerceStore for SqliteStore {
 
     async fn stale_refunds_summary(&self, created_before: i64) -> Result<StuckSummary, StoreError> {
         self.read(move |connection| super::refunds::stale_summary(connection, created_before)).await
+    }
+
+    async fn refund(&self, key: &str) -> Result<Option<StoredRefund>, StoreError> {
+        let key = key.to_owned();
+        self.read(move |connection| super::refunds::one(connection, &key)).await
+    }
+
+    async fn refunds(&self, state: Option<RefundState>, limit: u64) -> Result<Vec<StoredRefund>, StoreError> {
+        self.read(move |connection| super::refunds::list(connection, state, limit)).await
     }
 
     async fn end_refund(&self, key: &str, end: RefundEnd) -> Result<(), StoreError> {

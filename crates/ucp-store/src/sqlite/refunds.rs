@@ -2,7 +2,9 @@
 //! records them (`order_refunds`, migration 12).
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
-use ucp_domain::store::{RefundBegun, RefundEnd, RefundIntent, StoreError, StuckSummary};
+use ucp_domain::store::{
+    MAX_REFUND_PAGE, RefundBegun, RefundEnd, RefundIntent, RefundState, StoreError, StoredRefund, StuckSummary,
+};
 
 use super::{backend, now_seconds};
 
@@ -30,21 +32,22 @@ pub(super) fn begin(
     let action = serde_json::to_string(&intent.action)
         .map_err(|error| StoreError::Backend(format!("encoding the request of refund {}: {error}", intent.key)))?;
     let transaction = connection.savepoint().map_err(backend)?;
-    let same = |state: &str, since: i64| {
+    // The state is written into each statement, so its partial index can serve it.
+    let same = |state: &str, index: &str, since: i64| {
         transaction
             .prepare_cached(&format!(
-                "SELECT {COLUMNS} FROM order_refunds WHERE order_id = ?1 AND action = ?2 AND state = ?3 \
-                 AND created_at >= ?4 ORDER BY created_at DESC LIMIT 1"
+                "SELECT {COLUMNS} FROM order_refunds INDEXED BY {index} WHERE order_id = ?1 AND action = ?2 \
+                 AND state = '{state}' AND created_at >= ?3 ORDER BY created_at DESC LIMIT 1"
             ))
             .map_err(backend)?
-            .query_row(params![intent.order_id, action, state, since], raw)
+            .query_row(params![intent.order_id, action, since], raw)
             .optional()
             .map_err(backend)
     };
-    if let Some(pending) = same("pending", i64::MIN)? {
+    if let Some(pending) = same("pending", "order_refunds_pending_request", i64::MIN)? {
         return decode(pending).map(RefundBegun::Pending);
     }
-    if let Some(recorded) = same("recorded_later", seen_since)? {
+    if let Some(recorded) = same("recorded_later", "order_refunds_recorded_later", seen_since)? {
         let recorded = decode(recorded)?;
         end(&transaction, &recorded.key, RefundEnd::Recorded)?;
         transaction.commit().map_err(backend)?;
@@ -88,8 +91,8 @@ pub(super) fn pending_of(connection: &Connection, order_id: &str, limit: u64) ->
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     let rows = connection
         .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM order_refunds WHERE order_id = ?1 AND state = 'pending' \
-             ORDER BY created_at, key LIMIT ?2"
+            "SELECT {COLUMNS} FROM order_refunds INDEXED BY order_refunds_pending_request \
+             WHERE order_id = ?1 AND state = 'pending' ORDER BY created_at, key LIMIT ?2"
         ))
         .map_err(backend)?
         .query_map(params![order_id, limit], raw)
@@ -140,6 +143,53 @@ pub(super) fn end(connection: &Connection, key: &str, end: RefundEnd) -> Result<
         .execute(params![key, end.as_str(), now_seconds()])
         .map_err(backend)?;
     Ok(())
+}
+
+/// One refund in whatever state.
+pub(super) fn one(connection: &Connection, key: &str) -> Result<Option<StoredRefund>, StoreError> {
+    let row = connection
+        .prepare_cached(&format!("SELECT {COLUMNS}, state, ended_at FROM order_refunds WHERE key = ?1"))
+        .map_err(backend)?
+        .query_row([key], |row| Ok((raw(row)?, row.get::<_, String>(6)?, row.get::<_, Option<i64>>(7)?)))
+        .optional()
+        .map_err(backend)?;
+    row.map(stored).transpose()
+}
+
+/// Refunds newest first, of one state or all.
+pub(super) fn list(
+    connection: &Connection,
+    state: Option<RefundState>,
+    limit: u64,
+) -> Result<Vec<StoredRefund>, StoreError> {
+    let limit = i64::try_from(limit.clamp(1, MAX_REFUND_PAGE)).unwrap_or(1);
+    // Two statements, so each walks its index (`state = ?1 OR ?1 IS NULL` would scan).
+    let filter = if state.is_some() { "WHERE state = ?1" } else { "WHERE ?1 IS NULL" };
+    let rows = connection
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS}, state, ended_at FROM order_refunds {filter} \
+             ORDER BY created_at DESC, rowid DESC LIMIT ?2"
+        ))
+        .map_err(backend)?
+        .query_map(params![state.map(RefundState::as_str), limit], |row| {
+            Ok((raw(row)?, row.get::<_, String>(6)?, row.get::<_, Option<i64>>(7)?))
+        })
+        .map_err(backend)?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(backend)?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|row| {
+            stored(row).map_err(|error| tracing::error!(%error, "a refund cannot be read; reconcile it by hand")).ok()
+        })
+        .collect())
+}
+
+fn stored((row, state, ended_at): (Raw, String, Option<i64>)) -> Result<StoredRefund, StoreError> {
+    let intent = decode(row)?;
+    let state = RefundState::parse(&state)
+        .ok_or_else(|| StoreError::Backend(format!("refund {} has an unknown state {state:?}", intent.key)))?;
+    Ok(StoredRefund { intent, state, ended_at })
 }
 
 #[cfg(test)]

@@ -20,5 +20,9 @@ CREATE TABLE order_refunds (
 CREATE UNIQUE INDEX order_refunds_pending_request ON order_refunds (order_id, action) WHERE state = 'pending';
 -- Refunds the sweeper recorded after their caller was told they were pending: the same request
 -- again is that refund (until it is seen once).
-CREATE INDEX order_refunds_recorded_later ON order_refunds (order_id, action) WHERE state = 'recorded_later';
-CREATE INDEX order_refunds_pending_by_age ON order_refunds (created_at) WHERE state = 'pending';
+CREATE INDEX order_refunds_recorded_later ON order_refunds (order_id, action, created_at)
+    WHERE state = 'recorded_later';
+-- The sweeper's pending refunds by age, and the merchant's lists (`ucpd orders refunds`),
+-- newest first, of one state or all.
+CREATE INDEX order_refunds_by_state ON order_refunds (state, created_at);
+CREATE INDEX order_refunds_by_age ON order_refunds (created_at);

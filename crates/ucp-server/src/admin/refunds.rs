@@ -1,0 +1,90 @@
+//! The merchant's refunds for reconciling by hand, over the admin API: the list (every state,
+//! or one), and recording an abandoned refund the merchant found made at the processor. The
+//! rules are the core's (`Commerce::refunds`, `Commerce::record_refund_by_hand`).
+
+use axum::Router;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::{Deserialize, Serialize};
+use ucp_domain::store::{RefundState, StoredRefund};
+use ucp_protocol::resources::rfc3339;
+
+use super::{API_PREFIX, error};
+use crate::state::AppState;
+
+pub(super) fn router() -> Router<AppState> {
+    Router::new()
+        .route(&format!("{API_PREFIX}/refunds"), get(list))
+        .route(&format!("{API_PREFIX}/refunds/{{key}}/record"), post(record))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListQuery {
+    state: Option<String>,
+    limit: Option<u64>,
+}
+
+/// One refund as the admin API lists it.
+#[derive(Serialize)]
+struct RefundSummary<'a> {
+    /// Our processor key, and the id of the adjustment that records it.
+    key: &'a str,
+    order_id: &'a str,
+    amount: i64,
+    state: &'static str,
+    /// The operation that asked for it (refund, cancel, return…).
+    request: &'static str,
+    description: Option<&'a String>,
+    created_at: String,
+    ended_at: Option<String>,
+}
+
+impl<'a> RefundSummary<'a> {
+    fn of(refund: &'a StoredRefund) -> RefundSummary<'a> {
+        let intent = &refund.intent;
+        RefundSummary {
+            key: &intent.key,
+            order_id: &intent.order_id,
+            amount: intent.amount,
+            state: refund.state.as_str(),
+            request: intent.action.name(),
+            description: intent.action.description(),
+            created_at: rfc3339(intent.created_at),
+            ended_at: refund.ended_at.map(rfc3339),
+        }
+    }
+}
+
+async fn list(
+    State(state): State<AppState>,
+    query: Result<Query<ListQuery>, axum::extract::rejection::QueryRejection>,
+) -> Response {
+    let Ok(Query(query)) = query else {
+        return error(StatusCode::BAD_REQUEST, "invalid_input", "query parameters: state, limit");
+    };
+    let wanted = match query.state.as_deref().map(RefundState::parse) {
+        None => None,
+        Some(Some(wanted)) => Some(wanted),
+        Some(None) => {
+            let message = "state must be pending, recorded, recorded_later, refused or abandoned";
+            return error(StatusCode::BAD_REQUEST, "invalid_input", message);
+        }
+    };
+    let limit = query.limit.unwrap_or(20).clamp(1, ucp_domain::store::MAX_REFUND_PAGE);
+    match state.core.refunds(wanted, limit).await {
+        Ok(refunds) => {
+            let refunds: Vec<RefundSummary<'_>> = refunds.iter().map(RefundSummary::of).collect();
+            axum::Json(serde_json::json!({ "refunds": refunds })).into_response()
+        }
+        Err(failure) => super::orders::domain_error(failure),
+    }
+}
+
+/// Records an abandoned refund on its order, without asking the processor; the order's
+/// details, as an order change answers them.
+async fn record(State(state): State<AppState>, Path(key): Path<String>) -> Response {
+    super::orders::answer(state.core.record_refund_by_hand(&key).await)
+}
