@@ -360,8 +360,11 @@ impl Commerce {
     }
 
     /// Records on its order an abandoned refund the merchant found made at the processor
-    /// (the error that abandoned it named its key): a refund adjustment under that key, with
-    /// no call to the processor. Recording it again answers the order as it is.
+    /// (the error that abandoned it named its key), with no call to the processor: the request
+    /// as asked where the order still takes it so (a cancel's lines too), otherwise a refund
+    /// adjustment of its amount under that key. An order that takes neither (canceled, or
+    /// refunded up to what was paid, which the processor's own cap makes unlikely) refuses.
+    /// Recording it again answers the order as it is.
     pub async fn record_refund_by_hand(&self, key: &str) -> Result<OrderOutcome, Error> {
         let Some(refund) = self.ports.store.refund(key).await? else { return Ok(OrderOutcome::NotFound) };
         let intent = refund.intent;
@@ -383,10 +386,15 @@ impl Commerce {
             if holds_record(&stored, &intent.key) {
                 return Ok(Attempt::Done(OrderOutcome::Changed(Box::new(MerchantOrder::of(stored)))));
             }
-            let paid = stored.payment.as_ref().map(|payment| payment.amount);
-            let refund = OrderAction::Refund { amount: intent.amount, description: intent.action.description().cloned() };
-            let stamp = Stamp { occurred_at, ids: &mut |_: &str| intent.key.clone() };
-            match changes::apply(&stored.order, &refund, paid, stamp) {
+            // The request as asked (a cancel's or return's lines too) where the order still
+            // takes it so; otherwise the money alone, as a refund under the key.
+            let applied = applied_again(&stored, intent, occurred_at).or_else(|_| {
+                let paid = stored.payment.as_ref().map(|payment| payment.amount);
+                let description = intent.action.description().cloned();
+                let refund = OrderAction::Refund { amount: intent.amount, description };
+                changes::apply(&stored.order, &refund, paid, Stamp { occurred_at, ids: &mut |_: &str| intent.key.clone() })
+            });
+            match applied {
                 Ok(applied) => {
                     tracing::info!(order = %stored.id, key = %intent.key, amount = intent.amount, "an abandoned refund recorded by hand");
                     self.record_change(stored, applied, Some((intent.key.clone(), RefundEnd::Recorded)), "record_refund")

@@ -279,3 +279,38 @@ async fn the_console_says_a_refund_is_pending_and_pressing_again_is_the_same_ref
     assert_eq!(made.len(), 2);
     assert!(made.iter().all(|key| adjustments[0]["id"] == key.as_str()), "one key: {made:?}");
 }
+
+// A cancel whose refund the processor made while its answer was lost, abandoned after the
+// sweeper's patience (the processor kept failing meanwhile), then recorded by hand: the order
+// takes the cancel as asked, its lines too, under the refund's key, with no processor call.
+#[tokio::test]
+async fn an_abandoned_cancel_recorded_by_hand_cancels_its_lines_too() {
+    let (processor, url, _guard) = start_processor().await;
+    let app = shop(&url).await;
+    let (id, _) = place(&app, "acme").await;
+    *processor.lost.lock().unwrap() = true;
+    let (status, _) = admin(&app, &format!("/orders/{id}/cancel"), Some(json!({ "reason": "Out of stock" }))).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    *processor.down.lock().unwrap() = true;
+    app.clock.advance(ucp_domain::commerce::REFUND_PATIENCE_SECS + 61);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    let abandoned = loop {
+        let (_, listed) = admin(&app, "/refunds?state=abandoned", None).await;
+        if listed["refunds"][0].is_object() || tokio::time::Instant::now() > deadline {
+            break listed["refunds"][0].clone();
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(abandoned["request"], "cancel", "{abandoned}");
+    let asked = processor.asked.lock().unwrap().len();
+
+    let record = format!("/refunds/{}/record", abandoned["key"].as_str().unwrap());
+    let (status, details) = admin(&app, &record, Some(json!({}))).await;
+    assert_eq!(status, StatusCode::OK, "{details}");
+    assert_eq!(details["status"], "canceled", "the lines too: {details}");
+    assert_eq!(details["payment"]["refunded"], abandoned["amount"], "{details}");
+    let adjustments = details["order"]["adjustments"].as_array().cloned().unwrap_or_default();
+    assert_eq!(adjustments.len(), 1, "{adjustments:?}");
+    assert_eq!((&adjustments[0]["id"], &adjustments[0]["type"]), (&abandoned["key"], &json!("cancellation")));
+    assert_eq!(processor.asked.lock().unwrap().len(), asked, "the processor is not asked");
+}

@@ -129,15 +129,15 @@ pub(super) fn stale_summary(connection: &Connection, created_before: i64) -> Res
 }
 
 /// Ends the refund `key` as `end` (inside the recording change's transaction, or on its own):
-/// a pending one; a recorded-later one as seen; and an abandoned one as recorded, when a
-/// settler that had already asked records it after all (the order is then right, and the
-/// merchant must not record it by hand).
+/// a pending one; a recorded-later one as seen; and an abandoned one as recorded or refused,
+/// when a settler that had already asked records it after all (the order is then right, and
+/// the merchant must not record it by hand) or the processor refused it (it was not made).
 pub(super) fn end(connection: &Connection, key: &str, end: RefundEnd) -> Result<(), StoreError> {
     connection
         .prepare_cached(
             "UPDATE order_refunds SET state = ?2, ended_at = ?3 WHERE key = ?1 AND (state = 'pending' \
              OR (state = 'recorded_later' AND ?2 = 'recorded') \
-             OR (state = 'abandoned' AND ?2 IN ('recorded', 'recorded_later')))",
+             OR (state = 'abandoned' AND ?2 IN ('recorded', 'recorded_later', 'refused')))",
         )
         .map_err(backend)?
         .execute(params![key, end.as_str(), now_seconds()])
@@ -195,7 +195,7 @@ fn stored((row, state, ended_at): (Raw, String, Option<i64>)) -> Result<StoredRe
 #[cfg(test)]
 mod tests {
     use ucp_domain::order::action::OrderAction;
-    use ucp_domain::store::{CommerceStore, RefundBegun, RefundEnd, RefundIntent};
+    use ucp_domain::store::{CommerceStore, RefundBegun, RefundEnd, RefundIntent, RefundState};
 
     use super::super::SqliteStore;
 
@@ -253,11 +253,25 @@ mod tests {
         assert!(store.refund_pending("adj_a").await.unwrap());
 
         store.end_refund("adj_a", RefundEnd::Abandoned).await.unwrap();
-        store.end_refund("adj_a", RefundEnd::Refused).await.unwrap();
-        assert_eq!(begin(first.clone()).await, RefundBegun::Ended, "abandoned stays so");
+        store.end_refund("adj_a", RefundEnd::Recorded).await.unwrap();
+        store.end_refund("adj_a", RefundEnd::Abandoned).await.unwrap();
+        let state = |key: &'static str| {
+            let store = store.clone();
+            async move { store.refund(key).await.unwrap().map(|refund| refund.state) }
+        };
+        assert_eq!(state("adj_a").await, Some(RefundState::Ended(RefundEnd::Recorded)), "recorded after all");
+        assert_eq!(begin(first.clone()).await, RefundBegun::Ended, "recorded stays so");
         store.end_refund("adj_c", RefundEnd::Recorded).await.unwrap();
         assert_eq!(begin(other.clone()).await, RefundBegun::Ended, "recorded stays so");
         assert!(store.pending_refunds("ord_1").await.unwrap().is_empty());
+        let refused = intent("adj_r", 5, 900);
+        begin(refused.clone()).await;
+        store.end_refund("adj_r", RefundEnd::Abandoned).await.unwrap();
+        store.end_refund("adj_r", RefundEnd::Refused).await.unwrap();
+        assert_eq!(state("adj_r").await, Some(RefundState::Ended(RefundEnd::Refused)), "refused after all");
+        store.end_refund("adj_r", RefundEnd::Abandoned).await.unwrap();
+        assert_eq!(state("adj_r").await, Some(RefundState::Ended(RefundEnd::Refused)), "an end is not abandoned");
+        assert_eq!(state("adj_nope").await, None);
         let later = intent("adj_d", 5, 500);
         assert_eq!(begin(later.clone()).await, RefundBegun::Pending(later.clone()), "a new key of an ended request");
 
