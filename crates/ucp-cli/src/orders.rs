@@ -146,6 +146,24 @@ fn object(fields: &[(&str, Option<Value>)]) -> Value {
     Value::Object(fields.iter().filter_map(|(name, value)| Some(((*name).to_owned(), value.clone()?))).collect())
 }
 
+/// `?name=value&…` of the pairs that are set, encoded (empty when none is).
+fn query(pairs: &[(&str, Option<String>)]) -> String {
+    let set: Vec<(&str, &str)> = pairs.iter().filter_map(|(name, value)| Some((*name, value.as_deref()?))).collect();
+    if set.is_empty() {
+        return String::new();
+    }
+    let mut url = reqwest::Url::parse("http://query.invalid/").expect("a valid URL");
+    url.query_pairs_mut().extend_pairs(set);
+    format!("?{}", url.query().unwrap_or_default())
+}
+
+/// `text` as one path segment, percent-encoded.
+fn segment(text: &str) -> String {
+    let mut url = reqwest::Url::parse("http://segment.invalid/").expect("a valid URL");
+    url.path_segments_mut().expect("a URL with a path").clear().push(text);
+    url.path().trim_start_matches('/').to_owned()
+}
+
 fn text(value: &Option<String>) -> Option<Value> {
     value.as_ref().map(|value| json!(value))
 }
@@ -162,34 +180,21 @@ pub(crate) async fn run(args: OrdersArgs) -> anyhow::Result<std::process::ExitCo
     };
     let (path, body) = match &args.command {
         OrdersCommand::List { status, limit, before } => {
-            let mut query = Vec::new();
-            if let Some(status) = status {
-                query.push(format!("status={status}"));
-            }
-            if let Some(limit) = limit {
-                query.push(format!("limit={limit}"));
-            }
-            if let Some(before) = before {
-                query.push(format!("before={before}"));
-            }
-            let query = if query.is_empty() { String::new() } else { format!("?{}", query.join("&")) };
-            (format!("/orders{query}"), None)
+            let pairs = [
+                ("status", status.clone()),
+                ("limit", limit.map(|limit| limit.to_string())),
+                ("before", before.clone()),
+            ];
+            (format!("/orders{}", query(&pairs)), None)
         }
-        OrdersCommand::Show { id } => (format!("/orders/{id}"), None),
+        OrdersCommand::Show { id } => (format!("/orders/{}", segment(id)), None),
         OrdersCommand::Refunds { state, limit } => {
-            let mut query = Vec::new();
-            if let Some(state) = state {
-                query.push(format!("state={state}"));
-            }
-            if let Some(limit) = limit {
-                query.push(format!("limit={limit}"));
-            }
-            let query = if query.is_empty() { String::new() } else { format!("?{}", query.join("&")) };
-            (format!("/refunds{query}"), None)
+            let pairs = [("state", state.clone()), ("limit", limit.map(|limit| limit.to_string()))];
+            (format!("/refunds{}", query(&pairs)), None)
         }
-        OrdersCommand::RecordRefund { key } => (format!("/refunds/{key}/record"), Some(json!({}))),
+        OrdersCommand::RecordRefund { key } => (format!("/refunds/{}/record", segment(key)), Some(json!({}))),
         OrdersCommand::Ship { id, lines: given, carrier, tracking_number, tracking_url, description } => (
-            format!("/orders/{id}/ship"),
+            format!("/orders/{}/ship", segment(id)),
             Some(object(&[
                 ("line_items", lines(given)?),
                 ("carrier", text(carrier)),
@@ -199,26 +204,27 @@ pub(crate) async fn run(args: OrdersArgs) -> anyhow::Result<std::process::ExitCo
             ])),
         ),
         OrdersCommand::Deliver { id, lines: given, failed, description } => (
-            format!("/orders/{id}/{}", if *failed { "fail-delivery" } else { "deliver" }),
+            format!("/orders/{}/{}", segment(id), if *failed { "fail-delivery" } else { "deliver" }),
             Some(object(&[("line_items", lines(given)?), ("description", text(description))])),
         ),
         OrdersCommand::Return { id, lines: given, description } => (
-            format!("/orders/{id}/return"),
+            format!("/orders/{}/return", segment(id)),
             Some(object(&[("line_items", lines(given)?), ("description", text(description))])),
         ),
         OrdersCommand::Cancel { id, lines: given, amount, reason } => (
-            format!("/orders/{id}/cancel"),
+            format!("/orders/{}/cancel", segment(id)),
             Some(object(&[
                 ("line_items", lines(given)?),
                 ("amount", amount.map(|amount| json!(amount))),
                 ("reason", text(reason)),
             ])),
         ),
-        OrdersCommand::Refund { id, amount, reason } => {
-            (format!("/orders/{id}/refund"), Some(object(&[("amount", Some(json!(amount))), ("reason", text(reason))])))
-        }
+        OrdersCommand::Refund { id, amount, reason } => (
+            format!("/orders/{}/refund", segment(id)),
+            Some(object(&[("amount", Some(json!(amount))), ("reason", text(reason))])),
+        ),
         OrdersCommand::Adjust { id, kind, amount, status, description } => (
-            format!("/orders/{id}/adjust"),
+            format!("/orders/{}/adjust", segment(id)),
             Some(object(&[
                 ("type", Some(json!(kind))),
                 ("amount", Some(json!(amount))),
@@ -263,4 +269,17 @@ pub(crate) async fn run(args: OrdersArgs) -> anyhow::Result<std::process::ExitCo
     }
     println!("{}", serde_json::to_string_pretty(&answer)?);
     Ok(std::process::ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    // Ids, keys and query values reach the server as given: encoded, never read as path or
+    // query syntax.
+    #[test]
+    fn path_segments_and_query_values_are_encoded() {
+        assert_eq!(super::segment("ord_1"), "ord_1");
+        assert_eq!(super::segment("a/b?c#d e"), "a%2Fb%3Fc%23d%20e");
+        assert_eq!(super::query(&[("state", Some("a&b=c d".into())), ("limit", None)]), "?state=a%26b%3Dc+d");
+        assert_eq!(super::query(&[("limit", None)]), "");
+    }
 }
