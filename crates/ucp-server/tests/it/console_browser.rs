@@ -176,8 +176,13 @@ async fn the_console_renders_in_headless_chromium() {
         ));
         browser.wait_for("/admin/orders");
         let mut texts = Vec::new();
-        for (page, file) in [("orders", "console-orders.png"), ("traffic", "console-traffic.png"), ("funnel", "console-funnel.png")]
-        {
+        let pages = [
+            ("orders", "console-orders.png"),
+            ("traffic", "console-traffic.png"),
+            ("funnel", "console-funnel.png"),
+            ("refunds", "console-refunds.png"),
+        ];
+        for (page, file) in pages {
             let path = format!("/admin/{page}");
             browser.open(&format!("{base}{path}"), &path);
             browser.screenshot(&artifacts.join(file));
@@ -191,7 +196,8 @@ async fn the_console_renders_in_headless_chromium() {
     })
     .await
     .unwrap();
-    let [orders, traffic, funnel] = &texts[..] else { panic!("three pages") };
+    let [orders, traffic, funnel, refunds] = &texts[..] else { panic!("four pages") };
+    assert!(refunds.contains("Each refund is kept") && refunds.contains("No refunds yet"), "{refunds}");
     assert!(orders.contains("Orders, newest first") && orders.contains(&platform), "{orders}");
     assert!(orders.contains("ord_"), "the order placed in the run: {orders}");
     assert!(traffic.contains("search_catalog") && traffic.contains(&other_platform), "{traffic}");

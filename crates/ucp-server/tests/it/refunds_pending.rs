@@ -314,3 +314,63 @@ async fn an_abandoned_cancel_recorded_by_hand_cancels_its_lines_too() {
     assert_eq!((&adjustments[0]["id"], &adjustments[0]["type"]), (&abandoned["key"], &json!("cancellation")));
     assert_eq!(processor.asked.lock().unwrap().len(), asked, "the processor is not asked");
 }
+
+// The console's refunds page lists a refund abandoned after the sweeper's patience with a form
+// that records it on its order, once the merchant found it made at the processor: 303 to the
+// order, which shows it under its key; the processor is not asked again.
+#[tokio::test]
+async fn the_console_lists_an_abandoned_refund_and_records_it() {
+    let (processor, url, _guard) = start_processor().await;
+    let app = crate::helpers::spawn_app_with(crate::helpers::fixture_products(), |settings, _| {
+        settings.admin.api_keys = vec![ucp_server::auth::hash_key_hex(crate::console::KEY)];
+        settings.payments.http = vec![acme(&url)];
+        settings.payments.recovery_after_secs = 60;
+        settings.checkout.sweep_interval_secs = 1;
+    })
+    .await;
+    let (id, _) = place(&app, "acme").await;
+    // A session and its CSRF token (the 12 hours below outlive a session: log in again then).
+    let session = || async {
+        let cookie = crate::console::log_in(&app).await;
+        let (_, _, html) = crate::console::get(&app, &format!("/admin/orders/{id}"), Some(&cookie)).await;
+        let csrf = crate::console::csrf_of(&html);
+        (cookie, csrf)
+    };
+    let post = |path: String, cookie: String, fields: Vec<(&'static str, String)>| {
+        let app = &app;
+        async move {
+            let fields: Vec<(&str, &str)> = fields.iter().map(|(name, value)| (*name, value.as_str())).collect();
+            crate::console::post(app, &path, Some(&cookie), Some(&app.base_url), &fields).await
+        }
+    };
+    let (cookie, csrf) = session().await;
+    *processor.lost.lock().unwrap() = true;
+    let fields = vec![("csrf", csrf), ("amount", "250".to_owned())];
+    let pending = post(format!("/admin/orders/{id}/refund"), cookie, fields).await;
+    assert_eq!(pending.status(), StatusCode::SERVICE_UNAVAILABLE);
+    *processor.down.lock().unwrap() = true;
+    app.clock.advance(ucp_domain::commerce::REFUND_PATIENCE_SECS + 61);
+    let (cookie, csrf) = session().await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    let page = loop {
+        let (status, _, page) = crate::console::get(&app, "/admin/refunds", Some(&cookie)).await;
+        assert_eq!(status, StatusCode::OK, "{page}");
+        if page.contains("Record on the order") || tokio::time::Instant::now() > deadline {
+            break page;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let key = keys(&processor)[0].clone();
+    assert!(page.contains(&key) && page.contains("abandoned"), "{page}");
+    let asked = processor.asked.lock().unwrap().len();
+
+    let recorded = post(format!("/admin/refunds/{key}/record"), cookie.clone(), vec![("csrf", csrf)]).await;
+    assert_eq!(recorded.status(), StatusCode::SEE_OTHER);
+    assert_eq!(recorded.headers()[reqwest::header::LOCATION], format!("/admin/orders/{id}").as_str());
+    let adjustments = get_order(&app, &id).await["adjustments"].as_array().cloned().unwrap_or_default();
+    assert_eq!(adjustments.len(), 1, "{adjustments:?}");
+    assert_eq!(adjustments[0]["id"], key.as_str());
+    assert_eq!(processor.asked.lock().unwrap().len(), asked, "the processor is not asked");
+    let forged = post(format!("/admin/refunds/{key}/record"), cookie, vec![]).await;
+    assert_eq!(forged.status(), StatusCode::FORBIDDEN, "the CSRF token is required");
+}

@@ -80,7 +80,7 @@ fn select(name: &str, label: &str, options: Vec<&'static str>) -> ActionField {
 const LINE_FIELD: &str = "line:";
 
 /// What a path segment keeps as is: RFC 3986's unreserved characters.
-const SEGMENT: &percent_encoding::AsciiSet =
+pub(super) const SEGMENT: &percent_encoding::AsciiSet =
     &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
 
 /// The order page's path.

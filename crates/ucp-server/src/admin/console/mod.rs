@@ -9,6 +9,7 @@
 
 mod actions;
 mod orders;
+mod refunds;
 mod traffic;
 mod views;
 mod webhooks;
@@ -38,6 +39,8 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/admin/traffic", get(traffic::calls))
         .route("/admin/funnel", get(traffic::funnel))
         .route("/admin/webhooks", get(webhooks::list))
+        .route("/admin/refunds", get(refunds::list))
+        .route("/admin/refunds/{key}/record", post(refunds::record))
         .layer(from_fn_with_state(state.clone(), guard))
 }
 

@@ -14,6 +14,7 @@ pub(crate) enum Section {
     Traffic,
     Funnel,
     Webhooks,
+    Refunds,
     None,
 }
 
