@@ -8,6 +8,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::{Deserialize, Serialize};
+use ucp_domain::commerce::OrderOutcome;
 use ucp_domain::store::{RefundState, StoredRefund};
 use ucp_protocol::resources::rfc3339;
 
@@ -86,5 +87,10 @@ async fn list(
 /// Records an abandoned refund on its order, without asking the processor; the order's
 /// details, as an order change answers them.
 async fn record(State(state): State<AppState>, Path(key): Path<String>) -> Response {
-    super::orders::answer(state.core.record_refund_by_hand(&key).await)
+    match state.core.record_refund_by_hand(&key).await {
+        Ok(OrderOutcome::NotFound) => {
+            error(StatusCode::NOT_FOUND, "not_found", "No such refund, or its order is gone.")
+        }
+        outcome => super::orders::answer(outcome),
+    }
 }

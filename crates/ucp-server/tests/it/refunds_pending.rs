@@ -210,8 +210,9 @@ async fn a_refused_refund_is_not_kept_and_an_old_pending_one_is_abandoned() {
     // A refused refund was not made, an unknown key is no refund, a state must be one of five.
     let (status, answer) = admin(&app, &format!("/refunds/{}/record", asked[0]), Some(json!({}))).await;
     assert_eq!((status, answer["code"].as_str()), (StatusCode::BAD_REQUEST, Some("invalid_input")), "{answer}");
-    let (status, _) = admin(&app, "/refunds/adj_nope/record", Some(json!({}))).await;
+    let (status, answer) = admin(&app, "/refunds/adj_nope/record", Some(json!({}))).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(answer["message"].as_str().unwrap().contains("No such refund"), "{answer}");
     let (status, _) = admin(&app, "/refunds?state=lost", None).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
 }
