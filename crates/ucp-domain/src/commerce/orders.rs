@@ -34,6 +34,11 @@ impl MerchantOrder {
     }
 }
 
+/// An attempt's answer: the order as `stored` holds it.
+pub(super) fn changed(stored: StoredOrder) -> Attempt<OrderOutcome> {
+    Attempt::Done(OrderOutcome::Changed(Box::new(MerchantOrder::of(stored))))
+}
+
 /// What an order operation answered.
 #[derive(Debug, Clone)]
 pub enum OrderOutcome {
@@ -149,8 +154,8 @@ impl Commerce {
         let refunded = Mutex::new(None);
         let settling = Mutex::new(None);
         let state = Attempts { ids: &ids, refunded: &refunded, settling: &settling, occurred_at: &occurred_at };
-        let changed = self.retrying(|| self.change_once(id, action, state)).await;
-        if changed.is_err()
+        let outcome = self.retrying(|| self.change_once(id, action, state)).await;
+        if outcome.is_err()
             && let Some((amount, key)) = refunded.lock().ok().and_then(|done| done.clone())
         {
             // Whatever failed after the processor refunded (the store, a reread, losing every
@@ -158,7 +163,7 @@ impl Commerce {
             // sweeper records it under the same key.
             tracing::warn!(order = id, amount, key, "a refund went through and is not recorded yet; it stays pending");
         }
-        changed
+        outcome
     }
 
     async fn change_once(
@@ -178,10 +183,7 @@ impl Commerce {
             // An earlier attempt of this call settles a pending refund, and another request
             // (the sweeper, a twin) ended it meanwhile: recorded, or refused or abandoned as
             // this call would have found too. Never a fresh refund of the same request.
-            if holds_record(&stored, &key) {
-                return Ok(Attempt::Done(OrderOutcome::Changed(Box::new(MerchantOrder::of(stored)))));
-            }
-            return self.after_end(&stored.id, &key, state.refunded).await;
+            return self.after_end(stored, &key, state.refunded).await;
         }
         if let Some(intent) = twin {
             // This very request's refund, kept by an earlier try and not recorded (its record
@@ -195,7 +197,7 @@ impl Commerce {
             if issued.first().is_some_and(|first| holds_record(&stored, first)) {
                 // A twin of this change (the same request against the same order version) was
                 // recorded first, and the processor took its refund under the same key: one.
-                return Ok(Attempt::Done(OrderOutcome::Changed(Box::new(MerchantOrder::of(stored)))));
+                return Ok(changed(stored));
             }
             let mut next = 0;
             let mut ids = |kind: &str| {
@@ -214,6 +216,7 @@ impl Commerce {
         };
         let mut settles = None;
         if let Some(amount) = applied.refund {
+            debug_assert!(action.moves_money(), "{} refunded, so pending_twin must read its twins", action.name());
             let key = applied.records.iter().rev().map(changes::OrderRecord::id).next().unwrap_or_default().to_owned();
             let intent = RefundIntent {
                 key,
@@ -254,7 +257,7 @@ impl Commerce {
             Ok(()) => {
                 next.version += 1;
                 tracing::info!(order = %id, action = name, "order changed");
-                Ok(Attempt::Done(OrderOutcome::Changed(Box::new(MerchantOrder::of(next)))))
+                Ok(changed(next))
             }
             Err(StoreError::Conflict { .. }) => Ok(Attempt::Raced),
             Err(StoreError::NotFound) => Ok(Attempt::Done(OrderOutcome::NotFound)),

@@ -19,7 +19,7 @@ use crate::order::changes::{self, Applied, ChangeError, Stamp};
 use crate::payment::{Handler, Refund, RefundError};
 use crate::store::{OrderPayment, RefundBegun, RefundEnd, RefundIntent, RefundState, StoredOrder, StoredRefund};
 
-use super::orders::{MerchantOrder, OrderOutcome, Refunded, Settling, holds_record, record_id};
+use super::orders::{OrderOutcome, Refunded, Settling, changed, holds_record, record_id};
 use super::recovery::Overdue;
 use super::session::Attempt;
 use super::{Commerce, Error};
@@ -63,6 +63,12 @@ enum Begun {
     Refused(ChangeError),
 }
 
+/// Whether this call's processor refund, if it made one, was `key`'s.
+fn made_by_this_call(refunded: &Refunded, key: &str) -> Result<bool, Error> {
+    let made = refunded.lock().map_err(|_| Error::Internal("poisoned refund state".into()))?;
+    Ok(made.as_ref().is_some_and(|(_, made)| made == key))
+}
+
 /// Notes that this call settles (or asked for) the pending refund `key`, so that its later
 /// attempts never start a fresh refund of the same request.
 fn remember(settling: &Settling, key: &str) {
@@ -78,6 +84,9 @@ impl Commerce {
         stored: &StoredOrder,
         action: &OrderAction,
     ) -> Result<Option<RefundIntent>, Error> {
+        if !action.moves_money() {
+            return Ok(None);
+        }
         let pending = self.ports.store.pending_refunds(&stored.id).await?;
         Ok(pending.into_iter().find(|intent| intent.action == *action))
     }
@@ -100,7 +109,7 @@ impl Commerce {
                 // it is that refund. The order as read may predate the record: read it again.
                 remember(settling, &recorded.key);
                 if holds_record(stored, &recorded.key) {
-                    return Ok(Some(Attempt::Done(OrderOutcome::Changed(Box::new(MerchantOrder::of(stored.clone()))))));
+                    return Ok(Some(changed(stored.clone())));
                 }
                 return Ok(Some(Attempt::Raced));
             }
@@ -173,8 +182,7 @@ impl Commerce {
         intent: &RefundIntent,
         refunded: &Refunded,
     ) -> Result<Option<ChangeError>, Error> {
-        let made = refunded.lock().map_err(|_| Error::Internal("poisoned refund state".into()))?.clone();
-        if made.is_some_and(|(_, key)| key == intent.key) {
+        if made_by_this_call(refunded, &intent.key)? {
             return Ok(None);
         }
         let (payment, handler) = match self.handler_of(stored) {
@@ -220,10 +228,10 @@ impl Commerce {
     ) -> Result<Attempt<OrderOutcome>, Error> {
         if holds_record(&stored, &intent.key) {
             self.ports.store.end_refund(&intent.key, end).await?;
-            return Ok(Attempt::Done(OrderOutcome::Changed(Box::new(MerchantOrder::of(stored)))));
+            return Ok(changed(stored));
         }
         if !self.ports.store.refund_pending(&intent.key).await? {
-            return self.after_end(&stored.id, &intent.key, refunded).await;
+            return self.after_end(stored, &intent.key, refunded).await;
         }
         let applied = match applied_again(&stored, intent, occurred_at) {
             Ok(applied) => applied,
@@ -239,18 +247,20 @@ impl Commerce {
     }
 
     /// What a call answers whose pending refund `key` another request ended meanwhile: the
-    /// order, read again, if that one recorded it; otherwise the refund ended unrecorded.
+    /// order if that one recorded it (`stored`, or read again, since `stored` may predate the
+    /// record); otherwise the refund ended unrecorded.
     pub(super) async fn after_end(
         &self,
-        order_id: &str,
+        stored: StoredOrder,
         key: &str,
         refunded: &Refunded,
     ) -> Result<Attempt<OrderOutcome>, Error> {
-        match self.ports.store.order(order_id).await? {
-            Some(fresh) if holds_record(&fresh, key) => {
-                Ok(Attempt::Done(OrderOutcome::Changed(Box::new(MerchantOrder::of(fresh)))))
-            }
-            Some(_) => Ok(Attempt::Done(OrderOutcome::Refused(self.ended_elsewhere(order_id, key, refunded)))),
+        if holds_record(&stored, key) {
+            return Ok(changed(stored));
+        }
+        match self.ports.store.order(&stored.id).await? {
+            Some(fresh) if holds_record(&fresh, key) => Ok(changed(fresh)),
+            Some(_) => Ok(Attempt::Done(OrderOutcome::Refused(self.ended_elsewhere(&stored.id, key, refunded)))),
             None => Ok(Attempt::Done(OrderOutcome::NotFound)),
         }
     }
@@ -258,7 +268,7 @@ impl Commerce {
     /// What a call answers whose pending refund `key` another request ended meanwhile without
     /// recording it (the processor refused it, or it was abandoned); loud if this call made it.
     fn ended_elsewhere(&self, order: &str, key: &str, refunded: &Refunded) -> ChangeError {
-        if refunded.lock().ok().is_some_and(|made| made.as_ref().is_some_and(|(_, made)| made == key)) {
+        if made_by_this_call(refunded, key).unwrap_or(false) {
             tracing::error!(
                 order,
                 key,
@@ -384,7 +394,7 @@ impl Commerce {
                 return Ok(Attempt::Done(OrderOutcome::NotFound));
             };
             if holds_record(&stored, &intent.key) {
-                return Ok(Attempt::Done(OrderOutcome::Changed(Box::new(MerchantOrder::of(stored)))));
+                return Ok(changed(stored));
             }
             // The request as asked (a cancel's or return's lines too) where the order still
             // takes it so; otherwise the money alone, as a refund under the key.

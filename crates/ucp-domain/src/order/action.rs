@@ -94,6 +94,12 @@ impl OrderAction {
         parts
     }
 
+    /// Whether the request can give money back through the processor (`changes::apply` sets
+    /// `Applied::refund` for these alone), and so can have a refund pending.
+    pub fn moves_money(&self) -> bool {
+        matches!(self, OrderAction::Cancel { .. } | OrderAction::Refund { .. })
+    }
+
     /// The merchant's note on the request, if any.
     pub fn description(&self) -> Option<&String> {
         match self {
