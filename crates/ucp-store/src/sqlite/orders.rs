@@ -150,10 +150,7 @@ pub(super) fn apply(connection: &mut Connection, change: &OrderChange) -> Result
             StoreError::NotFound
         });
     }
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|elapsed| elapsed.as_secs() as i64)
-        .unwrap_or(0);
+    let now = super::now_seconds();
     for record in &change.records {
         let (kind, kind_type, doc) = match record {
             OrderRecord::Event(event) => ("fulfillment_event", event.kind.as_str(), serde_json::to_string(event)),

@@ -75,14 +75,12 @@ pub(super) fn is_pending(connection: &Connection, key: &str) -> Result<bool, Sto
         .map_err(backend)
 }
 
-/// The decodable intents among `rows`; one that is not is logged and left out, so it blocks
-/// neither its order's changes nor the sweeper.
-fn decodable(rows: Vec<Raw>) -> Vec<RefundIntent> {
+/// What `read` makes of each of `rows`; a row it cannot read is logged and left out, so it
+/// blocks neither its order's changes, nor the sweeper, nor a list.
+fn readable<R, T>(rows: Vec<R>, read: impl Fn(R) -> Result<T, StoreError>) -> Vec<T> {
     rows.into_iter()
         .filter_map(|row| {
-            decode(row)
-                .map_err(|error| tracing::error!(%error, "a pending refund cannot be read; reconcile it by hand"))
-                .ok()
+            read(row).map_err(|error| tracing::error!(%error, "a refund cannot be read; reconcile it by hand")).ok()
         })
         .collect()
 }
@@ -99,7 +97,7 @@ pub(super) fn pending_of(connection: &Connection, order_id: &str, limit: u64) ->
         .map_err(backend)?
         .collect::<Result<Vec<_>, _>>()
         .map_err(backend)?;
-    Ok(decodable(rows))
+    Ok(readable(rows, decode))
 }
 
 pub(super) fn stale(connection: &Connection, created_before: i64, limit: u64) -> Result<Vec<RefundIntent>, StoreError> {
@@ -114,7 +112,7 @@ pub(super) fn stale(connection: &Connection, created_before: i64, limit: u64) ->
         .map_err(backend)?
         .collect::<Result<Vec<_>, _>>()
         .map_err(backend)?;
-    Ok(decodable(rows))
+    Ok(readable(rows, decode))
 }
 
 pub(super) fn stale_summary(connection: &Connection, created_before: i64) -> Result<StuckSummary, StoreError> {
@@ -150,7 +148,7 @@ pub(super) fn one(connection: &Connection, key: &str) -> Result<Option<StoredRef
     let row = connection
         .prepare_cached(&format!("SELECT {COLUMNS}, state, ended_at FROM order_refunds WHERE key = ?1"))
         .map_err(backend)?
-        .query_row([key], |row| Ok((raw(row)?, row.get::<_, String>(6)?, row.get::<_, Option<i64>>(7)?)))
+        .query_row([key], raw_with_state)
         .optional()
         .map_err(backend)?;
     row.map(stored).transpose()
@@ -171,21 +169,21 @@ pub(super) fn list(
              ORDER BY created_at DESC, rowid DESC LIMIT ?2"
         ))
         .map_err(backend)?
-        .query_map(params![state.map(RefundState::as_str), limit], |row| {
-            Ok((raw(row)?, row.get::<_, String>(6)?, row.get::<_, Option<i64>>(7)?))
-        })
+        .query_map(params![state.map(RefundState::as_str), limit], raw_with_state)
         .map_err(backend)?
         .collect::<Result<Vec<_>, _>>()
         .map_err(backend)?;
-    Ok(rows
-        .into_iter()
-        .filter_map(|row| {
-            stored(row).map_err(|error| tracing::error!(%error, "a refund cannot be read; reconcile it by hand")).ok()
-        })
-        .collect())
+    Ok(readable(rows, stored))
 }
 
-fn stored((row, state, ended_at): (Raw, String, Option<i64>)) -> Result<StoredRefund, StoreError> {
+/// A row of `{COLUMNS}, state, ended_at`.
+type RawWithState = (Raw, String, Option<i64>);
+
+fn raw_with_state(row: &Row<'_>) -> rusqlite::Result<RawWithState> {
+    Ok((raw(row)?, row.get(6)?, row.get(7)?))
+}
+
+fn stored((row, state, ended_at): RawWithState) -> Result<StoredRefund, StoreError> {
     let intent = decode(row)?;
     let state = RefundState::parse(&state)
         .ok_or_else(|| StoreError::Backend(format!("refund {} has an unknown state {state:?}", intent.key)))?;
