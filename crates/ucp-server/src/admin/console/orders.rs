@@ -98,10 +98,9 @@ pub(super) async fn list(
         limit: PAGE_SIZE + 1,
         before: query.before,
     };
-    let orders = match tokio::time::timeout(views::STORE_TIMEOUT, state.core.search_orders(&filter)).await {
-        Ok(Ok(orders)) => orders,
-        Ok(Err(error)) => return views::unavailable(&state, &error),
-        Err(_) => return views::unavailable(&state, &"listing orders timed out"),
+    let orders = match views::loaded(&state, "listing orders", state.core.search_orders(&filter)).await {
+        Ok(orders) => orders,
+        Err(page) => return page,
     };
     let more = orders.len() > PAGE_SIZE;
     let rows: Vec<OrderRow> = orders
@@ -220,13 +219,12 @@ pub(super) async fn show(
     Extension(session): Extension<Session>,
     Path(id): Path<String>,
 ) -> Response {
-    let stored = match tokio::time::timeout(views::STORE_TIMEOUT, state.core.order_for_merchant(&id)).await {
-        Ok(Ok(Some(stored))) => stored,
-        Ok(Ok(None)) => {
+    let stored = match views::loaded(&state, "loading an order", state.core.order_for_merchant(&id)).await {
+        Ok(Some(stored)) => stored,
+        Ok(None) => {
             return views::message(&state, StatusCode::NOT_FOUND, "Order not found", "No order has this number.");
         }
-        Ok(Err(error)) => return views::unavailable(&state, &error),
-        Err(_) => return views::unavailable(&state, &"loading an order timed out"),
+        Err(page) => return page,
     };
     let order = &stored.view.order;
     let document = serde_json::to_value(order).unwrap_or(Value::Null);

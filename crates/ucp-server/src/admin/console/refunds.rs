@@ -58,10 +58,9 @@ struct RefundsPage {
 }
 
 pub(super) async fn list(State(state): State<AppState>, Extension(session): Extension<Session>) -> Response {
-    let refunds = match tokio::time::timeout(views::STORE_TIMEOUT, state.core.refunds(None, MAX_REFUND_PAGE)).await {
-        Ok(Ok(refunds)) => refunds,
-        Ok(Err(error)) => return views::unavailable(&state, &error),
-        Err(_) => return views::unavailable(&state, &"timed out"),
+    let refunds = match views::loaded(&state, "listing refunds", state.core.refunds(None, MAX_REFUND_PAGE)).await {
+        Ok(refunds) => refunds,
+        Err(page) => return page,
     };
     let page = RefundsPage {
         frame: Frame::new(&state, Section::Refunds, Some(&session)),

@@ -147,16 +147,11 @@ pub(super) async fn funnel(
         Ok(totals) => totals,
         Err(error) => return views::unavailable(&state, &error),
     };
-    let orders = match tokio::time::timeout(
-        views::STORE_TIMEOUT,
-        state.core.orders_by_platform(Some(since_hour * 3600)),
-    )
-    .await
-    {
-        Ok(Ok(orders)) => orders,
-        Ok(Err(error)) => return views::unavailable(&state, &error),
-        Err(_) => return views::unavailable(&state, &"counting orders timed out"),
-    };
+    let orders =
+        match views::loaded(&state, "counting orders", state.core.orders_by_platform(Some(since_hour * 3600))).await {
+            Ok(orders) => orders,
+            Err(page) => return page,
+        };
     let mut rows: BTreeMap<String, [u64; 4]> = BTreeMap::new();
     for total in totals.into_iter().filter(|total| total.kind == TrafficKind::Funnel) {
         let index = match total.name.as_str() {

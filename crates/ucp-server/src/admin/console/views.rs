@@ -80,7 +80,21 @@ pub(crate) fn unavailable(state: &AppState, error: &dyn std::fmt::Display) -> Re
 }
 
 /// How long a console page waits for the store.
-pub(crate) const STORE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+const STORE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// What `read` answers within [`STORE_TIMEOUT`], or the "Please try again" page to answer
+/// instead (its failure, or that `what` timed out, logged).
+pub(crate) async fn loaded<T, E: std::fmt::Display>(
+    state: &AppState,
+    what: &str,
+    read: impl std::future::Future<Output = Result<T, E>>,
+) -> Result<T, Response> {
+    match tokio::time::timeout(STORE_TIMEOUT, read).await {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(error)) => Err(unavailable(state, &error)),
+        Err(_) => Err(unavailable(state, &format!("{what} timed out"))),
+    }
+}
 
 /// `2026-04-08 14:03 UTC` of a Unix timestamp.
 pub(crate) fn timestamp(seconds: i64) -> String {

@@ -61,10 +61,10 @@ struct WebhooksPage {
 }
 
 pub(super) async fn list(State(state): State<AppState>, Extension(session): Extension<Session>) -> Response {
-    let events = match tokio::time::timeout(views::STORE_TIMEOUT, state.outbox.list_events(None, PAGE_SIZE)).await {
-        Ok(Ok(events)) => events,
-        Ok(Err(error)) => return views::unavailable(&state, &error),
-        Err(_) => return views::unavailable(&state, &"timed out"),
+    let events = match views::loaded(&state, "listing webhook events", state.outbox.list_events(None, PAGE_SIZE)).await
+    {
+        Ok(events) => events,
+        Err(page) => return page,
     };
     let page = WebhooksPage {
         frame: Frame::new(&state, Section::Webhooks, Some(&session)),
