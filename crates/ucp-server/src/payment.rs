@@ -102,29 +102,12 @@ impl Handlers {
     }
 }
 
-/// Why a call to an external processor failed.
-enum Failed {
-    /// It answered 4xx: it understood the request and refused it.
-    Refused(String),
-    /// No answer, an unreadable one or a 5xx: what became of the request is unknown.
-    Unavailable(ProcessorUnavailable),
-}
-
-impl From<Failed> for ProcessorUnavailable {
-    fn from(failed: Failed) -> ProcessorUnavailable {
-        match failed {
-            Failed::Refused(reason) => ProcessorUnavailable(reason),
-            Failed::Unavailable(unavailable) => unavailable,
-        }
-    }
-}
-
-impl From<Failed> for RefundError {
-    fn from(failed: Failed) -> RefundError {
-        match failed {
-            Failed::Refused(reason) => RefundError::Refused(reason),
-            Failed::Unavailable(unavailable) => RefundError::Unavailable(unavailable),
-        }
+/// A failed call as a charge, a confirmation or a lookup reads it: a refusal and no answer
+/// alike (only a refund tells them apart).
+fn unavailable(failed: RefundError) -> ProcessorUnavailable {
+    match failed {
+        RefundError::Refused(reason) => ProcessorUnavailable(reason),
+        RefundError::Unavailable(unavailable) => unavailable,
     }
 }
 
@@ -157,7 +140,9 @@ impl HttpProcessor {
         })
     }
 
-    async fn post(&self, path: &str, body: &Value, idempotency_key: &str) -> Result<Value, Failed> {
+    /// Posts `body` under our key, retried on no answer; a failure is a refusal (a 4xx) or
+    /// unavailable (what became of the request is unknown), as [`RefundError`] tells them.
+    async fn post(&self, path: &str, body: &Value, idempotency_key: &str) -> Result<Value, RefundError> {
         let mut last_error = String::new();
         for attempt in 0..=self.retries {
             if attempt > 0 {
@@ -173,7 +158,7 @@ impl HttpProcessor {
             match sent {
                 Ok(response) if response.status().is_success() => {
                     return response.json().await.map_err(|error| {
-                        Failed::Unavailable(ProcessorUnavailable(format!("unreadable answer: {error}")))
+                        RefundError::Unavailable(ProcessorUnavailable(format!("unreadable answer: {error}")))
                     });
                 }
                 Ok(response) if response.status().is_server_error() => {
@@ -187,16 +172,16 @@ impl HttpProcessor {
                 // this answer may be about it ("already refunded").
                 Ok(response) if !last_error.is_empty() => {
                     let status = response.status();
-                    return Err(Failed::Unavailable(ProcessorUnavailable(format!(
+                    return Err(RefundError::Unavailable(ProcessorUnavailable(format!(
                         "answered {status} after an earlier try went unanswered ({last_error})"
                     ))));
                 }
-                Ok(response) => return Err(Failed::Refused(format!("answered {}", response.status()))),
+                Ok(response) => return Err(RefundError::Refused(format!("answered {}", response.status()))),
                 Err(error) => last_error = error.to_string(),
             }
             tracing::warn!(attempt, error = %last_error, "payment processor call failed");
         }
-        Err(Failed::Unavailable(ProcessorUnavailable(last_error)))
+        Err(RefundError::Unavailable(ProcessorUnavailable(last_error)))
     }
 
     fn outcome(answer: &Value) -> Result<Outcome, ProcessorUnavailable> {
@@ -221,14 +206,15 @@ impl PaymentProcessor for HttpProcessor {
             "currency": charge.currency,
             "token": charge.token,
         });
-        let answer = self.post("", &body, &charge.idempotency_key).await?;
+        let answer = self.post("", &body, &charge.idempotency_key).await.map_err(unavailable)?;
         HttpProcessor::outcome(&answer)
     }
 
     async fn confirm(&self, reference: &str, charge: &Charge) -> Result<Outcome, ProcessorUnavailable> {
         let answer = self
             .post("/confirm", &json!({ "reference": reference }), &format!("{}-confirm", charge.idempotency_key))
-            .await?;
+            .await
+            .map_err(unavailable)?;
         HttpProcessor::outcome(&answer)
     }
 
@@ -237,13 +223,14 @@ impl PaymentProcessor for HttpProcessor {
     /// refusal.
     async fn refund(&self, refund: &Refund) -> Result<(), RefundError> {
         let body = json!({ "reference": refund.reference, "amount": refund.amount, "currency": refund.currency });
-        self.post("/refund", &body, &refund.idempotency_key).await.map(|_| ()).map_err(RefundError::from)
+        self.post("/refund", &body, &refund.idempotency_key).await.map(|_| ())
     }
 
     async fn lookup(&self, idempotency_key: &str) -> Result<Option<Outcome>, ProcessorUnavailable> {
         let answer = self
             .post("/lookup", &json!({ "idempotency_key": idempotency_key }), &format!("lookup-{idempotency_key}"))
-            .await?;
+            .await
+            .map_err(unavailable)?;
         match answer["status"].as_str() {
             Some("not_found") => Ok(None),
             Some("refunded") => Ok(Some(Outcome::Declined { reason: "The payment was refunded.".into() })),
