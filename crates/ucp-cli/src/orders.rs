@@ -99,15 +99,21 @@ enum OrdersCommand {
     /// Refunds asked of the processor, newest first, with their keys: to reconcile the
     /// abandoned ones (the error that abandoned each names its key).
     Refunds {
-        /// pending, recorded, recorded_later, refused or abandoned (default: all).
+        /// pending, recorded, recorded_later, refused, abandoned or dismissed (default: all).
         #[arg(long)]
         state: Option<String>,
         #[arg(long)]
         limit: Option<u64>,
+        /// List those older than this refund (the `next` of a full page).
+        #[arg(long)]
+        before: Option<String>,
     },
     /// Record an abandoned refund on its order, once the processor shows it made under its
     /// key; the processor is not asked again.
     RecordRefund { key: String },
+    /// Dismiss an abandoned refund the processor shows it did not make: the same request made
+    /// again asks the processor anew under the same key.
+    DismissRefund { key: String },
     /// Record another adjustment (credit, price_adjustment, dispute…); signed minor units.
     Adjust {
         id: String,
@@ -188,11 +194,13 @@ pub(crate) async fn run(args: OrdersArgs) -> anyhow::Result<std::process::ExitCo
             (format!("/orders{}", query(&pairs)), None)
         }
         OrdersCommand::Show { id } => (format!("/orders/{}", segment(id)), None),
-        OrdersCommand::Refunds { state, limit } => {
-            let pairs = [("state", state.clone()), ("limit", limit.map(|limit| limit.to_string()))];
+        OrdersCommand::Refunds { state, limit, before } => {
+            let pairs =
+                [("state", state.clone()), ("limit", limit.map(|limit| limit.to_string())), ("before", before.clone())];
             (format!("/refunds{}", query(&pairs)), None)
         }
         OrdersCommand::RecordRefund { key } => (format!("/refunds/{}/record", segment(key)), Some(json!({}))),
+        OrdersCommand::DismissRefund { key } => (format!("/refunds/{}/dismiss", segment(key)), Some(json!({}))),
         OrdersCommand::Ship { id, lines: given, carrier, tracking_number, tracking_url, description } => (
             format!("/orders/{}/ship", segment(id)),
             Some(object(&[

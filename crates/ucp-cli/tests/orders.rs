@@ -145,6 +145,13 @@ async fn orders_are_listed_shipped_and_refunded_from_the_command_line() {
     assert_eq!(serde_json::from_str::<Value>(&stdout).unwrap()["payment"]["refunded"], 125, "{stdout}");
     let (ok, _, stderr) = orders(&server, &["refunds", "--state", "lost"]);
     assert!(!ok && stderr.contains("invalid_input"), "{stderr}");
+    // The page after the first of one refund is the other; a recorded refund is not dismissed.
+    let (ok, stdout, stderr) = orders(&server, &["refunds", "--limit", "1", "--before", key]);
+    assert!(ok, "{stderr}");
+    let older: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(older["refunds"][0]["amount"], 100, "{stdout}");
+    let (ok, _, stderr) = orders(&server, &["dismiss-refund", key]);
+    assert!(!ok && stderr.contains("refund_not_abandoned"), "{stderr}");
     // A change whose outcome is unknown (nothing answered) says how to repeat it safely.
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let nowhere = format!("http://{}", closed.local_addr().unwrap());

@@ -89,7 +89,8 @@ async fn scrape(State(state): State<AppState>) -> Response {
     let backlog = within(state.outbox.backlog(), "the webhook backlog").await;
     let charges = within(state.core.charges_in_doubt(), "the charges in doubt").await;
     let refunds = within(state.core.refunds_pending(), "the pending refunds").await;
-    let outstanding = Outstanding { backlog, charges, refunds };
+    let abandoned = within(state.core.refunds_abandoned(), "the abandoned refunds").await;
+    let outstanding = Outstanding { backlog, charges, refunds, abandoned };
     let body = state.traffic.exporter().render(&totals, &orders, health, outstanding);
     (StatusCode::OK, [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], body).into_response()
 }

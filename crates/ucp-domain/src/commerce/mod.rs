@@ -15,6 +15,7 @@ mod inputs;
 mod items;
 mod orders;
 mod presentment;
+mod reconcile;
 mod recovery;
 mod refunds;
 mod session;
@@ -30,6 +31,7 @@ pub use catalog::{
 pub use error::{Error, ErrorCode};
 pub use inputs::{CartInput, CheckoutInput, Instrument, LineInput, MAX_CODES, Payment};
 pub use orders::{MAX_ORDER_PAGE, MerchantOrder, OrderFilter, OrderOutcome};
+pub use reconcile::{Dismissal, RefundPage};
 pub use recovery::{Overdue, Recovered};
 pub use refunds::{REFUND_PATIENCE_SECS, RefundsSettled};
 

@@ -17,7 +17,7 @@
 use crate::order::action::OrderAction;
 use crate::order::changes::{self, Applied, ChangeError, Stamp};
 use crate::payment::{Handler, Refund, RefundError};
-use crate::store::{OrderPayment, RefundBegun, RefundEnd, RefundIntent, RefundState, StoredOrder, StoredRefund};
+use crate::store::{OrderPayment, RefundBegun, RefundEnd, RefundIntent, StoredOrder};
 
 use super::orders::{OrderOutcome, Refunded, Settling, changed, holds_record, record_id};
 use super::recovery::Overdue;
@@ -153,7 +153,7 @@ impl Commerce {
             RefundBegun::RecordedLater(recorded) => Begun::Seen(recorded),
             RefundBegun::Ended => Begun::Refused(ChangeError::RefundAbandoned(format!(
                 "a refund of this request under key {} was abandoned earlier (see the log); it is not asked for \
-                 again: ask the processor whether it was made and record it by hand",
+                 again: ask the processor whether it was made, then record it by hand if so or dismiss it if not",
                 intent.key
             ))),
         })
@@ -294,12 +294,12 @@ impl Commerce {
             key = %intent.key,
             amount = intent.amount,
             reason,
-            "a pending refund cannot be settled; ask the processor whether it made a refund under this key and record it by hand"
+            "a pending refund cannot be settled; ask the processor whether it made a refund under this key, then record it by hand if so or dismiss it if not"
         );
         self.ports.store.end_refund(&intent.key, RefundEnd::Abandoned).await?;
         Ok(Attempt::Done(OrderOutcome::Refused(ChangeError::RefundAbandoned(format!(
-            "the pending refund under key {} was abandoned: {reason}; ask the processor whether it was made and record \
-             it by hand",
+            "the pending refund under key {} was abandoned: {reason}; ask the processor whether it was made, then record \
+             it by hand if so or dismiss it if not",
             intent.key
         )))))
     }
@@ -319,7 +319,7 @@ impl Commerce {
                     order = %intent.order_id,
                     key = %intent.key,
                     amount = intent.amount,
-                    "a refund pending past the processor's key lifetime is abandoned; ask the processor whether it was made and record it by hand"
+                    "a refund pending past the processor's key lifetime is abandoned; ask the processor whether it was made, then record it by hand if so or dismiss it if not"
                 );
                 self.ports.store.end_refund(&intent.key, RefundEnd::Abandoned).await?;
                 settled.abandoned += 1;
@@ -364,58 +364,6 @@ impl Commerce {
         Ok(settled)
     }
 
-    /// The merchant's refunds, newest first (all states, or one), for reconciling by hand.
-    pub async fn refunds(&self, state: Option<RefundState>, limit: u64) -> Result<Vec<StoredRefund>, Error> {
-        Ok(self.ports.store.refunds(state, limit).await?)
-    }
-
-    /// Records on its order an abandoned refund the merchant found made at the processor
-    /// (the error that abandoned it named its key), with no call to the processor: the request
-    /// as asked where the order still takes it so (a cancel's lines too), otherwise a refund
-    /// adjustment of its amount under that key. An order that takes neither (canceled, or
-    /// refunded up to what was paid, which the processor's own cap makes unlikely) refuses.
-    /// Recording it again answers the order as it is.
-    pub async fn record_refund_by_hand(&self, key: &str) -> Result<OrderOutcome, Error> {
-        let Some(refund) = self.ports.store.refund(key).await? else { return Ok(OrderOutcome::NotFound) };
-        let intent = refund.intent;
-        let recorded = matches!(refund.state, RefundState::Ended(RefundEnd::Recorded | RefundEnd::RecordedLater));
-        if !recorded && refund.state != RefundState::Ended(RefundEnd::Abandoned) {
-            return Ok(OrderOutcome::Refused(ChangeError::Invalid(format!(
-                "refund {key} is {}: only an abandoned refund is recorded by hand (a pending one is the sweeper's, \
-                 a refused one was not made)",
-                refund.state.as_str()
-            ))));
-        }
-        let occurred_at = crate::time::rfc3339(self.now());
-        let intent = &intent;
-        let occurred_at = occurred_at.as_str();
-        self.retrying(|| async move {
-            let Some(stored) = self.ports.store.order(&intent.order_id).await? else {
-                return Ok(Attempt::Done(OrderOutcome::NotFound));
-            };
-            if holds_record(&stored, &intent.key) {
-                return Ok(changed(stored));
-            }
-            // The request as asked (a cancel's or return's lines too) where the order still
-            // takes it so; otherwise the money alone, as a refund under the key.
-            let applied = applied_again(&stored, intent, occurred_at).or_else(|_| {
-                let paid = stored.payment.as_ref().map(|payment| payment.amount);
-                let description = intent.action.description().cloned();
-                let refund = OrderAction::Refund { amount: intent.amount, description };
-                changes::apply(&stored.order, &refund, paid, Stamp { occurred_at, ids: &mut |_: &str| intent.key.clone() })
-            });
-            match applied {
-                Ok(applied) => {
-                    tracing::info!(order = %stored.id, key = %intent.key, amount = intent.amount, "an abandoned refund recorded by hand");
-                    self.record_change(stored, applied, Some((intent.key.clone(), RefundEnd::Recorded)), "record_refund")
-                        .await
-                }
-                Err(refusal) => Ok(Attempt::Done(OrderOutcome::Refused(refusal))),
-            }
-        })
-        .await
-    }
-
     /// The merchants' refunds pending past `payment_recovery_secs` (for `/metrics`: one that
     /// stays means a processor that does not answer, or a store that cannot record).
     pub async fn refunds_pending(&self) -> Result<Overdue, Error> {
@@ -430,7 +378,11 @@ impl Commerce {
 /// for, so its adjustment carries the refund's key; refused where the order moved on so that
 /// the request no longer gives back that amount under that key (another change took the lines
 /// it cancels, say): a refund the order does not justify is never made.
-fn applied_again(stored: &StoredOrder, intent: &RefundIntent, occurred_at: &str) -> Result<Applied, ChangeError> {
+pub(super) fn applied_again(
+    stored: &StoredOrder,
+    intent: &RefundIntent,
+    occurred_at: &str,
+) -> Result<Applied, ChangeError> {
     let paid = stored.payment.as_ref().map(|payment| payment.amount);
     let mut index = 0;
     let mut ids = |kind: &str| {

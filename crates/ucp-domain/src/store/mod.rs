@@ -13,7 +13,7 @@ mod refunds;
 mod traffic;
 
 pub use idempotency::{ClaimTerms, IdempotencyClaim, IdempotencyScope, IdempotencyStore, StoredReply};
-pub use refunds::{MAX_REFUND_PAGE, RefundBegun, RefundEnd, RefundIntent, RefundState, StoredRefund};
+pub use refunds::{MAX_REFUND_PAGE, RefundBegun, RefundEnd, RefundIntent, RefundList, RefundState, StoredRefund};
 pub use traffic::{TrafficCount, TrafficKind, TrafficStore};
 
 /// What can go wrong below the domain. Backends map their own errors into these.
@@ -297,6 +297,14 @@ pub trait CommerceStore: Send + Sync + std::fmt::Debug {
     /// The open (not completed, not canceled, not expired) checkout created from `cart_id`.
     async fn open_checkout_for_cart(&self, cart_id: &str, now: i64) -> Result<Option<Session>, StoreError>;
 
+    /// Inserts `session`, a checkout made from its cart, unless an open checkout of that cart
+    /// for the same platform exists (as [`CommerceStore::open_checkout_for_cart`] finds it at
+    /// `now`), which it answers instead, inserting nothing: atomically, so of creates racing
+    /// for one cart, one inserts and the others answer its checkout (checklist 116). A store
+    /// shared by several servers must hold a lock on the cart (or a unique constraint) across
+    /// the look and the insert.
+    async fn insert_checkout_of_cart(&self, session: &Session, now: i64) -> Result<Option<Session>, StoreError>;
+
     /// Takes stock, counts discount uses, writes the order (and its "order created" webhook
     /// event when it has a webhook target) and completes the checkout, all or nothing. Fails with `NotOpen` if the checkout was completed or canceled since.
     async fn place_order(&self, order: PlaceOrder) -> Result<(), PlaceOrderError>;
@@ -364,15 +372,26 @@ pub trait CommerceStore: Send + Sync + std::fmt::Debug {
     /// oldest was created.
     async fn stale_refunds_summary(&self, created_before: i64) -> Result<StuckSummary, StoreError>;
 
-    /// Ends a pending refund (nothing when it has ended already).
-    async fn end_refund(&self, key: &str, end: RefundEnd) -> Result<(), StoreError>;
+    /// Ends a pending refund (nothing when it has ended already; an abandoned one may be
+    /// dismissed, and an abandoned or dismissed one recorded or refused after all); whether it
+    /// changed the refund.
+    async fn end_refund(&self, key: &str, end: RefundEnd) -> Result<bool, StoreError>;
 
     /// The refund `key`, in whatever state.
     async fn refund(&self, key: &str) -> Result<Option<StoredRefund>, StoreError>;
 
     /// Refunds newest first (all states, or one), at most `limit` (clamped to
-    /// [`MAX_REFUND_PAGE`]); one whose request does not decode is left out (and logged).
-    async fn refunds(&self, state: Option<RefundState>, limit: u64) -> Result<Vec<StoredRefund>, StoreError>;
+    /// [`MAX_REFUND_PAGE`]), after the refund `before` in that order when it is given (`None`
+    /// when it names no refund); one whose request does not decode is left out (and logged).
+    async fn refunds(
+        &self,
+        state: Option<RefundState>,
+        limit: u64,
+        before: Option<&str>,
+    ) -> Result<Option<RefundList>, StoreError>;
+
+    /// How many refunds are in `state`.
+    async fn refund_count(&self, state: RefundState) -> Result<u64, StoreError>;
 }
 
 /// At most this many pending refunds of one order are read back.

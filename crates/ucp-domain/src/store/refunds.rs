@@ -37,8 +37,11 @@ pub enum RefundEnd {
     /// Given up before it was settled: past the sweeper's patience, the order no longer
     /// justifying it, or no processor left to ask. It may or may not have been made (an
     /// earlier ask may have gone unanswered); the log names its key, for the merchant to
-    /// reconcile by hand.
+    /// reconcile by hand: record it on the order if the processor made it, dismiss it if not.
     Abandoned,
+    /// An abandoned refund the merchant found the processor did not make: the same request
+    /// again is asked for under its key (as after a refusal), not refused as abandoned.
+    Dismissed,
 }
 
 /// What storing a refund as pending found ([`super::CommerceStore::begin_refund`]).
@@ -50,7 +53,8 @@ pub enum RefundBegun {
     /// The same request, recorded by the sweeper after its caller was told it was pending: now
     /// seen (it ends as [`RefundEnd::Recorded`]), and the caller's answer is the order.
     RecordedLater(RefundIntent),
-    /// The caller's key ended otherwise (abandoned, or recorded): it is never asked for again.
+    /// The caller's key ended otherwise (abandoned, or recorded): it is not asked for again
+    /// (an abandoned one until the merchant dismisses it).
     Ended,
 }
 
@@ -61,6 +65,7 @@ impl RefundEnd {
             RefundEnd::RecordedLater => "recorded_later",
             RefundEnd::Refused => "refused",
             RefundEnd::Abandoned => "abandoned",
+            RefundEnd::Dismissed => "dismissed",
         }
     }
 }
@@ -87,6 +92,7 @@ impl RefundState {
             "recorded_later" => RefundState::Ended(RefundEnd::RecordedLater),
             "refused" => RefundState::Ended(RefundEnd::Refused),
             "abandoned" => RefundState::Ended(RefundEnd::Abandoned),
+            "dismissed" => RefundState::Ended(RefundEnd::Dismissed),
             _ => return None,
         })
     }
@@ -99,6 +105,14 @@ pub struct StoredRefund {
     pub state: RefundState,
     /// Unix seconds, once it ended.
     pub ended_at: Option<i64>,
+}
+
+/// A page of refunds, newest first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefundList {
+    pub refunds: Vec<StoredRefund>,
+    /// The key to list from for the next page, when this one is full (there may be more).
+    pub next: Option<String>,
 }
 
 /// At most this many refunds in one list.

@@ -77,7 +77,7 @@ pub fn document() -> Value {
     let mut show_responses = error_responses(&[]);
     show_responses["200"] = json!({ "description": "The order", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/order_details" } } } });
     let statuses = json!(["processing", "partial", "fulfilled", "canceled", "closed"]);
-    let refund_states = json!(["pending", "recorded", "recorded_later", "refused", "abandoned"]);
+    let refund_states = json!(["pending", "recorded", "recorded_later", "refused", "abandoned", "dismissed"]);
     let mut refunds_responses = error_responses(&[]);
     refunds_responses["200"] = json!({ "description": "Refunds, newest first", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/refund_list" } } } });
     let mut record_responses = error_responses(&[
@@ -85,6 +85,11 @@ pub fn document() -> Value {
         ("422", "The order cannot take it: more than is left to refund (refund_exceeds_payment)"),
     ]);
     record_responses["400"] = json!({ "description": "The refund is not abandoned (invalid_input): a pending one is the sweeper's, a refused one was not made", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/error" } } } });
+    let mut dismiss_responses = error_responses(&[(
+        "409",
+        "The refund is not abandoned (refund_not_abandoned): a pending one is the sweeper's, a refused one was not made, a recorded one is on its order",
+    )]);
+    dismiss_responses["200"] = json!({ "description": "The refund, dismissed", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/refund" } } } });
     record_responses["200"] = json!({ "description": "The order as it is now, the refund recorded under its key", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/order_details" } } } });
     json!({
         "openapi": "3.1.0",
@@ -117,10 +122,11 @@ pub fn document() -> Value {
             order("refund"): { "post": change("Refund through the order's payment handler", "refund", true) },
             order("adjust"): { "post": change("Record another adjustment (credit, price_adjustment, dispute…)", "adjust", true) },
             format!("{API_PREFIX}/refunds"): { "get": {
-                "summary": "Refunds asked of the processor, newest first: pending, recorded (recorded_later: by the recovery sweeper), refused, or abandoned (to reconcile by hand)",
+                "summary": "Refunds asked of the processor, newest first: pending, recorded (recorded_later: by the recovery sweeper), refused, abandoned (to reconcile by hand: record or dismiss), or dismissed",
                 "parameters": [
                     { "name": "state", "in": "query", "schema": { "type": "string", "enum": refund_states } },
-                    { "name": "limit", "in": "query", "schema": { "type": "integer", "minimum": 1, "maximum": 100 } }
+                    { "name": "limit", "in": "query", "schema": { "type": "integer", "minimum": 1, "maximum": 100 } },
+                    { "name": "before", "in": "query", "description": "A refund's key: list those older than it (the previous page's next)", "schema": { "type": "string" } }
                 ],
                 "responses": refunds_responses
             } },
@@ -128,6 +134,11 @@ pub fn document() -> Value {
                 "summary": "Record an abandoned refund the processor made (checked there by its key) on its order, without asking the processor again; recording it again answers the order",
                 "parameters": [{ "name": "key", "in": "path", "required": true, "schema": { "type": "string" } }],
                 "responses": record_responses
+            } },
+            format!("{API_PREFIX}/refunds/{{key}}/dismiss"): { "post": {
+                "summary": "Dismiss an abandoned refund the processor did not make (checked there by its key): the same request made again asks the processor anew under that key; dismissing it again answers it",
+                "parameters": [{ "name": "key", "in": "path", "required": true, "schema": { "type": "string" } }],
+                "responses": dismiss_responses
             } }
         },
         "components": {
@@ -153,13 +164,15 @@ pub fn document() -> Value {
                     "created_at": { "type": "string", "format": "date-time" }, "version": { "type": "integer" },
                     "payment": { "type": ["object", "null"], "properties": { "handler_id": { "type": "string" }, "currency": { "type": "string" },
                         "amount": { "type": "integer" }, "refunded": { "type": "integer" } } } } },
+                "refund": { "type": "object", "required": ["key", "order_id", "amount", "state", "request", "created_at"], "properties": {
+                    "key": { "type": "string", "description": "Our processor key, and the id of the adjustment that records it" },
+                    "order_id": { "type": "string" }, "amount": { "type": "integer" }, "state": { "type": "string", "enum": refund_states },
+                    "request": { "type": "string", "description": "The operation that asked for it (refund, cancel, return…)" },
+                    "description": { "type": ["string", "null"] },
+                    "created_at": { "type": "string", "format": "date-time" }, "ended_at": { "type": ["string", "null"], "format": "date-time" } } },
                 "refund_list": { "type": "object", "required": ["refunds"], "properties": {
-                    "refunds": { "type": "array", "items": { "type": "object", "required": ["key", "order_id", "amount", "state", "request", "created_at"], "properties": {
-                        "key": { "type": "string", "description": "Our processor key, and the id of the adjustment that records it" },
-                        "order_id": { "type": "string" }, "amount": { "type": "integer" }, "state": { "type": "string", "enum": refund_states },
-                        "request": { "type": "string", "description": "The operation that asked for it (refund, cancel, return…)" },
-                        "description": { "type": ["string", "null"] },
-                        "created_at": { "type": "string", "format": "date-time" }, "ended_at": { "type": ["string", "null"], "format": "date-time" } } } } } },
+                    "refunds": { "type": "array", "items": { "$ref": "#/components/schemas/refund" } },
+                    "next": { "type": ["string", "null"], "description": "After a full page: the before of the next one" } } },
                 "order_list": { "type": "object", "required": ["orders"], "properties": {
                     "orders": { "type": "array", "items": { "type": "object", "required": ["id", "status", "created_at", "total"] } },
                     "next": { "type": "string" } } }

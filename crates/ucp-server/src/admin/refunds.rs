@@ -1,6 +1,7 @@
 //! The merchant's refunds for reconciling by hand, over the admin API: the list (every state,
-//! or one), and recording an abandoned refund the merchant found made at the processor. The
-//! rules are the core's (`Commerce::refunds`, `Commerce::record_refund_by_hand`).
+//! or one, a page at a time), recording an abandoned refund the merchant found made at the
+//! processor, and dismissing one it did not make. The rules are the core's
+//! (`Commerce::refunds`, `Commerce::record_refund_by_hand`, `Commerce::dismiss_refund`).
 
 use axum::Router;
 use axum::extract::{Path, Query, State};
@@ -8,8 +9,8 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::{Deserialize, Serialize};
-use ucp_domain::commerce::OrderOutcome;
-use ucp_domain::store::{RefundState, StoredRefund};
+use ucp_domain::commerce::{Dismissal, OrderOutcome, RefundPage};
+use ucp_domain::store::{RefundList, RefundState, StoredRefund};
 use ucp_protocol::resources::rfc3339;
 
 use super::{API_PREFIX, error};
@@ -19,6 +20,7 @@ pub(super) fn router() -> Router<AppState> {
     Router::new()
         .route(&format!("{API_PREFIX}/refunds"), get(list))
         .route(&format!("{API_PREFIX}/refunds/{{key}}/record"), post(record))
+        .route(&format!("{API_PREFIX}/refunds/{{key}}/dismiss"), post(dismiss))
 }
 
 #[derive(Deserialize)]
@@ -26,6 +28,8 @@ pub(super) fn router() -> Router<AppState> {
 struct ListQuery {
     state: Option<String>,
     limit: Option<u64>,
+    /// A refund's key: the page starts after it (the previous page's `next`).
+    before: Option<String>,
 }
 
 /// One refund as the admin API lists it.
@@ -64,22 +68,24 @@ async fn list(
     query: Result<Query<ListQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Response {
     let Ok(Query(query)) = query else {
-        return error(StatusCode::BAD_REQUEST, "invalid_input", "query parameters: state, limit");
+        return error(StatusCode::BAD_REQUEST, "invalid_input", "query parameters: state, limit, before");
     };
     let wanted = match query.state.as_deref().map(RefundState::parse) {
         None => None,
         Some(Some(wanted)) => Some(wanted),
         Some(None) => {
-            let message = "state must be pending, recorded, recorded_later, refused or abandoned";
+            let message = "state must be pending, recorded, recorded_later, refused, abandoned or dismissed";
             return error(StatusCode::BAD_REQUEST, "invalid_input", message);
         }
     };
     let limit = query.limit.unwrap_or(20).clamp(1, ucp_domain::store::MAX_REFUND_PAGE);
-    match state.core.refunds(wanted, limit).await {
-        Ok(refunds) => {
+    match state.core.refunds(wanted, limit, query.before.as_deref()).await {
+        Ok(RefundPage::Refunds(RefundList { refunds, next })) => {
+            // `next`: the cursor for the page after a full one (there may be more).
             let refunds: Vec<RefundSummary<'_>> = refunds.iter().map(RefundSummary::of).collect();
-            axum::Json(serde_json::json!({ "refunds": refunds })).into_response()
+            axum::Json(serde_json::json!({ "refunds": refunds, "next": next })).into_response()
         }
+        Ok(RefundPage::UnknownCursor) => error(StatusCode::BAD_REQUEST, "invalid_input", "before names no refund"),
         Err(failure) => super::orders::domain_error(failure),
     }
 }
@@ -92,5 +98,16 @@ async fn record(State(state): State<AppState>, Path(key): Path<String>) -> Respo
             error(StatusCode::NOT_FOUND, "not_found", "No such refund, or its order is gone.")
         }
         outcome => super::orders::answer(outcome),
+    }
+}
+
+/// Dismisses an abandoned refund the merchant found the processor did not make: the refund as
+/// it is now. The same request asked again is then asked for under its key.
+async fn dismiss(State(state): State<AppState>, Path(key): Path<String>) -> Response {
+    match state.core.dismiss_refund(&key).await {
+        Ok(Dismissal::Dismissed(refund)) => axum::Json(RefundSummary::of(&refund)).into_response(),
+        Ok(Dismissal::NotFound) => error(StatusCode::NOT_FOUND, "not_found", "No such refund."),
+        Ok(Dismissal::Refused(message)) => error(StatusCode::CONFLICT, "refund_not_abandoned", &message),
+        Err(failure) => super::orders::domain_error(failure),
     }
 }

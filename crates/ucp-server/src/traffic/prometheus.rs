@@ -27,6 +27,7 @@ const IN_DOUBT: &str = "ucpd_payments_in_doubt";
 const IN_DOUBT_OLDEST: &str = "ucpd_payments_in_doubt_oldest_seconds";
 const REFUNDS_PENDING: &str = "ucpd_refunds_pending";
 const REFUNDS_PENDING_OLDEST: &str = "ucpd_refunds_pending_oldest_seconds";
+const REFUNDS_ABANDONED: &str = "ucpd_refunds_abandoned";
 
 /// Latency buckets, seconds: sub-millisecond catalog reads to multi-second payments.
 const BUCKETS: &[f64] = &[0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
@@ -46,6 +47,8 @@ pub struct Outstanding {
     pub backlog: Option<Backlog>,
     pub charges: Option<Overdue>,
     pub refunds: Option<Overdue>,
+    /// Abandoned refunds waiting for the merchant to record or dismiss them.
+    pub abandoned: Option<u64>,
 }
 
 /// The recorder and the per-operation latency histograms.
@@ -105,6 +108,13 @@ impl Exporter {
             REFUNDS_PENDING_OLDEST.into(),
             Some(metrics::Unit::Seconds),
             "Age of the oldest pending refund (0 when there is none).".into(),
+        );
+        recorder.describe_gauge(
+            REFUNDS_ABANDONED.into(),
+            None,
+            "Merchants' refunds abandoned and not reconciled: each may or may not have been made, and waits for the \
+             merchant to record it (made) or dismiss it (not made) after asking the processor (ucpd orders refunds)."
+                .into(),
         );
         let latency = Operation::ALL
             .iter()
@@ -176,6 +186,9 @@ impl Exporter {
         if let Some(refunds) = outstanding.refunds {
             self.gauge(REFUNDS_PENDING).set(refunds.count as f64);
             self.gauge(REFUNDS_PENDING_OLDEST).set(refunds.oldest_secs as f64);
+        }
+        if let Some(abandoned) = outstanding.abandoned {
+            self.gauge(REFUNDS_ABANDONED).set(abandoned as f64);
         }
         if let Some(backlog) = outstanding.backlog {
             let by_status = |status: &'static str| {

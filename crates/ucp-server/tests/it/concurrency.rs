@@ -207,3 +207,26 @@ async fn concurrent_completes_never_exceed_a_discount_usage_limit() {
     }
     assert_eq!(discounted_orders, LIMIT, "exactly the limit is used");
 }
+
+// Checklist 116: creates for one cart racing each other (each its own call, with no shared
+// idempotency key) all answer the one checkout: a check before the insert, apart from it, let
+// each racer that read "none open" insert a checkout of its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_checkouts_of_one_cart_are_one_checkout() {
+    let app = Arc::new(spawn_app_with(fixture_products(), |_, _| {}).await);
+    let line = json!({ "item": { "id": "mug-1" }, "quantity": 1 });
+    let cart = app.tool("create_cart", json!({ "cart": { "line_items": [line] } })).await;
+    let cart_id = cart["id"].as_str().unwrap().to_owned();
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..20 {
+        let (app, cart_id) = (app.clone(), cart_id.clone());
+        tasks.spawn(async move { app.tool("create_checkout", json!({ "checkout": { "cart_id": cart_id } })).await });
+    }
+    let mut ids = std::collections::BTreeSet::new();
+    while let Some(created) = tasks.join_next().await {
+        let created = created.unwrap();
+        assert_eq!(created["cart_id"], cart_id.as_str(), "{created}");
+        ids.insert(created["id"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(ids.len(), 1, "one checkout: {ids:?}");
+}

@@ -34,6 +34,7 @@ mod orders;
 mod payments;
 mod recovery;
 mod refunds_pending;
+mod refunds_reconcile;
 mod rest;
 mod schema;
 mod signatures;

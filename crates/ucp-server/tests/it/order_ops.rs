@@ -322,7 +322,7 @@ async fn orders_list_newest_first_by_status() {
     assert_eq!(document["components"]["securitySchemes"]["adminKey"]["scheme"], "bearer");
     let paths =
         ["/admin/api/orders", "/admin/api/orders/{id}/ship", "/admin/api/orders/{id}/refund", "/admin/api/refunds"];
-    for path in paths.into_iter().chain(["/admin/api/refunds/{key}/record"]) {
+    for path in paths.into_iter().chain(["/admin/api/refunds/{key}/record", "/admin/api/refunds/{key}/dismiss"]) {
         assert!(document["paths"][path].is_object(), "{path}");
     }
 }

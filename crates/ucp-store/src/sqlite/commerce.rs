@@ -9,7 +9,8 @@ use rusqlite::{OptionalExtension, params};
 use ucp_domain::checkout::{Session, SessionKind, Status};
 use ucp_domain::store::{
     CommerceStore, MAX_PENDING_REFUNDS, OrderChange, OrderFilter, OrderQuery, PlaceOrder, PlaceOrderError, RefundBegun,
-    RefundEnd, RefundIntent, RefundState, SchemaStatus, StoreError, StoredOrder, StoredRefund, StuckSummary,
+    RefundEnd, RefundIntent, RefundList, RefundState, SchemaStatus, StoreError, StoredOrder, StoredRefund,
+    StuckSummary,
 };
 
 use super::{SqliteStore, backend, now_seconds};
@@ -21,6 +22,41 @@ fn encode(session: &Session) -> Result<String, StoreError> {
 
 fn decode(id: &str, doc: &str) -> Result<Session, StoreError> {
     serde_json::from_str(doc).map_err(|error| StoreError::Backend(format!("stored session {id}: {error}")))
+}
+
+fn insert(connection: &rusqlite::Connection, session: &Session, doc: &str) -> Result<(), StoreError> {
+    connection
+        .prepare_cached(
+            "INSERT INTO sessions (id, kind, status, cart_id, platform, expires_at, doc, updated_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        )
+        .map_err(backend)?
+        .execute(params![
+            session.id,
+            kind_of(session),
+            session.status.as_str(),
+            session.cart_id,
+            session.platform,
+            session.expires_at,
+            doc,
+            now_seconds()
+        ])
+        .map_err(backend)?;
+    Ok(())
+}
+
+/// The newest open (not completed, not canceled, not expired) checkout made from `cart_id`.
+fn open_checkout_of(connection: &rusqlite::Connection, cart_id: &str, now: i64) -> Result<Option<Session>, StoreError> {
+    let found: Option<(String, String)> = connection
+        .prepare_cached(
+            "SELECT id, doc FROM sessions WHERE cart_id = ?1 AND kind = 'checkout' \
+             AND status NOT IN ('completed', 'canceled') AND expires_at > ?2 ORDER BY updated_at DESC LIMIT 1",
+        )
+        .map_err(backend)?
+        .query_row(params![cart_id, now], |row| Ok((row.get(0)?, row.get(1)?)))
+        .optional()
+        .map_err(backend)?;
+    found.map(|(id, doc)| decode(&id, &doc)).transpose()
 }
 
 fn kind_of(session: &Session) -> &'static str {
@@ -35,25 +71,24 @@ impl CommerceStore for SqliteStore {
     async fn insert_session(&self, session: &Session) -> Result<(), StoreError> {
         let session = session.clone();
         let doc = encode(&session)?;
+        self.write(move |connection| insert(connection, &session, &doc)).await
+    }
+
+    async fn insert_checkout_of_cart(&self, session: &Session, now: i64) -> Result<Option<Session>, StoreError> {
+        let Some(cart_id) = session.cart_id.clone() else {
+            return self.insert_session(session).await.map(|()| None);
+        };
+        let session = session.clone();
+        let doc = encode(&session)?;
+        // One write: the writer runs one job at a time, so no other create of this cart's
+        // checkout comes between the look and the insert.
         self.write(move |connection| {
-            connection
-                .prepare_cached(
-                    "INSERT INTO sessions (id, kind, status, cart_id, platform, expires_at, doc, updated_at) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                )
-                .map_err(backend)?
-                .execute(params![
-                    session.id,
-                    kind_of(&session),
-                    session.status.as_str(),
-                    session.cart_id,
-                    session.platform,
-                    session.expires_at,
-                    doc,
-                    now_seconds()
-                ])
-                .map_err(backend)?;
-            Ok(())
+            if let Some(open) = open_checkout_of(connection, &cart_id, now)?
+                && open.platform == session.platform
+            {
+                return Ok(Some(open));
+            }
+            insert(connection, &session, &doc).map(|()| None)
         })
         .await
     }
@@ -113,20 +148,7 @@ impl CommerceStore for SqliteStore {
 
     async fn open_checkout_for_cart(&self, cart_id: &str, now: i64) -> Result<Option<Session>, StoreError> {
         let cart_id = cart_id.to_owned();
-        self.read(move |connection| {
-            let mut statement = connection
-                .prepare_cached(
-                    "SELECT id, doc FROM sessions WHERE cart_id = ?1 AND kind = 'checkout' \
-                     AND status NOT IN ('completed', 'canceled') AND expires_at > ?2 ORDER BY updated_at DESC LIMIT 1",
-                )
-                .map_err(backend)?;
-            let found: Option<(String, String)> = statement
-                .query_row(params![cart_id, now], |row| Ok((row.get(0)?, row.get(1)?)))
-                .optional()
-                .map_err(backend)?;
-            found.map(|(id, doc)| decode(&id, &doc)).transpose()
-        })
-        .await
+        self.read(move |connection| open_checkout_of(connection, &cart_id, now)).await
     }
 
     /// Places the order only if the checkout is still open and unchanged since it was read
@@ -394,11 +416,21 @@ impl CommerceStore for SqliteStore {
         self.read(move |connection| super::refunds::one(connection, &key)).await
     }
 
-    async fn refunds(&self, state: Option<RefundState>, limit: u64) -> Result<Vec<StoredRefund>, StoreError> {
-        self.read(move |connection| super::refunds::list(connection, state, limit)).await
+    async fn refunds(
+        &self,
+        state: Option<RefundState>,
+        limit: u64,
+        before: Option<&str>,
+    ) -> Result<Option<RefundList>, StoreError> {
+        let before = before.map(str::to_owned);
+        self.read(move |connection| super::refunds::list(connection, state, limit, before.as_deref())).await
     }
 
-    async fn end_refund(&self, key: &str, end: RefundEnd) -> Result<(), StoreError> {
+    async fn refund_count(&self, state: RefundState) -> Result<u64, StoreError> {
+        self.read(move |connection| super::refunds::count(connection, state)).await
+    }
+
+    async fn end_refund(&self, key: &str, end: RefundEnd) -> Result<bool, StoreError> {
         let key = key.to_owned();
         self.write(move |connection| super::refunds::end(connection, &key, end)).await
     }

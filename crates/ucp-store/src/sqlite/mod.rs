@@ -51,6 +51,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("schema_10.sql"),
     include_str!("schema_11.sql"),
     include_str!("schema_12.sql"),
+    include_str!("schema_13.sql"),
 ];
 
 /// How long a call waits for the store by default ([`SqliteStore::set_wait_timeout`]).

@@ -1,9 +1,10 @@
 //! Merchants' refunds kept as pending from before their processor is asked until their order
-//! records them (`order_refunds`, migration 12).
+//! records them (`order_refunds`, migrations 12 and 13).
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use ucp_domain::store::{
-    MAX_REFUND_PAGE, RefundBegun, RefundEnd, RefundIntent, RefundState, StoreError, StoredRefund, StuckSummary,
+    MAX_REFUND_PAGE, RefundBegun, RefundEnd, RefundIntent, RefundList, RefundState, StoreError, StoredRefund,
+    StuckSummary,
 };
 
 use super::{backend, now_seconds};
@@ -58,7 +59,7 @@ pub(super) fn begin(
             "INSERT INTO order_refunds (key, order_id, version, action, amount, created_at) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
              ON CONFLICT (key) DO UPDATE SET state = 'pending', ended_at = NULL, created_at = excluded.created_at \
-             WHERE state = 'refused'",
+             WHERE state IN ('refused', 'dismissed')",
         )
         .map_err(backend)?
         .execute(params![intent.key, intent.order_id, intent.version, action, intent.amount, intent.created_at])
@@ -127,20 +128,32 @@ pub(super) fn stale_summary(connection: &Connection, created_before: i64) -> Res
 }
 
 /// Ends the refund `key` as `end` (inside the recording change's transaction, or on its own):
-/// a pending one; a recorded-later one as seen; and an abandoned one as recorded or refused,
-/// when a settler that had already asked records it after all (the order is then right, and
-/// the merchant must not record it by hand) or the processor refused it (it was not made).
-pub(super) fn end(connection: &Connection, key: &str, end: RefundEnd) -> Result<(), StoreError> {
-    connection
+/// a pending one; a recorded-later one as seen; an abandoned one as dismissed by the merchant;
+/// and an abandoned or dismissed one as recorded or refused, when a settler that had already
+/// asked records it after all (the order is then right, and the merchant must not record it
+/// by hand) or the processor refused it (it was not made). Whether it changed the row.
+pub(super) fn end(connection: &Connection, key: &str, end: RefundEnd) -> Result<bool, StoreError> {
+    let changed = connection
         .prepare_cached(
-            "UPDATE order_refunds SET state = ?2, ended_at = ?3 WHERE key = ?1 AND (state = 'pending' \
+            "UPDATE order_refunds SET state = ?2, ended_at = ?3 WHERE key = ?1 AND ((state = 'pending' AND ?2 != 'dismissed') \
              OR (state = 'recorded_later' AND ?2 = 'recorded') \
-             OR (state = 'abandoned' AND ?2 IN ('recorded', 'recorded_later', 'refused')))",
+             OR (state = 'abandoned' AND ?2 = 'dismissed') \
+             OR (state IN ('abandoned', 'dismissed') AND ?2 IN ('recorded', 'recorded_later', 'refused')))",
         )
         .map_err(backend)?
         .execute(params![key, end.as_str(), now_seconds()])
         .map_err(backend)?;
-    Ok(())
+    Ok(changed == 1)
+}
+
+/// How many refunds are in `state` (for `/metrics`: abandoned ones wait for the merchant).
+pub(super) fn count(connection: &Connection, state: RefundState) -> Result<u64, StoreError> {
+    let count: i64 = connection
+        .prepare_cached("SELECT count(*) FROM order_refunds INDEXED BY order_refunds_by_state WHERE state = ?1")
+        .map_err(backend)?
+        .query_row([state.as_str()], |row| row.get(0))
+        .map_err(backend)?;
+    Ok(u64::try_from(count).unwrap_or_default())
 }
 
 /// One refund in whatever state.
@@ -154,26 +167,47 @@ pub(super) fn one(connection: &Connection, key: &str) -> Result<Option<StoredRef
     row.map(stored).transpose()
 }
 
-/// Refunds newest first, of one state or all.
+/// Refunds newest first, of one state or all, older than the refund `before` when it is given
+/// (`None` when it names no refund).
 pub(super) fn list(
     connection: &Connection,
     state: Option<RefundState>,
     limit: u64,
-) -> Result<Vec<StoredRefund>, StoreError> {
+    before: Option<&str>,
+) -> Result<Option<RefundList>, StoreError> {
     let limit = i64::try_from(limit.clamp(1, MAX_REFUND_PAGE)).unwrap_or(1);
-    // Two statements, so each walks its index (`state = ?1 OR ?1 IS NULL` would scan).
-    let filter = if state.is_some() { "WHERE state = ?1" } else { "WHERE ?1 IS NULL" };
+    let cursor: Option<(i64, i64)> = match before {
+        None => None,
+        Some(key) => {
+            let found = connection
+                .prepare_cached("SELECT created_at, rowid FROM order_refunds WHERE key = ?1")
+                .map_err(backend)?
+                .query_row([key], |row| Ok((row.get(0)?, row.get(1)?)))
+                .optional()
+                .map_err(backend)?;
+            let Some(found) = found else { return Ok(None) };
+            Some(found)
+        }
+    };
+    // One statement per shape, so each walks its index from the cursor (`state = ?1 OR ?1 IS
+    // NULL`, or an optional cursor, would scan).
+    let filter = if state.is_some() { "state = ?1" } else { "?1 IS NULL" };
+    let after = if cursor.is_some() { "AND (created_at, rowid) < (?3, ?4)" } else { "AND ?3 IS NULL AND ?4 IS NULL" };
+    let (created_at, rowid) = cursor.unzip();
     let rows = connection
         .prepare_cached(&format!(
-            "SELECT {COLUMNS}, state, ended_at FROM order_refunds {filter} \
+            "SELECT {COLUMNS}, state, ended_at FROM order_refunds WHERE {filter} {after} \
              ORDER BY created_at DESC, rowid DESC LIMIT ?2"
         ))
         .map_err(backend)?
-        .query_map(params![state.map(RefundState::as_str), limit], raw_with_state)
+        .query_map(params![state.map(RefundState::as_str), limit, created_at, rowid], raw_with_state)
         .map_err(backend)?
         .collect::<Result<Vec<_>, _>>()
         .map_err(backend)?;
-    Ok(readable(rows, stored))
+    // The cursor is the last row read, readable or not, so that a page is never cut short.
+    let full = i64::try_from(rows.len()).is_ok_and(|read| read == limit);
+    let next = rows.last().filter(|_| full).map(|((key, ..), ..)| key.clone());
+    Ok(Some(RefundList { refunds: readable(rows, stored), next }))
 }
 
 /// A row of `{COLUMNS}, state, ended_at`.
@@ -281,6 +315,92 @@ mod tests {
         let last = intent("adj_f", 7, 500);
         assert_eq!(begin(last.clone()).await, RefundBegun::RecordedLater(later.clone()), "the older one, once");
         assert_eq!(begin(last.clone()).await, RefundBegun::Pending(last), "then a refund of its own");
+    }
+
+    // Only an abandoned refund is dismissed; a dismissed one is pending again when its request
+    // is asked for again, and recorded when a late settler records it. Counted by state.
+    #[tokio::test]
+    async fn only_an_abandoned_refund_is_dismissed_and_a_dismissed_one_comes_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store(&dir).await;
+        let dismissed = RefundState::Ended(RefundEnd::Dismissed);
+        let abandoned = RefundState::Ended(RefundEnd::Abandoned);
+        let state = |key: &'static str| {
+            let store = store.clone();
+            async move { store.refund(key).await.unwrap().map(|refund| refund.state) }
+        };
+        let first = intent("adj_a", 3, 500);
+        store.begin_refund(&first, 0).await.unwrap();
+        assert!(!store.end_refund("adj_a", RefundEnd::Dismissed).await.unwrap(), "a pending one is not dismissed");
+        assert!(store.end_refund("adj_a", RefundEnd::Abandoned).await.unwrap());
+        assert_eq!(
+            (store.refund_count(abandoned).await.unwrap(), store.refund_count(dismissed).await.unwrap()),
+            (1, 0)
+        );
+        assert!(store.end_refund("adj_a", RefundEnd::Dismissed).await.unwrap());
+        assert!(!store.end_refund("adj_a", RefundEnd::Dismissed).await.unwrap(), "once");
+        assert!(!store.end_refund("adj_a", RefundEnd::Abandoned).await.unwrap(), "not abandoned again");
+        assert_eq!(state("adj_a").await, Some(dismissed));
+        assert_eq!(
+            (store.refund_count(abandoned).await.unwrap(), store.refund_count(dismissed).await.unwrap()),
+            (0, 1)
+        );
+        assert_eq!(store.begin_refund(&first, 0).await.unwrap(), RefundBegun::Pending(first.clone()), "asked again");
+        assert_eq!(state("adj_a").await, Some(RefundState::Pending));
+
+        let late = intent("adj_b", 4, 600);
+        store.begin_refund(&late, 0).await.unwrap();
+        store.end_refund("adj_b", RefundEnd::Abandoned).await.unwrap();
+        store.end_refund("adj_b", RefundEnd::Dismissed).await.unwrap();
+        assert!(store.end_refund("adj_b", RefundEnd::Recorded).await.unwrap(), "recorded after all");
+        assert!(!store.end_refund("adj_b", RefundEnd::Dismissed).await.unwrap());
+        assert_eq!(state("adj_b").await, Some(RefundState::Ended(RefundEnd::Recorded)));
+    }
+
+    // Migration 13 (the `dismissed` state) copies every refund with its rowid (the lists' order
+    // among refunds of one second) and makes the four indexes again; the new state is taken and
+    // an unknown one still refused.
+    #[test]
+    fn migration_13_keeps_every_refund() {
+        use super::super::{expected_schema_version, migrate_to, open_connection};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("refunds.db");
+        let mut connection = open_connection(&path, false).unwrap();
+        migrate_to(&mut connection, 12).unwrap();
+        connection
+            .execute_batch(
+                "INSERT INTO orders (id, checkout_id, platform, doc, created_at) VALUES ('ord_1', 'chk_1', 'p', '{}', 1);
+                 INSERT INTO order_refunds (rowid, key, order_id, version, action, amount, created_at, state, ended_at)
+                     VALUES (7, 'adj_a', 'ord_1', 3, '{}', 500, 100, 'abandoned', 150),
+                            (3, 'adj_b', 'ord_1', 4, '{}', 600, 100, 'pending', NULL);",
+            )
+            .unwrap();
+        migrate_to(&mut connection, expected_schema_version() as usize).unwrap();
+        let rows: Vec<(i64, String, String, Option<i64>)> = connection
+            .prepare("SELECT rowid, key, state, ended_at FROM order_refunds ORDER BY rowid")
+            .unwrap()
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let expected =
+            vec![(3, "adj_b".into(), "pending".into(), None), (7, "adj_a".into(), "abandoned".into(), Some(150))];
+        assert_eq!(rows, expected);
+        let indexes: i64 = connection
+            .query_row(
+                "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'order_refunds' \
+                 AND name IN ('order_refunds_pending_request', 'order_refunds_recorded_later', \
+                 'order_refunds_by_state', 'order_refunds_by_age')",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert_eq!(indexes, 4);
+        connection.execute("UPDATE order_refunds SET state = 'dismissed' WHERE key = 'adj_a'", []).unwrap();
+        assert!(connection.execute("UPDATE order_refunds SET state = 'lost' WHERE key = 'adj_a'", []).is_err());
+        let duplicate = "INSERT INTO order_refunds (key, order_id, version, action, amount, created_at) \
+                         VALUES ('adj_c', 'ord_1', 5, '{}', 600, 100)";
+        assert!(connection.execute(duplicate, []).is_err(), "still one pending refund per request");
     }
 
     // A pending refund whose stored request no longer decodes blocks neither its order's

@@ -41,6 +41,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route("/admin/webhooks", get(webhooks::list))
         .route("/admin/refunds", get(refunds::list))
         .route("/admin/refunds/{key}/record", post(refunds::record))
+        .route("/admin/refunds/{key}/dismiss", post(refunds::dismiss))
         .layer(from_fn_with_state(state.clone(), guard))
 }
 

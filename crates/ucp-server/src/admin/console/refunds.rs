@@ -1,16 +1,19 @@
-//! The refunds page: the refunds asked of the processor, newest first (at most 100), their
+//! The refunds page: the refunds asked of the processor, newest first (100 a page), their
 //! keys and states, and for each abandoned one a form that records it on its order once the
 //! merchant found it made at the processor (`Commerce::record_refund_by_hand`: no second
-//! processor call).
+//! processor call) and one that dismisses it when the processor did not make it
+//! (`Commerce::dismiss_refund`).
 
 use axum::Extension;
-use axum::extract::{Path, State};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 
 use askama::Template;
-use ucp_domain::commerce::OrderOutcome;
-use ucp_domain::store::{MAX_REFUND_PAGE, RefundEnd, RefundState, StoredRefund};
+use serde::Deserialize;
+use ucp_domain::commerce::{Dismissal, OrderOutcome, RefundPage};
+use ucp_domain::store::{MAX_REFUND_PAGE, RefundEnd, RefundList, RefundState, StoredRefund};
 
 use super::views::{self, Frame, Section, render, timestamp};
 use super::{Session, html};
@@ -24,21 +27,22 @@ struct RefundRow {
     state: &'static str,
     request: &'static str,
     created_at: String,
-    /// The record form's target, for an abandoned refund.
-    record: Option<String>,
+    /// The record and dismiss forms' targets, for an abandoned refund.
+    actions: Option<(String, String)>,
 }
 
 impl RefundRow {
     fn of(refund: StoredRefund) -> RefundRow {
         let intent = refund.intent;
         let abandoned = refund.state == RefundState::Ended(RefundEnd::Abandoned);
+        let target = |what: &str| {
+            format!(
+                "/admin/refunds/{}/{what}",
+                percent_encoding::utf8_percent_encode(&intent.key, super::actions::SEGMENT)
+            )
+        };
         RefundRow {
-            record: abandoned.then(|| {
-                format!(
-                    "/admin/refunds/{}/record",
-                    percent_encoding::utf8_percent_encode(&intent.key, super::actions::SEGMENT)
-                )
-            }),
+            actions: abandoned.then(|| (target("record"), target("dismiss"))),
             order_href: super::actions::order_href(&intent.order_id),
             key: intent.key,
             order_id: intent.order_id,
@@ -55,16 +59,38 @@ impl RefundRow {
 struct RefundsPage {
     frame: Frame,
     refunds: Vec<RefundRow>,
+    /// The next page's address, after a full one.
+    next: Option<String>,
 }
 
-pub(super) async fn list(State(state): State<AppState>, Extension(session): Extension<Session>) -> Response {
-    let refunds = match views::loaded(&state, "listing refunds", state.core.refunds(None, MAX_REFUND_PAGE)).await {
-        Ok(refunds) => refunds,
+#[derive(Debug, Default, Deserialize)]
+pub(super) struct ListQuery {
+    /// A refund's key: the page lists those older than it.
+    before: Option<String>,
+}
+
+pub(super) async fn list(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+    query: Result<Query<ListQuery>, QueryRejection>,
+) -> Response {
+    let Query(query) = query.unwrap_or_default();
+    let read = state.core.refunds(None, MAX_REFUND_PAGE, query.before.as_deref());
+    let RefundList { refunds, next } = match views::loaded(&state, "listing refunds", read).await {
+        Ok(RefundPage::Refunds(list)) => list,
+        Ok(RefundPage::UnknownCursor) => {
+            return views::message(&state, StatusCode::NOT_FOUND, "Not found", "There is no such refund to list from.");
+        }
         Err(page) => return page,
     };
+    let next = next.map(|key| {
+        let key: String = url::form_urlencoded::byte_serialize(key.as_bytes()).collect();
+        format!("/admin/refunds?before={key}")
+    });
     let page = RefundsPage {
         frame: Frame::new(&state, Section::Refunds, Some(&session)),
         refunds: refunds.into_iter().map(RefundRow::of).collect(),
+        next,
     };
     html(StatusCode::OK, render(&page))
 }
@@ -82,6 +108,21 @@ pub(super) async fn record(State(state): State<AppState>, Path(key): Path<String
         Ok(OrderOutcome::Refused(refusal)) => {
             views::message(&state, StatusCode::UNPROCESSABLE_ENTITY, "Not done", &refusal.to_string())
         }
+        Err(failure) => views::unavailable(&state, &failure),
+    }
+}
+
+/// Dismisses an abandoned refund the processor did not make, then shows the refunds.
+pub(super) async fn dismiss(State(state): State<AppState>, Path(key): Path<String>) -> Response {
+    match state.core.dismiss_refund(&key).await {
+        Ok(Dismissal::Dismissed(refund)) => {
+            tracing::info!(target: "ucpd::audit", order = %refund.intent.order_id, key, "console dismissed a refund");
+            super::see_other("/admin/refunds")
+        }
+        Ok(Dismissal::NotFound) => {
+            views::message(&state, StatusCode::NOT_FOUND, "Not found", "There is no such refund.")
+        }
+        Ok(Dismissal::Refused(message)) => views::message(&state, StatusCode::CONFLICT, "Not done", &message),
         Err(failure) => views::unavailable(&state, &failure),
     }
 }

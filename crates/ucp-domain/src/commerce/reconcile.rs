@@ -1,0 +1,135 @@
+//! Reconciling the merchant's refunds by hand: the list, and the two ends the merchant gives an
+//! abandoned refund once the processor's own records say what happened to its key. One the
+//! processor made is recorded on its order, with no second processor call; one it did not
+//! make is dismissed, so that the same request is asked for again under its key (as after a
+//! refusal) instead of being refused as abandoned for as long as the order stays as it is.
+
+use crate::order::action::OrderAction;
+use crate::order::changes::{self, ChangeError, Stamp};
+use crate::store::{RefundEnd, RefundList, RefundState, StoredRefund};
+
+use super::orders::{OrderOutcome, changed, holds_record};
+use super::refunds::applied_again;
+use super::session::Attempt;
+use super::{Commerce, Error};
+
+/// What dismissing a refund did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Dismissal {
+    /// Dismissed (now or before): the refund as it is.
+    Dismissed(StoredRefund),
+    NotFound,
+    /// Not abandoned (the text says what it is): nothing changed.
+    Refused(String),
+}
+
+/// A page of the merchant's refunds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RefundPage {
+    /// Newest first; at most the limit asked for.
+    Refunds(RefundList),
+    /// The cursor names no refund.
+    UnknownCursor,
+}
+
+impl Commerce {
+    /// The merchant's refunds, newest first (all states, or one), older than the refund
+    /// `before` when it is given, for reconciling by hand.
+    pub async fn refunds(
+        &self,
+        state: Option<RefundState>,
+        limit: u64,
+        before: Option<&str>,
+    ) -> Result<RefundPage, Error> {
+        Ok(match self.ports.store.refunds(state, limit, before).await? {
+            Some(refunds) => RefundPage::Refunds(refunds),
+            None => RefundPage::UnknownCursor,
+        })
+    }
+
+    /// How many refunds were abandoned and wait for the merchant to record or dismiss them
+    /// (for `/metrics`).
+    pub async fn refunds_abandoned(&self) -> Result<u64, Error> {
+        Ok(self.ports.store.refund_count(RefundState::Ended(RefundEnd::Abandoned)).await?)
+    }
+
+    /// Dismisses an abandoned refund the merchant found the processor did not make (the error
+    /// that abandoned it named its key). The same request asked again is then asked for under
+    /// that key: if the processor did make it after all, it answers that refund, and the order
+    /// records it once. Dismissing it again answers it as it is.
+    pub async fn dismiss_refund(&self, key: &str) -> Result<Dismissal, Error> {
+        let Some(refund) = self.ports.store.refund(key).await? else { return Ok(Dismissal::NotFound) };
+        let dismissed = RefundState::Ended(RefundEnd::Dismissed);
+        if refund.state != dismissed {
+            if refund.state != RefundState::Ended(RefundEnd::Abandoned) {
+                return Ok(Dismissal::Refused(not_abandoned(key, refund.state, "dismissed")));
+            }
+            self.ports.store.end_refund(key, RefundEnd::Dismissed).await?;
+        }
+        // Read again: a settler that had already asked may have recorded it meanwhile.
+        let Some(refund) = self.ports.store.refund(key).await? else { return Ok(Dismissal::NotFound) };
+        if refund.state != dismissed {
+            return Ok(Dismissal::Refused(not_abandoned(key, refund.state, "dismissed")));
+        }
+        tracing::info!(order = %refund.intent.order_id, key, amount = refund.intent.amount, "an abandoned refund dismissed by hand");
+        Ok(Dismissal::Dismissed(refund))
+    }
+
+    /// Records on its order an abandoned refund the merchant found made at the processor
+    /// (the error that abandoned it named its key), with no call to the processor: the request
+    /// as asked where the order still takes it so (a cancel's lines too), otherwise a refund
+    /// adjustment of its amount under that key. An order that takes neither (canceled, or
+    /// refunded up to what was paid, which the processor's own cap makes unlikely) refuses.
+    /// A dismissed refund is recorded so too (the merchant found it made after all). Recording
+    /// it again answers the order as it is.
+    pub async fn record_refund_by_hand(&self, key: &str) -> Result<OrderOutcome, Error> {
+        let Some(refund) = self.ports.store.refund(key).await? else { return Ok(OrderOutcome::NotFound) };
+        let intent = refund.intent;
+        let recordable = matches!(
+            refund.state,
+            RefundState::Ended(
+                RefundEnd::Recorded | RefundEnd::RecordedLater | RefundEnd::Abandoned | RefundEnd::Dismissed
+            )
+        );
+        if !recordable {
+            return Ok(OrderOutcome::Refused(ChangeError::Invalid(not_abandoned(key, refund.state, "recorded"))));
+        }
+        let occurred_at = crate::time::rfc3339(self.now());
+        let intent = &intent;
+        let occurred_at = occurred_at.as_str();
+        self.retrying(|| async move {
+            let Some(stored) = self.ports.store.order(&intent.order_id).await? else {
+                return Ok(Attempt::Done(OrderOutcome::NotFound));
+            };
+            if holds_record(&stored, &intent.key) {
+                return Ok(changed(stored));
+            }
+            // The request as asked (a cancel's or return's lines too) where the order still
+            // takes it so; otherwise the money alone, as a refund under the key.
+            let applied = applied_again(&stored, intent, occurred_at).or_else(|_| {
+                let paid = stored.payment.as_ref().map(|payment| payment.amount);
+                let description = intent.action.description().cloned();
+                let refund = OrderAction::Refund { amount: intent.amount, description };
+                changes::apply(&stored.order, &refund, paid, Stamp { occurred_at, ids: &mut |_: &str| intent.key.clone() })
+            });
+            match applied {
+                Ok(applied) => {
+                    tracing::info!(order = %stored.id, key = %intent.key, amount = intent.amount, "an abandoned refund recorded by hand");
+                    self.record_change(stored, applied, Some((intent.key.clone(), RefundEnd::Recorded)), "record_refund")
+                        .await
+                }
+                Err(refusal) => Ok(Attempt::Done(OrderOutcome::Refused(refusal))),
+            }
+        })
+        .await
+    }
+}
+
+/// Why a refund in `state` is not `done` by hand.
+fn not_abandoned(key: &str, state: RefundState, done: &str) -> String {
+    format!(
+        "refund {key} is {}: only an abandoned refund is {done} by hand (a pending one is the sweeper's, a refused one \
+         was not made)",
+        state.as_str()
+    )
+}
