@@ -13,6 +13,7 @@ mod checkout;
 mod checkout_edges;
 mod checkout_invariants;
 mod concurrency;
+mod conformance_more;
 mod console;
 mod console_browser;
 mod console_forms;
