@@ -104,7 +104,7 @@ enum OrdersCommand {
         state: Option<String>,
         #[arg(long)]
         limit: Option<u64>,
-        /// List those older than this refund (the `next` of a full page).
+        /// Where the page starts: the `next` of a full page.
         #[arg(long)]
         before: Option<String>,
     },

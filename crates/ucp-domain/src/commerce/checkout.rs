@@ -39,12 +39,8 @@ impl Commerce {
         apply_checkout_fields(caller, &mut session, input);
         let priced = self.price(caller, &session).await?;
         session.status = priced.status;
+        self.ports.store.insert_session(&session).await?;
         let now = self.now();
-        // Another create for this cart may have inserted since the look above: then its
-        // checkout is the answer, and this one is never stored.
-        if let Some(existing) = self.ports.store.insert_checkout_of_cart(&session, now).await? {
-            return Ok(Answer::Resource(self.view(caller, existing, Vec::new()).await?));
-        }
         let mut view = self.view_priced(caller, session, priced, Vec::new(), now);
         view.created = true;
         Ok(Answer::Resource(view))
@@ -63,9 +59,7 @@ impl Commerce {
         else {
             return Ok(Answer::Refused(Refusal::not_found("Cart")));
         };
-        if let Some(existing) = self.ports.store.open_checkout_for_cart(cart_id, self.now()).await?
-            && existing.platform == caller.platform
-        {
+        if let Some(existing) = self.ports.store.open_checkout_for_cart(cart_id, caller.platform, self.now()).await? {
             return Ok(Answer::Resource(self.view(caller, existing, Vec::new()).await?));
         }
         let mut session = self.new_session(caller, SessionKind::Checkout);

@@ -6,7 +6,7 @@
 
 use crate::order::action::OrderAction;
 use crate::order::changes::{self, ChangeError, Stamp};
-use crate::store::{RefundEnd, RefundList, RefundState, StoredRefund};
+use crate::store::{RefundCursor, RefundEnd, RefundList, RefundState, StoredRefund};
 
 use super::orders::{OrderOutcome, changed, holds_record};
 use super::refunds::applied_again;
@@ -16,11 +16,12 @@ use super::{Commerce, Error};
 /// What dismissing a refund did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Dismissal {
-    /// Dismissed (now or before): the refund as it is.
+    /// Dismissed (by this call or before): the refund as it is now (a request made again since
+    /// may have made it pending again, or a late settler recorded it).
     Dismissed(StoredRefund),
     NotFound,
     /// Not abandoned (the text says what it is): nothing changed.
-    Refused(String),
+    Refused(ChangeError),
 }
 
 /// A page of the merchant's refunds.
@@ -28,23 +29,25 @@ pub enum Dismissal {
 pub enum RefundPage {
     /// Newest first; at most the limit asked for.
     Refunds(RefundList),
-    /// The cursor names no refund.
-    UnknownCursor,
+    /// The cursor is not one a page gave.
+    BadCursor,
 }
 
 impl Commerce {
-    /// The merchant's refunds, newest first (all states, or one), older than the refund
-    /// `before` when it is given, for reconciling by hand.
+    /// The merchant's refunds, newest first (all states, or one), after `before` (a page's
+    /// `next`) when it is given, for reconciling by hand.
     pub async fn refunds(
         &self,
         state: Option<RefundState>,
         limit: u64,
         before: Option<&str>,
     ) -> Result<RefundPage, Error> {
-        Ok(match self.ports.store.refunds(state, limit, before).await? {
-            Some(refunds) => RefundPage::Refunds(refunds),
-            None => RefundPage::UnknownCursor,
-        })
+        let before = match before.map(RefundCursor::parse) {
+            None => None,
+            Some(Some(cursor)) => Some(cursor),
+            Some(None) => return Ok(RefundPage::BadCursor),
+        };
+        Ok(RefundPage::Refunds(self.ports.store.refunds(state, limit, before).await?))
     }
 
     /// How many refunds were abandoned and wait for the merchant to record or dismiss them
@@ -54,24 +57,28 @@ impl Commerce {
     }
 
     /// Dismisses an abandoned refund the merchant found the processor did not make (the error
-    /// that abandoned it named its key). The same request asked again is then asked for under
-    /// that key: if the processor did make it after all, it answers that refund, and the order
-    /// records it once. Dismissing it again answers it as it is.
+    /// that abandoned it named its key). The same request made again is then asked for under
+    /// that key, as after a refusal. Within the processor's key lifetime (a day at Stripe,
+    /// from the first ask) a refund it did make after all is answered under the key, and the
+    /// order records it once; past it, asking again is a refund of its own, so a dismissal
+    /// rests on the merchant having found the key unused. Dismissing it again answers it.
     pub async fn dismiss_refund(&self, key: &str) -> Result<Dismissal, Error> {
         let Some(refund) = self.ports.store.refund(key).await? else { return Ok(Dismissal::NotFound) };
         let dismissed = RefundState::Ended(RefundEnd::Dismissed);
-        if refund.state != dismissed {
-            if refund.state != RefundState::Ended(RefundEnd::Abandoned) {
-                return Ok(Dismissal::Refused(not_abandoned(key, refund.state, "dismissed")));
-            }
-            self.ports.store.end_refund(key, RefundEnd::Dismissed).await?;
+        if refund.state == dismissed {
+            return Ok(Dismissal::Dismissed(refund));
         }
-        // Read again: a settler that had already asked may have recorded it meanwhile.
-        let Some(refund) = self.ports.store.refund(key).await? else { return Ok(Dismissal::NotFound) };
-        if refund.state != dismissed {
-            return Ok(Dismissal::Refused(not_abandoned(key, refund.state, "dismissed")));
+        if refund.state != RefundState::Ended(RefundEnd::Abandoned)
+            || !self.ports.store.end_refund(key, RefundEnd::Dismissed).await?
+        {
+            // Not abandoned, or no longer: a settler that had already asked recorded it (or the
+            // processor refused it) between the read and the write.
+            let now = self.ports.store.refund(key).await?.map_or(refund.state, |refund| refund.state);
+            return Ok(Dismissal::Refused(not_abandoned(key, now, "dismissed")));
         }
         tracing::info!(order = %refund.intent.order_id, key, amount = refund.intent.amount, "an abandoned refund dismissed by hand");
+        // As it is now: a request made again since the write may have made it pending again.
+        let refund = self.ports.store.refund(key).await?.unwrap_or(StoredRefund { state: dismissed, ..refund });
         Ok(Dismissal::Dismissed(refund))
     }
 
@@ -92,7 +99,7 @@ impl Commerce {
             )
         );
         if !recordable {
-            return Ok(OrderOutcome::Refused(ChangeError::Invalid(not_abandoned(key, refund.state, "recorded"))));
+            return Ok(OrderOutcome::Refused(not_abandoned(key, refund.state, "recorded")));
         }
         let occurred_at = crate::time::rfc3339(self.now());
         let intent = &intent;
@@ -126,10 +133,11 @@ impl Commerce {
 }
 
 /// Why a refund in `state` is not `done` by hand.
-fn not_abandoned(key: &str, state: RefundState, done: &str) -> String {
-    format!(
-        "refund {key} is {}: only an abandoned refund is {done} by hand (a pending one is the sweeper's, a refused one \
-         was not made)",
+fn not_abandoned(key: &str, state: RefundState, done: &str) -> ChangeError {
+    let which = if done == "recorded" { "an abandoned or dismissed" } else { "an abandoned" };
+    ChangeError::NotAbandoned(format!(
+        "refund {key} is {}: only {which} refund is {done} by hand (a pending one is the sweeper's, a refused one \
+         was not made, a recorded one is on its order)",
         state.as_str()
-    )
+    ))
 }

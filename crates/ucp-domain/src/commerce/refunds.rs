@@ -8,7 +8,7 @@
 //! now, still gives back that amount under that key, then asks the processor again under the
 //! key (it refunds at most once per key) and records it. An intent the order no longer
 //! justifies is abandoned before the processor is asked, with an error naming its key, and an
-//! abandoned key is not asked for again. (A settler that passed its checks just before another
+//! abandoned key is not asked for again until the merchant dismisses it (`reconcile.rs`). (A settler that passed its checks just before another
 //! abandoned the intent still asks, once; its record then races the change that made the order
 //! move on, and whichever way that goes an error names the key.) A processor's refusal ends
 //! the intent: nothing was refunded. One the sweeper recorded is the answer to the same request

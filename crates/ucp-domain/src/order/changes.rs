@@ -70,6 +70,10 @@ pub enum ChangeError {
     /// it may have been made, and is for the merchant to reconcile by hand.
     #[error("{0}")]
     RefundAbandoned(String),
+    /// A merchant's hand on a refund (record, dismiss) that is not abandoned: the text says what
+    /// it is.
+    #[error("{0}")]
+    NotAbandoned(String),
 }
 
 /// Where and when the records of a change are stamped: `ids` gives each record its id.
@@ -397,6 +401,7 @@ impl ChangeError {
             ChangeError::Canceled => "order_canceled",
             ChangeError::ProcessorRefused(_) => "refund_refused",
             ChangeError::RefundAbandoned(_) => "refund_abandoned",
+            ChangeError::NotAbandoned(_) => "refund_not_abandoned",
         }
     }
 }

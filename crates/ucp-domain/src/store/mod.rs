@@ -13,7 +13,9 @@ mod refunds;
 mod traffic;
 
 pub use idempotency::{ClaimTerms, IdempotencyClaim, IdempotencyScope, IdempotencyStore, StoredReply};
-pub use refunds::{MAX_REFUND_PAGE, RefundBegun, RefundEnd, RefundIntent, RefundList, RefundState, StoredRefund};
+pub use refunds::{
+    MAX_REFUND_PAGE, RefundBegun, RefundCursor, RefundEnd, RefundIntent, RefundList, RefundState, StoredRefund,
+};
 pub use traffic::{TrafficCount, TrafficKind, TrafficStore};
 
 /// What can go wrong below the domain. Backends map their own errors into these.
@@ -294,11 +296,17 @@ pub trait CommerceStore: Send + Sync + std::fmt::Debug {
     /// canceled (optimistic concurrency); `Conflict` otherwise, `NotFound` if it does not exist.
     async fn update_session(&self, session: &Session) -> Result<(), StoreError>;
 
-    /// The open (not completed, not canceled, not expired) checkout created from `cart_id`.
-    async fn open_checkout_for_cart(&self, cart_id: &str, now: i64) -> Result<Option<Session>, StoreError>;
+    /// The newest open (not completed, not canceled, not expired) checkout `platform` created
+    /// from `cart_id`.
+    async fn open_checkout_for_cart(
+        &self,
+        cart_id: &str,
+        platform: &str,
+        now: i64,
+    ) -> Result<Option<Session>, StoreError>;
 
     /// Inserts `session`, a checkout made from its cart, unless an open checkout of that cart
-    /// for the same platform exists (as [`CommerceStore::open_checkout_for_cart`] finds it at
+    /// for its platform exists (as [`CommerceStore::open_checkout_for_cart`] finds it at
     /// `now`), which it answers instead, inserting nothing: atomically, so of creates racing
     /// for one cart, one inserts and the others answer its checkout (checklist 116). A store
     /// shared by several servers must hold a lock on the cart (or a unique constraint) across
@@ -381,14 +389,14 @@ pub trait CommerceStore: Send + Sync + std::fmt::Debug {
     async fn refund(&self, key: &str) -> Result<Option<StoredRefund>, StoreError>;
 
     /// Refunds newest first (all states, or one), at most `limit` (clamped to
-    /// [`MAX_REFUND_PAGE`]), after the refund `before` in that order when it is given (`None`
-    /// when it names no refund); one whose request does not decode is left out (and logged).
+    /// [`MAX_REFUND_PAGE`]), after `before` in that order when it is given; one whose request
+    /// does not decode is left out (and logged).
     async fn refunds(
         &self,
         state: Option<RefundState>,
         limit: u64,
-        before: Option<&str>,
-    ) -> Result<Option<RefundList>, StoreError>;
+        before: Option<RefundCursor>,
+    ) -> Result<RefundList, StoreError>;
 
     /// How many refunds are in `state`.
     async fn refund_count(&self, state: RefundState) -> Result<u64, StoreError>;

@@ -111,8 +111,30 @@ pub struct StoredRefund {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RefundList {
     pub refunds: Vec<StoredRefund>,
-    /// The key to list from for the next page, when this one is full (there may be more).
-    pub next: Option<String>,
+    /// Where the next page starts, when this one is full (there may be more).
+    pub next: Option<RefundCursor>,
+}
+
+/// A place in the list of refunds (newest first): the creation time and row of the last refund
+/// a page showed. A position, not a refund's key, so that it does not move when that refund is
+/// asked for again (which gives it a new creation time). Written `<created_at>.<row>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RefundCursor {
+    pub created_at: i64,
+    pub row: i64,
+}
+
+impl RefundCursor {
+    pub fn parse(text: &str) -> Option<RefundCursor> {
+        let (created_at, row) = text.split_once('.')?;
+        Some(RefundCursor { created_at: created_at.parse().ok()?, row: row.parse().ok()? })
+    }
+}
+
+impl std::fmt::Display for RefundCursor {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(formatter, "{}.{}", self.created_at, self.row)
+    }
 }
 
 /// At most this many refunds in one list.

@@ -84,11 +84,13 @@ pub fn document() -> Value {
         ("409", "The order is canceled (order_canceled)"),
         ("422", "The order cannot take it: more than is left to refund (refund_exceeds_payment)"),
     ]);
-    record_responses["400"] = json!({ "description": "The refund is not abandoned (invalid_input): a pending one is the sweeper's, a refused one was not made", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/error" } } } });
+    record_responses["409"] = json!({ "description": "The order is canceled (order_canceled); or the refund is neither abandoned nor dismissed (refund_not_abandoned): a pending one is the sweeper's, a refused one was not made", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/error" } } } });
+    record_responses["404"] = json!({ "description": "No such refund, or its order is gone", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/error" } } } });
     let mut dismiss_responses = error_responses(&[(
         "409",
         "The refund is not abandoned (refund_not_abandoned): a pending one is the sweeper's, a refused one was not made, a recorded one is on its order",
     )]);
+    dismiss_responses["404"] = json!({ "description": "No such refund", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/error" } } } });
     dismiss_responses["200"] = json!({ "description": "The refund, dismissed", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/refund" } } } });
     record_responses["200"] = json!({ "description": "The order as it is now, the refund recorded under its key", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/order_details" } } } });
     json!({
@@ -126,17 +128,17 @@ pub fn document() -> Value {
                 "parameters": [
                     { "name": "state", "in": "query", "schema": { "type": "string", "enum": refund_states } },
                     { "name": "limit", "in": "query", "schema": { "type": "integer", "minimum": 1, "maximum": 100 } },
-                    { "name": "before", "in": "query", "description": "A refund's key: list those older than it (the previous page's next)", "schema": { "type": "string" } }
+                    { "name": "before", "in": "query", "description": "Where the page starts: the previous page's next", "schema": { "type": "string", "pattern": "^-?[0-9]+\\.[0-9]+$" } }
                 ],
                 "responses": refunds_responses
             } },
             format!("{API_PREFIX}/refunds/{{key}}/record"): { "post": {
-                "summary": "Record an abandoned refund the processor made (checked there by its key) on its order, without asking the processor again; recording it again answers the order",
+                "summary": "Record an abandoned (or dismissed) refund the processor made (checked there by its key) on its order, without asking the processor again; recording it again answers the order",
                 "parameters": [{ "name": "key", "in": "path", "required": true, "schema": { "type": "string" } }],
                 "responses": record_responses
             } },
             format!("{API_PREFIX}/refunds/{{key}}/dismiss"): { "post": {
-                "summary": "Dismiss an abandoned refund the processor did not make (checked there by its key): the same request made again asks the processor anew under that key; dismissing it again answers it",
+                "summary": "Dismiss an abandoned refund the processor did not make (checked there by its key): the same request made again asks the processor anew under that key (within the processor's key lifetime a refund it made after all is answered under the key; past it, asking again is a new refund); dismissing it again answers it",
                 "parameters": [{ "name": "key", "in": "path", "required": true, "schema": { "type": "string" } }],
                 "responses": dismiss_responses
             } }

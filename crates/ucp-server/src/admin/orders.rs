@@ -320,7 +320,9 @@ pub(super) fn answer(outcome: Result<OrderOutcome, ucp_domain::Error>) -> Respon
                 | ChangeError::TooMany { .. }
                 | ChangeError::OverRefund { .. }
                 | ChangeError::ProcessorRefused(_) => StatusCode::UNPROCESSABLE_ENTITY,
-                ChangeError::Canceled | ChangeError::RefundAbandoned(_) => StatusCode::CONFLICT,
+                ChangeError::Canceled | ChangeError::RefundAbandoned(_) | ChangeError::NotAbandoned(_) => {
+                    StatusCode::CONFLICT
+                }
             };
             error(status, refusal.code(), &refusal.to_string())
         }

@@ -28,7 +28,7 @@ pub(super) fn router() -> Router<AppState> {
 struct ListQuery {
     state: Option<String>,
     limit: Option<u64>,
-    /// A refund's key: the page starts after it (the previous page's `next`).
+    /// Where the page starts: the previous page's `next`.
     before: Option<String>,
 }
 
@@ -83,9 +83,12 @@ async fn list(
         Ok(RefundPage::Refunds(RefundList { refunds, next })) => {
             // `next`: the cursor for the page after a full one (there may be more).
             let refunds: Vec<RefundSummary<'_>> = refunds.iter().map(RefundSummary::of).collect();
+            let next = next.map(|cursor| cursor.to_string());
             axum::Json(serde_json::json!({ "refunds": refunds, "next": next })).into_response()
         }
-        Ok(RefundPage::UnknownCursor) => error(StatusCode::BAD_REQUEST, "invalid_input", "before names no refund"),
+        Ok(RefundPage::BadCursor) => {
+            error(StatusCode::BAD_REQUEST, "invalid_input", "before must be the next of an earlier page")
+        }
         Err(failure) => super::orders::domain_error(failure),
     }
 }
@@ -107,7 +110,7 @@ async fn dismiss(State(state): State<AppState>, Path(key): Path<String>) -> Resp
     match state.core.dismiss_refund(&key).await {
         Ok(Dismissal::Dismissed(refund)) => axum::Json(RefundSummary::of(&refund)).into_response(),
         Ok(Dismissal::NotFound) => error(StatusCode::NOT_FOUND, "not_found", "No such refund."),
-        Ok(Dismissal::Refused(message)) => error(StatusCode::CONFLICT, "refund_not_abandoned", &message),
+        Ok(Dismissal::Refused(refusal)) => error(StatusCode::CONFLICT, refusal.code(), &refusal.to_string()),
         Err(failure) => super::orders::domain_error(failure),
     }
 }

@@ -229,4 +229,25 @@ async fn concurrent_checkouts_of_one_cart_are_one_checkout() {
         ids.insert(created["id"].as_str().unwrap().to_owned());
     }
     assert_eq!(ids.len(), 1, "one checkout: {ids:?}");
+
+    // Over REST, exactly one of the racing creates is the one that created it (201).
+    let cart = app
+        .tool("create_cart", json!({ "cart": { "line_items": [{ "item": { "id": "mug-1" }, "quantity": 1 }] } }))
+        .await;
+    let cart_id = cart["id"].as_str().unwrap().to_owned();
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..20 {
+        let (app, cart_id) = (app.clone(), cart_id.clone());
+        tasks.spawn(async move {
+            crate::rest::rest(&app, "POST", "/checkout-sessions", Some(json!({ "cart_id": cart_id }))).await
+        });
+    }
+    let (mut created, mut ids) = (0, std::collections::BTreeSet::new());
+    while let Some(answer) = tasks.join_next().await {
+        let (status, body) = answer.unwrap();
+        assert!(status == reqwest::StatusCode::CREATED || status == reqwest::StatusCode::OK, "{status} {body}");
+        created += usize::from(status == reqwest::StatusCode::CREATED);
+        ids.insert(body["id"].as_str().unwrap().to_owned());
+    }
+    assert_eq!((created, ids.len()), (1, 1), "one created, one checkout: {ids:?}");
 }

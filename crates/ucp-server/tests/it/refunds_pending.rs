@@ -207,9 +207,9 @@ async fn a_refused_refund_is_not_kept_and_an_old_pending_one_is_abandoned() {
     let (_, all) = admin(&app, "/refunds", None).await;
     assert_eq!(all["refunds"].as_array().map(Vec::len), Some(2), "the refused one too: {all}");
 
-    // A refused refund was not made, an unknown key is no refund, a state must be one of five.
+    // A refused refund was not made, an unknown key is no refund, a state must be one of six.
     let (status, answer) = admin(&app, &format!("/refunds/{}/record", asked[0]), Some(json!({}))).await;
-    assert_eq!((status, answer["code"].as_str()), (StatusCode::BAD_REQUEST, Some("invalid_input")), "{answer}");
+    assert_eq!((status, answer["code"].as_str()), (StatusCode::CONFLICT, Some("refund_not_abandoned")), "{answer}");
     let (status, answer) = admin(&app, "/refunds/adj_nope/record", Some(json!({}))).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert!(answer["message"].as_str().unwrap().contains("No such refund"), "{answer}");

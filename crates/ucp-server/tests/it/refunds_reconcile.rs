@@ -103,8 +103,8 @@ async fn an_abandoned_refund_not_made_is_dismissed_and_the_same_request_asks_aga
 }
 
 // 101 refunds: the admin list pages through all of them with `before` (each page's `next`),
-// newest first, none twice, none left out, with no `next` after the last; an unknown cursor is
-// 400. The console shows the newest 100 and links to the one older refund.
+// newest first, none twice, none left out, with no `next` after the last, also with a state;
+// a cursor no page gave is 400. The console shows the newest 100 and links to the one older.
 #[tokio::test]
 async fn the_refunds_list_pages_through_every_refund() {
     let (_processor, url, _guard) = start_processor().await;
@@ -142,22 +142,61 @@ async fn the_refunds_list_pages_through_every_refund() {
     assert_eq!(pages, 3);
     assert_eq!(listed.iter().collect::<HashSet<_>>().len(), 101, "none twice");
     assert_eq!(listed, newest_first);
-    let (_, recorded) =
-        admin(&app, &format!("/refunds?state=recorded&limit=100&before={}", newest_first[0]), None).await;
-    assert_eq!(recorded["refunds"].as_array().map(Vec::len), Some(100), "a state and a cursor: {recorded}");
-    assert_eq!(recorded["next"].as_str(), Some(newest_first[100].as_str()), "a full page has a next: {recorded}");
-    let (status, answer) = admin(&app, "/refunds?before=adj_nope", None).await;
-    assert_eq!((status, answer["code"].as_str()), (StatusCode::BAD_REQUEST, Some("invalid_input")), "{answer}");
+    let (_, first) = admin(&app, "/refunds?state=recorded&limit=1", None).await;
+    let after_first = first["next"].as_str().unwrap_or_else(|| panic!("a full page has a next: {first}"));
+    let (_, recorded) = admin(&app, &format!("/refunds?state=recorded&limit=100&before={after_first}"), None).await;
+    let keys: Vec<&str> = recorded["refunds"].as_array().unwrap().iter().map(|r| r["key"].as_str().unwrap()).collect();
+    assert_eq!(keys, newest_first[1..].iter().map(String::as_str).collect::<Vec<_>>(), "a state and a cursor");
+    assert!(recorded["next"].is_string(), "a full page has a next, even the last: {recorded}");
+    for bad in ["adj_nope", "12", "1.x"] {
+        let (status, answer) = admin(&app, &format!("/refunds?before={bad}"), None).await;
+        assert_eq!((status, answer["code"].as_str()), (StatusCode::BAD_REQUEST, Some("invalid_input")), "{answer}");
+    }
 
     let cookie = crate::console::log_in(&app).await;
     let (status, _, page) = crate::console::get(&app, "/admin/refunds", Some(&cookie)).await;
     assert_eq!(status, StatusCode::OK);
     assert!(page.contains(&newest_first[99]) && !page.contains(&format!(">{}<", newest_first[100])), "{page}");
-    let older = format!("/admin/refunds?before={}", newest_first[99]);
-    assert!(page.contains(&older.replace('&', "&amp;")), "{page}");
+    let link = page.split("<a href=\"/admin/refunds?before=").nth(1).unwrap_or_else(|| panic!("an older link: {page}"));
+    let older = format!("/admin/refunds?before={}", &link[..link.find('"').unwrap()]);
     let (status, _, page) = crate::console::get(&app, &older, Some(&cookie)).await;
     assert_eq!(status, StatusCode::OK);
     assert!(page.contains(&newest_first[100]) && !page.contains("Older refunds"), "{page}");
     let (status, _, _) = crate::console::get(&app, "/admin/refunds?before=adj_nope", Some(&cookie)).await;
-    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+}
+
+// The processor made the refund but its answer was lost, and it kept failing until the refund
+// was abandoned; the merchant dismisses it by mistake. The same request made again asks under
+// the same key (a processor still holding the key answers the refund it made rather than
+// making another), and the order records it once under that key. Dismissing the refund while
+// a late settler records it answers it as recorded, never as dismissed.
+#[tokio::test]
+async fn a_refund_dismissed_by_mistake_is_asked_for_under_its_own_key() {
+    let (processor, url, _guard) = start_processor().await;
+    let app = shop(&url).await;
+    let (id, _) = place(&app, "acme").await;
+    let refund = format!("/orders/{id}/refund");
+    *processor.lost.lock().unwrap() = true;
+    let (status, _) = admin(&app, &refund, Some(json!({ "amount": 300 }))).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    *processor.lost.lock().unwrap() = false;
+    *processor.down.lock().unwrap() = true;
+    app.clock.advance(ucp_domain::commerce::REFUND_PATIENCE_SECS + 61);
+    assert_eq!(metric_once(&app, "ucpd_refunds_abandoned", 1.0).await, 1.0);
+    *processor.down.lock().unwrap() = false;
+    let key = processor.refunds.lock().unwrap()[0].0.clone();
+    let (status, dismissed) = admin(&app, &format!("/refunds/{key}/dismiss"), Some(json!({}))).await;
+    assert_eq!((status, &dismissed["state"]), (StatusCode::OK, &json!("dismissed")), "{dismissed}");
+
+    let (status, details) = admin(&app, &refund, Some(json!({ "amount": 300 }))).await;
+    assert_eq!((status, &details["payment"]["refunded"]), (StatusCode::OK, &json!(300)), "{details}");
+    let made: Vec<String> = processor.refunds.lock().unwrap().iter().map(|(key, _)| key.clone()).collect();
+    assert_eq!(made, vec![key.clone(), key.clone()], "asked twice under one key: the processor's one refund");
+    let adjustments = get_order(&app, &id).await["adjustments"].as_array().cloned().unwrap_or_default();
+    assert_eq!(adjustments.len(), 1, "{adjustments:?}");
+    assert_eq!(adjustments[0]["id"], key.as_str());
+    let (status, answer) = admin(&app, &format!("/refunds/{key}/dismiss"), Some(json!({}))).await;
+    assert_eq!((status, answer["code"].as_str()), (StatusCode::CONFLICT, Some("refund_not_abandoned")), "{answer}");
+    assert!(answer["message"].as_str().unwrap().contains("is recorded"), "{answer}");
 }

@@ -9,8 +9,8 @@ use rusqlite::{OptionalExtension, params};
 use ucp_domain::checkout::{Session, SessionKind, Status};
 use ucp_domain::store::{
     CommerceStore, MAX_PENDING_REFUNDS, OrderChange, OrderFilter, OrderQuery, PlaceOrder, PlaceOrderError, RefundBegun,
-    RefundEnd, RefundIntent, RefundList, RefundState, SchemaStatus, StoreError, StoredOrder, StoredRefund,
-    StuckSummary,
+    RefundCursor, RefundEnd, RefundIntent, RefundList, RefundState, SchemaStatus, StoreError, StoredOrder,
+    StoredRefund, StuckSummary,
 };
 
 use super::{SqliteStore, backend, now_seconds};
@@ -45,15 +45,21 @@ fn insert(connection: &rusqlite::Connection, session: &Session, doc: &str) -> Re
     Ok(())
 }
 
-/// The newest open (not completed, not canceled, not expired) checkout made from `cart_id`.
-fn open_checkout_of(connection: &rusqlite::Connection, cart_id: &str, now: i64) -> Result<Option<Session>, StoreError> {
+/// The newest open (not completed, not canceled, not expired) checkout `platform` made from
+/// `cart_id`.
+fn open_checkout_of(
+    connection: &rusqlite::Connection,
+    cart_id: &str,
+    platform: &str,
+    now: i64,
+) -> Result<Option<Session>, StoreError> {
     let found: Option<(String, String)> = connection
         .prepare_cached(
-            "SELECT id, doc FROM sessions WHERE cart_id = ?1 AND kind = 'checkout' \
+            "SELECT id, doc FROM sessions WHERE cart_id = ?1 AND kind = 'checkout' AND platform = ?3 \
              AND status NOT IN ('completed', 'canceled') AND expires_at > ?2 ORDER BY updated_at DESC LIMIT 1",
         )
         .map_err(backend)?
-        .query_row(params![cart_id, now], |row| Ok((row.get(0)?, row.get(1)?)))
+        .query_row(params![cart_id, now, platform], |row| Ok((row.get(0)?, row.get(1)?)))
         .optional()
         .map_err(backend)?;
     found.map(|(id, doc)| decode(&id, &doc)).transpose()
@@ -83,9 +89,7 @@ impl CommerceStore for SqliteStore {
         // One write: the writer runs one job at a time, so no other create of this cart's
         // checkout comes between the look and the insert.
         self.write(move |connection| {
-            if let Some(open) = open_checkout_of(connection, &cart_id, now)?
-                && open.platform == session.platform
-            {
+            if let Some(open) = open_checkout_of(connection, &cart_id, &session.platform, now)? {
                 return Ok(Some(open));
             }
             insert(connection, &session, &doc).map(|()| None)
@@ -146,9 +150,14 @@ impl CommerceStore for SqliteStore {
         .await
     }
 
-    async fn open_checkout_for_cart(&self, cart_id: &str, now: i64) -> Result<Option<Session>, StoreError> {
-        let cart_id = cart_id.to_owned();
-        self.read(move |connection| open_checkout_of(connection, &cart_id, now)).await
+    async fn open_checkout_for_cart(
+        &self,
+        cart_id: &str,
+        platform: &str,
+        now: i64,
+    ) -> Result<Option<Session>, StoreError> {
+        let (cart_id, platform) = (cart_id.to_owned(), platform.to_owned());
+        self.read(move |connection| open_checkout_of(connection, &cart_id, &platform, now)).await
     }
 
     /// Places the order only if the checkout is still open and unchanged since it was read
@@ -420,10 +429,9 @@ impl CommerceStore for SqliteStore {
         &self,
         state: Option<RefundState>,
         limit: u64,
-        before: Option<&str>,
-    ) -> Result<Option<RefundList>, StoreError> {
-        let before = before.map(str::to_owned);
-        self.read(move |connection| super::refunds::list(connection, state, limit, before.as_deref())).await
+        before: Option<RefundCursor>,
+    ) -> Result<RefundList, StoreError> {
+        self.read(move |connection| super::refunds::list(connection, state, limit, before)).await
     }
 
     async fn refund_count(&self, state: RefundState) -> Result<u64, StoreError> {

@@ -3,8 +3,8 @@
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use ucp_domain::store::{
-    MAX_REFUND_PAGE, RefundBegun, RefundEnd, RefundIntent, RefundList, RefundState, StoreError, StoredRefund,
-    StuckSummary,
+    MAX_REFUND_PAGE, RefundBegun, RefundCursor, RefundEnd, RefundIntent, RefundList, RefundState, StoreError,
+    StoredRefund, StuckSummary,
 };
 
 use super::{backend, now_seconds};
@@ -167,47 +167,39 @@ pub(super) fn one(connection: &Connection, key: &str) -> Result<Option<StoredRef
     row.map(stored).transpose()
 }
 
-/// Refunds newest first, of one state or all, older than the refund `before` when it is given
-/// (`None` when it names no refund).
+/// Refunds newest first, of one state or all, after `before` when it is given.
 pub(super) fn list(
     connection: &Connection,
     state: Option<RefundState>,
     limit: u64,
-    before: Option<&str>,
-) -> Result<Option<RefundList>, StoreError> {
+    before: Option<RefundCursor>,
+) -> Result<RefundList, StoreError> {
     let limit = i64::try_from(limit.clamp(1, MAX_REFUND_PAGE)).unwrap_or(1);
-    let cursor: Option<(i64, i64)> = match before {
-        None => None,
-        Some(key) => {
-            let found = connection
-                .prepare_cached("SELECT created_at, rowid FROM order_refunds WHERE key = ?1")
-                .map_err(backend)?
-                .query_row([key], |row| Ok((row.get(0)?, row.get(1)?)))
-                .optional()
-                .map_err(backend)?;
-            let Some(found) = found else { return Ok(None) };
-            Some(found)
-        }
-    };
     // One statement per shape, so each walks its index from the cursor (`state = ?1 OR ?1 IS
     // NULL`, or an optional cursor, would scan).
     let filter = if state.is_some() { "state = ?1" } else { "?1 IS NULL" };
-    let after = if cursor.is_some() { "AND (created_at, rowid) < (?3, ?4)" } else { "AND ?3 IS NULL AND ?4 IS NULL" };
-    let (created_at, rowid) = cursor.unzip();
+    let after = if before.is_some() { "AND (created_at, rowid) < (?3, ?4)" } else { "AND ?3 IS NULL AND ?4 IS NULL" };
+    let (created_at, row) = before.map(|cursor| (cursor.created_at, cursor.row)).unzip();
     let rows = connection
         .prepare_cached(&format!(
-            "SELECT {COLUMNS}, state, ended_at FROM order_refunds WHERE {filter} {after} \
+            "SELECT {COLUMNS}, state, ended_at, rowid FROM order_refunds WHERE {filter} {after} \
              ORDER BY created_at DESC, rowid DESC LIMIT ?2"
         ))
         .map_err(backend)?
-        .query_map(params![state.map(RefundState::as_str), limit, created_at, rowid], raw_with_state)
+        .query_map(params![state.map(RefundState::as_str), limit, created_at, row], |row| {
+            Ok((raw_with_state(row)?, row.get::<_, i64>(8)?))
+        })
         .map_err(backend)?
         .collect::<Result<Vec<_>, _>>()
         .map_err(backend)?;
     // The cursor is the last row read, readable or not, so that a page is never cut short.
     let full = i64::try_from(rows.len()).is_ok_and(|read| read == limit);
-    let next = rows.last().filter(|_| full).map(|((key, ..), ..)| key.clone());
-    Ok(Some(RefundList { refunds: readable(rows, stored), next }))
+    let next = rows
+        .last()
+        .filter(|_| full)
+        .map(|(((.., created_at), ..), row)| RefundCursor { created_at: *created_at, row: *row });
+    let refunds = readable(rows.into_iter().map(|(row, _)| row).collect(), stored);
+    Ok(RefundList { refunds, next })
 }
 
 /// A row of `{COLUMNS}, state, ended_at`.

@@ -369,7 +369,9 @@ pub(super) async fn apply(
         Ok(OrderOutcome::NotFound) => missing(&state),
         Ok(OrderOutcome::Refused(refusal)) => {
             let status = match refusal {
-                ChangeError::Canceled | ChangeError::RefundAbandoned(_) => StatusCode::CONFLICT,
+                ChangeError::Canceled | ChangeError::RefundAbandoned(_) | ChangeError::NotAbandoned(_) => {
+                    StatusCode::CONFLICT
+                }
                 _ => StatusCode::UNPROCESSABLE_ENTITY,
             };
             refused(&state, status, &refusal.to_string())

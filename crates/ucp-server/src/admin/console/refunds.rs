@@ -27,14 +27,17 @@ struct RefundRow {
     state: &'static str,
     request: &'static str,
     created_at: String,
-    /// The record and dismiss forms' targets, for an abandoned refund.
-    actions: Option<(String, String)>,
+    /// The record form's target, for an abandoned or dismissed refund.
+    record: Option<String>,
+    /// The dismiss form's target, for an abandoned refund.
+    dismiss: Option<String>,
 }
 
 impl RefundRow {
     fn of(refund: StoredRefund) -> RefundRow {
         let intent = refund.intent;
         let abandoned = refund.state == RefundState::Ended(RefundEnd::Abandoned);
+        let dismissed = refund.state == RefundState::Ended(RefundEnd::Dismissed);
         let target = |what: &str| {
             format!(
                 "/admin/refunds/{}/{what}",
@@ -42,7 +45,8 @@ impl RefundRow {
             )
         };
         RefundRow {
-            actions: abandoned.then(|| (target("record"), target("dismiss"))),
+            record: (abandoned || dismissed).then(|| target("record")),
+            dismiss: abandoned.then(|| target("dismiss")),
             order_href: super::actions::order_href(&intent.order_id),
             key: intent.key,
             order_id: intent.order_id,
@@ -65,7 +69,7 @@ struct RefundsPage {
 
 #[derive(Debug, Default, Deserialize)]
 pub(super) struct ListQuery {
-    /// A refund's key: the page lists those older than it.
+    /// Where the page starts: the previous page's "Older refunds" link.
     before: Option<String>,
 }
 
@@ -78,15 +82,12 @@ pub(super) async fn list(
     let read = state.core.refunds(None, MAX_REFUND_PAGE, query.before.as_deref());
     let RefundList { refunds, next } = match views::loaded(&state, "listing refunds", read).await {
         Ok(RefundPage::Refunds(list)) => list,
-        Ok(RefundPage::UnknownCursor) => {
-            return views::message(&state, StatusCode::NOT_FOUND, "Not found", "There is no such refund to list from.");
+        Ok(RefundPage::BadCursor) => {
+            return views::message(&state, StatusCode::BAD_REQUEST, "Not found", "There is no such page of refunds.");
         }
         Err(page) => return page,
     };
-    let next = next.map(|key| {
-        let key: String = url::form_urlencoded::byte_serialize(key.as_bytes()).collect();
-        format!("/admin/refunds?before={key}")
-    });
+    let next = next.map(|cursor| format!("/admin/refunds?before={cursor}"));
     let page = RefundsPage {
         frame: Frame::new(&state, Section::Refunds, Some(&session)),
         refunds: refunds.into_iter().map(RefundRow::of).collect(),
@@ -122,7 +123,9 @@ pub(super) async fn dismiss(State(state): State<AppState>, Path(key): Path<Strin
         Ok(Dismissal::NotFound) => {
             views::message(&state, StatusCode::NOT_FOUND, "Not found", "There is no such refund.")
         }
-        Ok(Dismissal::Refused(message)) => views::message(&state, StatusCode::CONFLICT, "Not done", &message),
+        Ok(Dismissal::Refused(refusal)) => {
+            views::message(&state, StatusCode::CONFLICT, "Not done", &refusal.to_string())
+        }
         Err(failure) => views::unavailable(&state, &failure),
     }
 }
