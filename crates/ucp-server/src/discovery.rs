@@ -183,10 +183,15 @@ fn strip_version_suffix(base: &str, version: &str, kind: &str) -> String {
 
 /// `GET /.well-known/ucp`.
 pub(crate) async fn get_profile(State(profile): State<Arc<BusinessProfile>>, headers: HeaderMap) -> Response {
-    let not_modified = headers
-        .get(header::IF_NONE_MATCH)
-        .and_then(|value| value.to_str().ok())
-        .is_some_and(|value| value.split(',').any(|tag| tag.trim() == profile.etag || tag.trim() == "*"));
+    // Weak comparison (RFC 9110 §13.1.2): a proxy that compresses the body may weaken the tag
+    // it passes on (`W/"…"`), and a client may send several headers or a list.
+    let not_modified =
+        headers.get_all(header::IF_NONE_MATCH).iter().filter_map(|value| value.to_str().ok()).any(|value| {
+            value
+                .split(',')
+                .map(str::trim)
+                .any(|tag| tag == "*" || tag.strip_prefix("W/").unwrap_or(tag) == profile.etag)
+        });
     let mut response = if not_modified {
         Response::builder().status(StatusCode::NOT_MODIFIED).body(Body::empty())
     } else {

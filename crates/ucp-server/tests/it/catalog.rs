@@ -344,3 +344,17 @@ async fn the_first_variant_and_the_first_media_are_the_featured_ones() {
     assert_eq!(lookup["products"][0]["variants"][0]["inputs"][0]["match"], "featured", "{lookup}");
     assert_eq!(detail["product"]["variants"][0]["id"], "lamp-white", "{detail}");
 }
+
+// Checklist 93: a limit past the maximum page size is clamped to it silently: with
+// `max_page_size = 10`, `limit: 1000` over 25 matches answers 10 and a cursor, no message
+// (the fixture's 25 socks sit below the default maximum of 50, so it cannot show the clamp).
+#[tokio::test]
+async fn a_limit_past_the_maximum_page_is_clamped_silently() {
+    let app =
+        spawn_app_with(crate::helpers::fixture_products(), |settings, _| settings.catalog.max_page_size = 10).await;
+    let body =
+        app.tool("search_catalog", json!({ "catalog": { "query": "socks", "pagination": { "limit": 1000 } } })).await;
+    assert_eq!(body["products"].as_array().map(Vec::len), Some(10), "{body}");
+    assert!(body["pagination"]["cursor"].is_string(), "{body}");
+    assert!(body.get("messages").is_none(), "{body}");
+}

@@ -39,6 +39,15 @@ async fn profile_is_cacheable_json_that_validates_as_a_business_profile() {
         app.http.get(format!("{}/.well-known/ucp", app.base_url)).header("if-none-match", &etag).send().await.unwrap();
     assert_eq!(revalidated.status(), 304);
     assert_eq!(revalidated.headers()["etag"].to_str().unwrap(), etag);
+    // Checklist 3: weak comparison, as RFC 9110 asks of If-None-Match: the tag weakened by a
+    // compressing proxy, in a list, matches; another tag does not.
+    let url = format!("{}/.well-known/ucp", app.base_url);
+    for (sent, status) in
+        [(format!("W/{etag}"), 304), (format!("\"other\", W/{etag}"), 304), ("W/\"other\"".into(), 200)]
+    {
+        let answer = app.http.get(&url).header("if-none-match", &sent).send().await.unwrap();
+        assert_eq!(answer.status(), status, "{sent}");
+    }
 }
 
 // Checklist 7, 8, 9, 10, 12: the mcp service entry and capability entries.

@@ -402,3 +402,24 @@ async fn complete_and_cancels_need_a_meta_idempotency_key() {
     let stored = app.tool("get_cart", json!({ "id": cart["id"] })).await;
     assert_eq!(stored["ucp"]["status"], "success", "the cart is still there: {stored}");
 }
+
+// Checklist 52: `tools/list` names only the tools of the capabilities we advertise: with the
+// cart capability off, no cart tool is listed (and the discovery profile has no cart either),
+// while the checkout tools remain.
+#[tokio::test]
+async fn tools_list_leaves_out_the_tools_of_a_capability_turned_off() {
+    let app = crate::helpers::spawn_app_with(crate::helpers::fixture_products(), |settings, _| {
+        settings.capabilities.enabled.retain(|name| name != "cart");
+    })
+    .await;
+    let (_, _, response) = app.post_raw(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#).await;
+    let names: Vec<&str> =
+        response["result"]["tools"].as_array().unwrap().iter().map(|tool| tool["name"].as_str().unwrap()).collect();
+    for cart_tool in ["create_cart", "get_cart", "update_cart", "cancel_cart"] {
+        assert!(!names.contains(&cart_tool), "{cart_tool} listed: {names:?}");
+    }
+    assert!(names.contains(&"create_checkout") && names.contains(&"search_catalog"), "{names:?}");
+    let profile: Value =
+        app.http.get(format!("{}/.well-known/ucp", app.base_url)).send().await.unwrap().json().await.unwrap();
+    assert!(profile["ucp"]["capabilities"].get("dev.ucp.shopping.cart").is_none(), "{profile}");
+}
