@@ -14,6 +14,7 @@ mod checkout_edges;
 mod checkout_invariants;
 mod concurrency;
 mod conformance_more;
+mod conformance_rest;
 mod console;
 mod console_browser;
 mod console_forms;
