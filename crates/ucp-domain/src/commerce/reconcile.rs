@@ -71,14 +71,20 @@ impl Commerce {
         if refund.state != RefundState::Ended(RefundEnd::Abandoned)
             || !self.ports.store.end_refund(key, RefundEnd::Dismissed).await?
         {
-            // Not abandoned, or no longer: a settler that had already asked recorded it (or the
-            // processor refused it) between the read and the write.
-            let now = self.ports.store.refund(key).await?.map_or(refund.state, |refund| refund.state);
-            return Ok(Dismissal::Refused(not_abandoned(key, now, "dismissed")));
+            // Not abandoned, or no longer: another dismissal won the write (a double click), or a
+            // settler that had already asked recorded it (or the processor refused it) between
+            // the read and the write.
+            let now = self.ports.store.refund(key).await?.unwrap_or(refund);
+            if now.state == dismissed {
+                return Ok(Dismissal::Dismissed(now));
+            }
+            return Ok(Dismissal::Refused(not_abandoned(key, now.state, "dismissed")));
         }
         tracing::info!(order = %refund.intent.order_id, key, amount = refund.intent.amount, "an abandoned refund dismissed by hand");
-        // As it is now: a request made again since the write may have made it pending again.
-        let refund = self.ports.store.refund(key).await?.unwrap_or(StoredRefund { state: dismissed, ..refund });
+        // As it is now (a request made again since the write may have made it pending again);
+        // as written, if it cannot be read again: the dismissal is done either way.
+        let written = StoredRefund { state: dismissed, ..refund };
+        let refund = self.ports.store.refund(key).await.ok().flatten().unwrap_or(written);
         Ok(Dismissal::Dismissed(refund))
     }
 

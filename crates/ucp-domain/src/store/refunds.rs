@@ -125,9 +125,12 @@ pub struct RefundCursor {
 }
 
 impl RefundCursor {
+    /// The cursor `text` writes, as [`RefundCursor`]'s `Display` writes it (no sign but a
+    /// leading `-`, no leading zeros), or `None`.
     pub fn parse(text: &str) -> Option<RefundCursor> {
         let (created_at, row) = text.split_once('.')?;
-        Some(RefundCursor { created_at: created_at.parse().ok()?, row: row.parse().ok()? })
+        let cursor = RefundCursor { created_at: created_at.parse().ok()?, row: row.parse().ok()? };
+        (cursor.row >= 0 && cursor.to_string() == text).then_some(cursor)
     }
 }
 

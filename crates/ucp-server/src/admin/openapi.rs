@@ -91,7 +91,7 @@ pub fn document() -> Value {
         "The refund is not abandoned (refund_not_abandoned): a pending one is the sweeper's, a refused one was not made, a recorded one is on its order",
     )]);
     dismiss_responses["404"] = json!({ "description": "No such refund", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/error" } } } });
-    dismiss_responses["200"] = json!({ "description": "The refund, dismissed", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/refund" } } } });
+    dismiss_responses["200"] = json!({ "description": "The refund as it is now: dismissed (or, when the same request was made again or a late settler recorded it meanwhile, pending or recorded)", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/refund" } } } });
     record_responses["200"] = json!({ "description": "The order as it is now, the refund recorded under its key", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/order_details" } } } });
     json!({
         "openapi": "3.1.0",
@@ -128,7 +128,7 @@ pub fn document() -> Value {
                 "parameters": [
                     { "name": "state", "in": "query", "schema": { "type": "string", "enum": refund_states } },
                     { "name": "limit", "in": "query", "schema": { "type": "integer", "minimum": 1, "maximum": 100 } },
-                    { "name": "before", "in": "query", "description": "Where the page starts: the previous page's next", "schema": { "type": "string", "pattern": "^-?[0-9]+\\.[0-9]+$" } }
+                    { "name": "before", "in": "query", "description": "Where the page starts: the previous page's next", "schema": { "type": "string", "pattern": "^-?(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)$" } }
                 ],
                 "responses": refunds_responses
             } },

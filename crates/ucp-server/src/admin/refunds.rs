@@ -86,9 +86,11 @@ async fn list(
             let next = next.map(|cursor| cursor.to_string());
             axum::Json(serde_json::json!({ "refunds": refunds, "next": next })).into_response()
         }
-        Ok(RefundPage::BadCursor) => {
-            error(StatusCode::BAD_REQUEST, "invalid_input", "before must be the next of an earlier page")
-        }
+        Ok(RefundPage::BadCursor) => error(
+            StatusCode::BAD_REQUEST,
+            "invalid_input",
+            "before must be the next of an earlier page (<created_at>.<row>)",
+        ),
         Err(failure) => super::orders::domain_error(failure),
     }
 }

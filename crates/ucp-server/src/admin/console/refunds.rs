@@ -13,6 +13,7 @@ use axum::response::Response;
 use askama::Template;
 use serde::Deserialize;
 use ucp_domain::commerce::{Dismissal, OrderOutcome, RefundPage};
+use ucp_domain::order::changes::ChangeError;
 use ucp_domain::store::{MAX_REFUND_PAGE, RefundEnd, RefundList, RefundState, StoredRefund};
 
 use super::views::{self, Frame, Section, render, timestamp};
@@ -83,7 +84,7 @@ pub(super) async fn list(
     let RefundList { refunds, next } = match views::loaded(&state, "listing refunds", read).await {
         Ok(RefundPage::Refunds(list)) => list,
         Ok(RefundPage::BadCursor) => {
-            return views::message(&state, StatusCode::BAD_REQUEST, "Not found", "There is no such page of refunds.");
+            return views::message(&state, StatusCode::BAD_REQUEST, "Bad request", "There is no such page of refunds.");
         }
         Err(page) => return page,
     };
@@ -107,7 +108,11 @@ pub(super) async fn record(State(state): State<AppState>, Path(key): Path<String
             views::message(&state, StatusCode::NOT_FOUND, "Not found", "There is no such refund, or its order is gone.")
         }
         Ok(OrderOutcome::Refused(refusal)) => {
-            views::message(&state, StatusCode::UNPROCESSABLE_ENTITY, "Not done", &refusal.to_string())
+            let status = match refusal {
+                ChangeError::Canceled | ChangeError::NotAbandoned(_) => StatusCode::CONFLICT,
+                _ => StatusCode::UNPROCESSABLE_ENTITY,
+            };
+            views::message(&state, status, "Not done", &refusal.to_string())
         }
         Err(failure) => views::unavailable(&state, &failure),
     }
