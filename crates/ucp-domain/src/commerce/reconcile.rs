@@ -78,7 +78,7 @@ impl Commerce {
             if now.state == dismissed {
                 return Ok(Dismissal::Dismissed(now));
             }
-            return Ok(Dismissal::Refused(not_abandoned(key, now.state, "dismissed")));
+            return Ok(Dismissal::Refused(not_abandoned(key, now.state, "only an abandoned refund is dismissed")));
         }
         tracing::info!(order = %refund.intent.order_id, key, amount = refund.intent.amount, "an abandoned refund dismissed by hand");
         // As it is now (a request made again since the write may have made it pending again);
@@ -105,7 +105,8 @@ impl Commerce {
             )
         );
         if !recordable {
-            return Ok(OrderOutcome::Refused(not_abandoned(key, refund.state, "recorded")));
+            let rule = "only an abandoned or dismissed refund is recorded";
+            return Ok(OrderOutcome::Refused(not_abandoned(key, refund.state, rule)));
         }
         let occurred_at = crate::time::rfc3339(self.now());
         let intent = &intent;
@@ -138,12 +139,11 @@ impl Commerce {
     }
 }
 
-/// Why a refund in `state` is not `done` by hand.
-fn not_abandoned(key: &str, state: RefundState, done: &str) -> ChangeError {
-    let which = if done == "recorded" { "an abandoned or dismissed" } else { "an abandoned" };
+/// Why a refund in `state` is not taken by hand, under `rule` (which refunds are).
+fn not_abandoned(key: &str, state: RefundState, rule: &str) -> ChangeError {
     ChangeError::NotAbandoned(format!(
-        "refund {key} is {}: only {which} refund is {done} by hand (a pending one is the sweeper's, a refused one \
-         was not made, a recorded one is on its order)",
+        "refund {key} is {}: {rule} by hand (a pending one is the sweeper's, a refused one was not made, a recorded \
+         one is on its order)",
         state.as_str()
     ))
 }

@@ -82,7 +82,7 @@ impl CommerceStore for SqliteStore {
 
     async fn insert_checkout_of_cart(&self, session: &Session, now: i64) -> Result<Option<Session>, StoreError> {
         let Some(cart_id) = session.cart_id.clone() else {
-            return self.insert_session(session).await.map(|()| None);
+            return Err(StoreError::Backend(format!("checkout {} is not made from a cart", session.id)));
         };
         let session = session.clone();
         let doc = encode(&session)?;

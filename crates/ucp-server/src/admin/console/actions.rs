@@ -367,16 +367,17 @@ pub(super) async fn apply(
             super::see_other(&order_href(&id))
         }
         Ok(OrderOutcome::NotFound) => missing(&state),
-        Ok(OrderOutcome::Refused(refusal)) => {
-            let status = match refusal {
-                ChangeError::Canceled | ChangeError::RefundAbandoned(_) | ChangeError::NotAbandoned(_) => {
-                    StatusCode::CONFLICT
-                }
-                _ => StatusCode::UNPROCESSABLE_ENTITY,
-            };
-            refused(&state, status, &refusal.to_string())
-        }
+        Ok(OrderOutcome::Refused(refusal)) => refused(&state, refusal_status(&refusal), &refusal.to_string()),
         Err(failure) => failed(&state, failure),
+    }
+}
+
+/// The status of the page that shows an order change's refusal: 409 where the order or the
+/// refund is past taking it, 422 for the rest.
+pub(super) fn refusal_status(refusal: &ChangeError) -> StatusCode {
+    match refusal {
+        ChangeError::Canceled | ChangeError::RefundAbandoned(_) | ChangeError::NotAbandoned(_) => StatusCode::CONFLICT,
+        _ => StatusCode::UNPROCESSABLE_ENTITY,
     }
 }
 

@@ -13,7 +13,6 @@ use axum::response::Response;
 use askama::Template;
 use serde::Deserialize;
 use ucp_domain::commerce::{Dismissal, OrderOutcome, RefundPage};
-use ucp_domain::order::changes::ChangeError;
 use ucp_domain::store::{MAX_REFUND_PAGE, RefundEnd, RefundList, RefundState, StoredRefund};
 
 use super::views::{self, Frame, Section, render, timestamp};
@@ -108,11 +107,7 @@ pub(super) async fn record(State(state): State<AppState>, Path(key): Path<String
             views::message(&state, StatusCode::NOT_FOUND, "Not found", "There is no such refund, or its order is gone.")
         }
         Ok(OrderOutcome::Refused(refusal)) => {
-            let status = match refusal {
-                ChangeError::Canceled | ChangeError::NotAbandoned(_) => StatusCode::CONFLICT,
-                _ => StatusCode::UNPROCESSABLE_ENTITY,
-            };
-            views::message(&state, status, "Not done", &refusal.to_string())
+            views::message(&state, super::actions::refusal_status(&refusal), "Not done", &refusal.to_string())
         }
         Err(failure) => views::unavailable(&state, &failure),
     }
