@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use ucp_domain::payment::PlatformHandler;
 
+pub mod authority;
 mod budget;
 
 pub use budget::{MAX_OBJECTS as MAX_PROFILE_OBJECTS, MAX_VALUES as MAX_PROFILE_VALUES};
@@ -101,6 +102,12 @@ pub struct PlatformProfile {
     /// Capabilities with an entry lacking `spec` or `schema` (each named once): tolerated,
     /// worth a log line.
     pub incomplete_capabilities: Vec<String>,
+    /// Capabilities with an entry left out because its `schema` (or, up to `2026-04-08`, its
+    /// `spec`) is not published by the name's authority ([`authority::binds`]); each named once.
+    pub unbound_capabilities: Vec<String>,
+    /// Members of `ucp` the schema requires that the profile lacks (`services`,
+    /// `payment_handlers`): tolerated, worth a log line.
+    pub missing_members: Vec<&'static str>,
     /// Capability name → the `config.webhook_url` of its first entry that has one (the order
     /// capability's is where order webhooks go, order.md §3).
     pub webhook_urls: BTreeMap<String, String>,
@@ -135,7 +142,9 @@ impl PlatformProfile {
     /// member, within [`MAX_CAPABILITIES`], [`MAX_CAPABILITY_VERSIONS`],
     /// [`MAX_CAPABILITY_NAME_BYTES`] and [`MAX_KEYS`], and of at most [`MAX_PROFILE_VALUES`]
     /// JSON values and [`MAX_PROFILE_OBJECTS`] objects, counted before the document is parsed
-    /// into a tree (`budget.rs`). Missing `spec`/`schema` on a capability entry is tolerated.
+    /// into a tree (`budget.rs`). Missing `spec`/`schema` on a capability entry is tolerated;
+    /// an entry whose `spec` or `schema` fails authority binding is left out (overview.md §3:
+    /// platforms reject such entries, and a business applies the same check).
     pub fn parse(body: &[u8]) -> Result<PlatformProfile, ProfileError> {
         let malformed = ProfileError::Malformed;
         budget::check(body).map_err(|refused| match refused {
@@ -151,6 +160,9 @@ impl PlatformProfile {
         }
         let mut capabilities = BTreeMap::new();
         let mut incomplete_capabilities = Vec::new();
+        let mut unbound_capabilities = Vec::new();
+        // `2026-04-08` binds the origin of `spec` as well as `schema`; the draft only `schema`.
+        let binds_spec = version <= "2026-04-08";
         let mut webhook_urls = BTreeMap::new();
         match ucp.get("capabilities") {
             None => {}
@@ -183,6 +195,17 @@ impl PlatformProfile {
                             .ok_or_else(|| {
                                 malformed(format!("ucp.capabilities[{name:?}][{index}] has no YYYY-MM-DD version"))
                             })?;
+                        let unbound = |member: &str| {
+                            entry
+                                .get(member)
+                                .is_some_and(|url| !url.as_str().is_some_and(|url| authority::binds(name, url)))
+                        };
+                        if unbound("schema") || (binds_spec && unbound("spec")) {
+                            if unbound_capabilities.last() != Some(name) {
+                                unbound_capabilities.push(name.clone());
+                            }
+                            continue;
+                        }
                         if (entry.get("spec").is_none() || entry.get("schema").is_none())
                             && incomplete_capabilities.last() != Some(name)
                         {
@@ -193,7 +216,9 @@ impl PlatformProfile {
                             webhook_urls.entry(name.clone()).or_insert_with(|| url.to_owned());
                         }
                     }
-                    capabilities.insert(name.clone(), versions);
+                    if !versions.is_empty() || entries.is_empty() {
+                        capabilities.insert(name.clone(), versions);
+                    }
                 }
             }
             Some(_) => return Err(malformed("ucp.capabilities is not an object".into())),
@@ -232,6 +257,11 @@ impl PlatformProfile {
             keys,
             payment_handlers,
             incomplete_capabilities,
+            unbound_capabilities,
+            missing_members: ["services", "payment_handlers"]
+                .into_iter()
+                .filter(|member| ucp.get(*member).is_none())
+                .collect(),
             webhook_urls,
         })
     }

@@ -207,6 +207,9 @@ impl Settings {
         for zone in &self.shipping {
             zone.validate()?;
         }
+        for alias in &self.capabilities.aliases {
+            alias.validate()?;
+        }
         platforms::validate(&self.auth, &self.platforms)?;
         if self.checkout.cart_ttl_secs < 60 || self.checkout.checkout_ttl_secs < 60 {
             return Err(ConfigError(

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use ucp_domain::money::{CurrencyCode, Rate};
 
-use super::values;
+use super::{ConfigError, values};
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
@@ -131,6 +131,41 @@ pub struct NamespaceAlias {
     /// Base URL of the schemas (`https://bcp.dev.br/2026-07-14/schemas`).
     #[serde(deserialize_with = "values::url_text")]
     pub schema_base: String,
+}
+
+impl NamespaceAlias {
+    /// A reverse-domain namespace, a dated version, and bases on the namespace's own host:
+    /// platforms leave out entries another authority publishes (overview.md §3), so an alias
+    /// on another host would be advertised and never negotiated.
+    pub(super) fn validate(&self) -> Result<(), ConfigError> {
+        let namespace = &self.namespace;
+        let labels_ok = namespace.split('.').count() >= 2
+            && namespace.split('.').all(|label| {
+                label.starts_with(|first: char| first.is_ascii_lowercase())
+                    && label.bytes().all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'_')
+            });
+        if !labels_ok {
+            return Err(ConfigError(format!(
+                "capabilities.aliases: namespace {namespace:?} is not a reverse-domain name (br.dev.bcp)"
+            )));
+        }
+        if !ucp_protocol::profile::is_date_version(&self.version) {
+            return Err(ConfigError(format!(
+                "capabilities.aliases: version {:?} of {namespace} is not YYYY-MM-DD",
+                self.version
+            )));
+        }
+        for (key, base) in [("spec_base", &self.spec_base), ("schema_base", &self.schema_base)] {
+            if !ucp_protocol::profile::authority::binds(namespace, base) {
+                let host: Vec<&str> = namespace.split('.').rev().collect();
+                return Err(ConfigError(format!(
+                    "capabilities.aliases: {key} {base:?} must be an https URL on {} or a parent domain of it, the authority namespace {namespace} names (platforms refuse entries published elsewhere)",
+                    host.join(".")
+                )));
+            }
+        }
+        Ok(())
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

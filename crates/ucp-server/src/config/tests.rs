@@ -197,3 +197,29 @@ fn unknown_capabilities_are_refused() {
     let error = settings.check_capabilities(|name| name != "nope").unwrap_err();
     assert!(error.to_string().contains("nope"), "{error}");
 }
+
+// overview.md §3: an alias namespace is published on its own authority's host, or platforms
+// leave its entries out; a bad alias is named at load, not discovered by a silent platform.
+#[test]
+fn namespace_aliases_must_be_published_by_their_authority() {
+    let alias = |namespace: &str, version: &str, spec: &str, schema: &str| {
+        format!(
+            "[[capabilities.aliases]]\nnamespace = \"{namespace}\"\nversion = \"{version}\"\nspec_base = \"{spec}\"\nschema_base = \"{schema}\"\n"
+        )
+    };
+    let good =
+        load_toml(&alias("br.dev.bcp", "2026-07-14", "https://bcp.dev.br", "https://bcp.dev.br/2026-07-14/schemas"))
+            .unwrap();
+    assert_eq!(good.capabilities.aliases[0].namespace, "br.dev.bcp");
+    for (text, named) in [
+        (alias("br.dev.bcp", "2026-07-14", "https://bcp.dev.br", "https://cdn.example/schemas"), "schema_base"),
+        (alias("br.dev.bcp", "2026-07-14", "https://www.bcp.dev.br", "https://bcp.dev.br"), "spec_base"),
+        (alias("br.dev.bcp", "2026-07-14", "http://bcp.dev.br", "https://bcp.dev.br"), "spec_base"),
+        (alias("BR.dev", "2026-07-14", "https://dev.br", "https://dev.br"), "reverse-domain"),
+        (alias("bcp", "2026-07-14", "https://bcp", "https://bcp"), "reverse-domain"),
+        (alias("br.dev.bcp", "July", "https://bcp.dev.br", "https://bcp.dev.br"), "YYYY-MM-DD"),
+    ] {
+        let error = load_toml(&text).unwrap_err().to_string();
+        assert!(error.contains(named), "{text}: {error}");
+    }
+}

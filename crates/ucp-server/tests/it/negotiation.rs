@@ -160,3 +160,31 @@ async fn ucp_agent_header_wins_and_google_alias_resolves() {
     assert_eq!(response["error"]["data"]["code"], "invalid_profile_url");
     assert_eq!(response["id"], "abc");
 }
+
+// overview.md §3: a platform's capability entry whose schema another authority publishes is
+// left out (platforms leave out such entries of ours; a business applies the same check), so
+// that capability is not negotiated, while the same profile with the schema on ucp.dev is.
+#[tokio::test]
+async fn a_platform_entry_published_by_another_authority_is_not_negotiated() {
+    let app = spawn_app().await;
+    let names = ["dev.ucp.shopping.catalog.search", "dev.ucp.shopping.catalog.lookup"];
+    let bound = PlatformServer::start(platform_profile(&names)).await;
+    let mut profile = platform_profile(&names);
+    profile["ucp"]["capabilities"]["dev.ucp.shopping.catalog.lookup"][0]["schema"] =
+        json!("https://ucp.dev.evil.example/2026-04-08/schemas/shopping/catalog_lookup.json");
+    let unbound = PlatformServer::start(profile).await;
+    let app = &app;
+    let lookup = |url: String| async move {
+        app.tool("lookup_catalog", json!({ "meta": app.meta_for(&url), "catalog": { "ids": ["shoe"] } })).await
+    };
+
+    let body = lookup(bound.profile_url()).await;
+    assert_eq!(body["ucp"]["status"], "success", "{body}");
+    let body = lookup(unbound.profile_url()).await;
+    assert_eq!(body["ucp"]["status"], "error", "{body}");
+    assert_eq!(body["messages"][0]["code"], "capabilities_incompatible", "{body}");
+    schema::error_response(&body);
+    let body =
+        app.tool("search_catalog", json!({ "meta": app.meta_for(&unbound.profile_url()), "catalog": search() })).await;
+    assert_eq!(body["ucp"]["status"], "success", "the bound entries still negotiate: {body}");
+}

@@ -11,57 +11,25 @@
 //! names resolve on the async runtime (hickory) within `profiles.dns_timeout_ms`, never on the
 //! blocking pool the store uses.
 
-use std::collections::BTreeMap;
 use std::num::NonZeroU32;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::http::HeaderValue;
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use quick_cache::sync::{Cache, EntryAction, EntryResult};
 pub use ucp_protocol::negotiation::Negotiated;
-use ucp_protocol::negotiation::{Declaration, NegotiationError, Offer};
 use ucp_protocol::profile::ProfileError;
 
 use crate::config::ProfileSettings;
-use crate::discovery::BusinessProfile;
 use crate::error::{ApiError, ErrorKind};
 use crate::ssrf::{Dns, error_chain};
-use crate::terms::Terms;
 
-/// What negotiation needs from a platform's profile.
-#[derive(Debug, Clone)]
-pub struct PlatformProfile {
-    pub url: String,
-    pub version: String,
-    /// Capability name → versions the platform declares.
-    pub capabilities: BTreeMap<String, Vec<String>>,
-    /// Public keys (`keys` or `signing_keys`), for signature checks.
-    pub keys: Vec<serde_json::Value>,
-    /// The same keys as verifying keys (unusable ones kept with the reason).
-    pub signature_keys: crate::signatures::keys::KeySet,
-    /// The payment handlers the platform declares it can use, with their instrument types;
-    /// empty when it declares none.
-    pub payment_handlers: Vec<ucp_domain::payment::PlatformHandler>,
-    /// Capability name → its `config.webhook_url` (order webhooks, order.md §3).
-    pub webhook_urls: BTreeMap<String, String>,
-    /// Size of the profile body as fetched: what the cache weighs it by.
-    pub body_bytes: usize,
-    /// The negotiation with our profile, settled on first use ([`PlatformProfile::terms`]).
-    pub terms: std::sync::OnceLock<Result<Terms, ApiError>>,
-}
+mod cache;
+mod profile;
 
-impl PlatformProfile {
-    /// What negotiating with `ours` settles (or why it fails), computed once per cached
-    /// profile: neither side changes while this copy is cached. `ours` is the process's one
-    /// business profile.
-    pub fn terms(&self, ours: &BusinessProfile) -> Result<&Terms, ApiError> {
-        self.terms
-            .get_or_init(|| negotiate(ours, self).map(|negotiated| Terms::new(ours, negotiated)))
-            .as_ref()
-            .map_err(Clone::clone)
-    }
-}
+use cache::{CachedProfile, ProfileWeight, profile_cache};
+pub use profile::{PlatformProfile, negotiate};
 
 /// Resolves, fetches, validates and caches platform profiles.
 #[derive(Clone)]
@@ -306,7 +274,8 @@ fn profile_from_header(value: &HeaderValue) -> Result<String, ApiError> {
 }
 
 /// Validates what negotiation needs (`ucp_protocol::profile::PlatformProfile::parse`);
-/// tolerates what real platforms omit (logged).
+/// tolerates what real platforms omit and leaves out capability entries another authority
+/// publishes (overview.md §3), both logged.
 pub fn parse_profile(url: &str, body: &[u8]) -> Result<PlatformProfile, ApiError> {
     let parsed = ucp_protocol::profile::PlatformProfile::parse(body).map_err(|error| match error {
         ProfileError::Malformed(reason) => {
@@ -322,6 +291,17 @@ pub fn parse_profile(url: &str, body: &[u8]) -> Result<PlatformProfile, ApiError
             "platform capability entry lacks spec or schema; tolerated"
         );
     }
+    if let Some(first) = parsed.unbound_capabilities.first() {
+        tracing::warn!(
+            profile = url,
+            capability = %first,
+            capabilities = parsed.unbound_capabilities.len(),
+            "platform capability entry's spec or schema is not published by its namespace's authority; entry left out"
+        );
+    }
+    if !parsed.missing_members.is_empty() {
+        tracing::info!(profile = url, members = ?parsed.missing_members, "platform profile lacks required ucp members; tolerated");
+    }
     Ok(PlatformProfile {
         url: url.to_owned(),
         version: parsed.version,
@@ -335,124 +315,9 @@ pub fn parse_profile(url: &str, body: &[u8]) -> Result<PlatformProfile, ApiError
     })
 }
 
-/// What a parsed key is taken to cost: its JSON object, held twice (as published and in the
-/// key set), and the key built from it. A 26-byte `{"kid":"k","kty":"EC"}` costs about 1 KB.
-const KEY_WEIGHT: usize = 2048;
-
-/// What a capability's version is taken to cost in the parsed profile (a 10-byte `String`
-/// and its allocation; its body, `{"version":"2026-04-08"}`, is 24 bytes).
-const VERSION_WEIGHT: usize = 128;
-
-/// What a cached profile is taken to cost in memory: its parsed form is estimated at twice the
-/// body it came from, plus a fixed overhead per entry and per key and version, whose parsed
-/// forms cost many times their bytes in the body.
-fn profile_weight(profile: &PlatformProfile) -> usize {
-    let versions: usize = profile.capabilities.values().map(Vec::len).sum();
-    profile
-        .body_bytes
-        .saturating_mul(2)
-        .saturating_add(1024)
-        .saturating_add(profile.keys.len().saturating_mul(KEY_WEIGHT))
-        .saturating_add(versions.saturating_mul(VERSION_WEIGHT))
-}
-
-/// A cached profile and when it stops being used.
-#[derive(Debug, Clone)]
-struct CachedProfile {
-    profile: Arc<PlatformProfile>,
-    until: Instant,
-}
-
-impl CachedProfile {
-    fn new(profile: Arc<PlatformProfile>, ttl: Duration) -> CachedProfile {
-        CachedProfile { profile, until: Instant::now() + ttl }
-    }
-
-    fn fresh(&self) -> bool {
-        Instant::now() < self.until
-    }
-}
-
-/// Weighs a cached profile by its URL and [`profile_weight`], in bytes.
-#[derive(Debug, Clone, Copy)]
-struct ProfileWeight;
-
-impl quick_cache::Weighter<String, CachedProfile> for ProfileWeight {
-    fn weight(&self, url: &String, cached: &CachedProfile) -> u64 {
-        (url.len() + profile_weight(&cached.profile)) as u64
-    }
-}
-
-/// The largest profile's weight: a body of `max_bytes`, its URL (at most 8 KiB by then) and
-/// as many keys and versions as a profile may hold.
-fn largest_weight(settings: &ProfileSettings) -> u64 {
-    use ucp_protocol::profile::{MAX_CAPABILITIES, MAX_CAPABILITY_VERSIONS, MAX_KEYS};
-    let most = MAX_KEYS * KEY_WEIGHT + MAX_CAPABILITIES * MAX_CAPABILITY_VERSIONS * VERSION_WEIGHT;
-    (settings.max_bytes.saturating_mul(2).saturating_add(1024 + 8 * 1024 + most)) as u64
-}
-
-/// The profile cache, `cache_max_bytes` in all. quick_cache splits the budget between shards
-/// and keeps nothing heavier than a shard, so there are as many shards as leave each room for
-/// four of the largest profiles (at most 16, at least one).
-fn profile_cache(settings: &ProfileSettings) -> Cache<String, CachedProfile, ProfileWeight> {
-    let largest = largest_weight(settings);
-    let budget = settings.cache_max_bytes;
-    let mut shards = 16u64;
-    while shards > 1 && budget / shards < largest.saturating_mul(4) {
-        shards /= 2;
-    }
-    let options = quick_cache::OptionsBuilder::new()
-        .weight_capacity(budget)
-        .estimated_items_capacity((budget / 4_096).clamp(16, 100_000) as usize)
-        .shards(shards as usize)
-        .build();
-    match options {
-        Ok(options) => Cache::with_options(options, ProfileWeight, Default::default(), Default::default()),
-        // Every option is set above, in range.
-        Err(_) => Cache::with_weighter(1_024, budget, ProfileWeight),
-    }
-}
-
-/// Version check and capability intersection (overview §5).
-pub fn negotiate(ours: &BusinessProfile, platform: &PlatformProfile) -> Result<Negotiated, ApiError> {
-    let business = Offer { accepted_versions: &ours.accepted_versions, capabilities: &ours.offered };
-    let declared = Declaration { version: &platform.version, capabilities: &platform.capabilities };
-    ucp_protocol::negotiation::negotiate(business, declared).map_err(|error| match error {
-        NegotiationError::VersionUnsupported { .. } => ApiError::new(ErrorKind::VersionUnsupported, error.to_string()),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A profile of `body_bytes` at `url`, parsed from a minimal valid body.
-    fn cached(url: &str, body_bytes: usize, ttl: Duration) -> CachedProfile {
-        let body = br#"{"ucp":{"version":"2026-04-08","capabilities":{}}}"#;
-        let mut profile = parse_profile(url, body).unwrap();
-        profile.body_bytes = body_bytes;
-        CachedProfile::new(Arc::new(profile), ttl)
-    }
-
-    #[test]
-    fn the_profile_cache_keeps_room_for_the_largest_profile_in_every_shard() {
-        let settings = |cache_max_bytes: u64| ProfileSettings { cache_max_bytes, ..ProfileSettings::default() };
-        let largest = largest_weight(&ProfileSettings::default());
-        for (budget, shards) in [(64 << 20, 16), (32 << 20, 8), (8 << 20, 2), (4 << 20, 1), (64 << 10, 1)] {
-            let cache = profile_cache(&settings(budget));
-            assert_eq!(cache.num_shards(), shards, "{budget}");
-            assert_eq!(cache.capacity(), budget);
-            if budget >= 4 * largest {
-                assert!(budget / shards as u64 >= 4 * largest, "{budget}");
-            }
-        }
-        // The largest profile the settings accept, cached under the default budget.
-        let cache = profile_cache(&settings(8 << 20));
-        let url = format!("https://agent.example/{}", "p".repeat(2_000));
-        cache.insert(url.clone(), cached(&url, ProfileSettings::default().max_bytes, Duration::from_secs(60)));
-        assert!(cache.get(&url).is_some());
-        assert!(cache.weight() <= 8 << 20);
-    }
 
     /// A profile past its time to live is not served: the resolver fetches it again (here it
     /// cannot: the host does not resolve).
@@ -461,9 +326,13 @@ mod tests {
         let settings = ProfileSettings { fetch_timeout_ms: 500, dns_timeout_ms: 500, ..ProfileSettings::default() };
         let resolver = PlatformResolver::new(&settings, false).unwrap();
         let url = "https://agent.invalid/profile.json";
-        resolver.profiles.insert(url.to_owned(), cached(url, 100, Duration::from_secs(60)));
+        let cached = |ttl| {
+            let body = br#"{"ucp":{"version":"2026-04-08","capabilities":{}}}"#;
+            CachedProfile::new(Arc::new(parse_profile(url, body).unwrap()), ttl)
+        };
+        resolver.profiles.insert(url.to_owned(), cached(Duration::from_secs(60)));
         assert_eq!(resolver.resolve(url).await.unwrap().url, url, "fresh: served from the cache");
-        resolver.profiles.insert(url.to_owned(), cached(url, 100, Duration::ZERO));
+        resolver.profiles.insert(url.to_owned(), cached(Duration::ZERO));
         assert!(resolver.resolve(url).await.is_err(), "expired: fetched again, and the fetch fails");
     }
 
