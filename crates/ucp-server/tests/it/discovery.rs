@@ -141,6 +141,21 @@ async fn capabilities_can_be_advertised_under_an_alias_namespace() {
     assert_eq!(entry["schema"], "https://bcp.dev.br/2026-07-14/schemas/shopping/catalog_search.json");
     assert_eq!(profile["ucp"]["capabilities"]["dev.ucp.shopping.catalog.search"][0]["version"], VERSION);
     schema::assert_valid_profile(&profile);
+    // overview.md §3: platforms leave out entries whose spec or schema another authority
+    // publishes, so every entry we advertise, ours and the alias's, binds to its name.
+    let mut entries = 0;
+    for member in ["capabilities", "services"] {
+        for (name, list) in profile["ucp"][member].as_object().unwrap() {
+            for entry in list.as_array().unwrap() {
+                for url in ["spec", "schema"] {
+                    let url = entry[url].as_str().unwrap();
+                    assert!(ucp_protocol::profile::authority::binds(name, url), "{name}: {url}");
+                    entries += 1;
+                }
+            }
+        }
+    }
+    assert!(entries > 20, "{entries}");
 
     // A BCP platform negotiates the alias names and version.
     let platform = crate::helpers::PlatformServer::start(serde_json::json!({
