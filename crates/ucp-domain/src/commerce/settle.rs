@@ -6,11 +6,12 @@
 //! the reason; 3-D Secure → it waits for the buyer. No caller here: rendering for a platform
 //! is the complete's business.
 
-use crate::checkout::{Message, PaymentAttempt, PendingAuthentication, Session, Severity, Status};
+use crate::checkout::{Message, PaymentAttempt, PendingAuthentication, Session, SessionKind, Severity, Status};
 use crate::order::Order;
 use crate::payment::{Handler, PaymentOutcome, Refund};
 use crate::store::{OrderPayment, PlaceOrder, PlaceOrderError, StoreError, StoredOrder};
 
+use super::session::Attempt;
 use super::{Commerce, Error};
 
 /// Where a settled checkout stands.
@@ -119,6 +120,7 @@ impl Commerce {
                 session.version += 1;
                 tracing::info!(order = %order_id, checkout = %session.id, handler = %handler.id, "order placed");
                 self.ports.notifier.order_placed(&session, &order);
+                self.end_cart_of(&session).await;
                 Ok(Settled::Placed(session))
             }
             Err(PlaceOrderError::OutOfStock { variant_id }) => {
@@ -242,5 +244,36 @@ impl Commerce {
             tracing::warn!(%error, reference, "refund of an unplaced order failed; the charge stays claimed for recovery");
             Error::PaymentUnavailable
         })
+    }
+}
+
+impl Commerce {
+    /// Ends the cart an order was placed from (cart.md §6: after completion we MAY clear it,
+    /// and later cart calls answer `not_found`). A cart left open could be checked out and
+    /// paid for again by a platform retrying its create_checkout with a new key. After the
+    /// order's commit and on its own, so a cart that keeps changing never holds up an order:
+    /// it is then left open, logged.
+    async fn end_cart_of(&self, checkout: &Session) {
+        let Some(cart_id) = &checkout.cart_id else { return };
+        let ended = self
+            .retrying(|| async {
+                let now = self.now();
+                let Some(mut cart) = self.ports.store.session(cart_id).await?.filter(|cart| {
+                    cart.kind == SessionKind::Cart
+                        && cart.platform == checkout.platform
+                        && cart.status != Status::Canceled
+                        && !cart.is_expired(now)
+                }) else {
+                    return Ok(Attempt::Done(()));
+                };
+                if cart.cancel().is_err() {
+                    return Ok(Attempt::Done(()));
+                }
+                Ok(if self.save(&mut cart).await? { Attempt::Done(()) } else { Attempt::Raced })
+            })
+            .await;
+        if let Err(error) = ended {
+            tracing::warn!(cart = %cart_id, checkout = %checkout.id, %error, "the order's cart could not be ended; left open");
+        }
     }
 }

@@ -366,3 +366,39 @@ async fn a_cart_payload_naming_another_id_or_no_lines_is_invalid_params() {
     valid_cart(&updated);
     assert_eq!(updated["line_items"][0]["quantity"], 2, "the same id is tolerated");
 }
+
+// cart.md §6: once an order is placed from a cart, the cart is ended (a MAY we take): get_cart
+// and a new create_checkout from it answer not_found, so a platform retrying with a new key
+// cannot buy the same cart twice. A cart whose checkout is canceled stays.
+#[tokio::test]
+async fn a_cart_ends_with_its_order_and_not_with_a_canceled_checkout() {
+    let app = spawn_app().await;
+    let from_cart = |cart_id: String| {
+        let app = &app;
+        async move { app.tool("create_checkout", json!({ "checkout": { "cart_id": cart_id, "line_items": [] } })).await }
+    };
+    let cart = create_cart(&app, vec![line("mug-1", 2)]).await;
+    let cart_id = cart["id"].as_str().unwrap().to_owned();
+    let checkout = from_cart(cart_id.clone()).await;
+    let id = checkout["id"].as_str().unwrap().to_owned();
+    let mut fields = crate::checkout::ready_checkout("mug-1", 2);
+    fields["line_items"][0]["id"] = checkout["line_items"][0]["id"].clone();
+    let ready = app.tool("update_checkout", json!({ "id": id, "checkout": fields })).await;
+    assert_eq!(ready["status"], "ready_for_complete", "{ready}");
+    valid_cart(&app.tool("get_cart", json!({ "id": cart_id })).await);
+
+    let completed = crate::checkout::complete(&app, &id, crate::checkout::TOKEN_SUCCESS).await;
+    assert_eq!(completed["status"], "completed", "{completed}");
+    assert_error_response(&app.tool("get_cart", json!({ "id": cart_id })).await, "not_found");
+    assert_error_response(&from_cart(cart_id.clone()).await, "not_found");
+    let update = app.tool("update_cart", json!({ "id": cart_id, "cart": { "line_items": [line("mug-1", 1)] } })).await;
+    assert_error_response(&update, "not_found");
+    assert_eq!(app.tool("get_checkout", json!({ "id": id })).await["status"], "completed");
+
+    let kept = create_cart(&app, vec![line("mug-1", 1)]).await;
+    let kept_id = kept["id"].as_str().unwrap().to_owned();
+    let checkout = from_cart(kept_id.clone()).await;
+    let canceled = app.tool("cancel_checkout", json!({ "meta": app.keyed_meta(), "id": checkout["id"] })).await;
+    assert_eq!(canceled["status"], "canceled", "{canceled}");
+    valid_cart(&app.tool("get_cart", json!({ "id": kept_id })).await);
+}
