@@ -111,11 +111,13 @@ async fn handle(state: &AppState, headers: &HeaderMap, principal: Option<Princip
     };
     let id = match id {
         None => None,
-        Some(id @ (Value::String(_) | Value::Number(_) | Value::Null)) => Some(id),
+        Some(id @ (Value::String(_) | Value::Number(_))) => Some(id),
+        // MCP narrows JSON-RPC: a request's id is a string or an integer, never null (an
+        // answer with a null id is indistinguishable from a parse error's).
         Some(_) => {
             return rpc_error(
                 &Value::Null,
-                &ApiError::new(ErrorKind::InvalidRequest, "id must be a string or a number"),
+                &ApiError::new(ErrorKind::InvalidRequest, "id must be a string or a number (MCP: never null)"),
             );
         }
     };

@@ -40,7 +40,7 @@ async fn a_tool_answer_is_one_document_of_announced_length() {
     for (id, name, arguments) in [
         (json!(7), "search_catalog", json!({ "catalog": { "query": "shoes" } })),
         (json!("s\"q"), "get_product", json!({ "catalog": { "id": "shoe" } })),
-        (json!(null), "get_product", json!({ "catalog": { "id": "no-such-product" } })),
+        (json!(-3), "get_product", json!({ "catalog": { "id": "no-such-product" } })),
     ] {
         let mut arguments = arguments;
         arguments["meta"] = json!({ "ucp-agent": { "profile": app.platform.profile_url() } });
@@ -181,7 +181,8 @@ async fn malformed_requests_get_json_rpc_errors_with_matching_statuses() {
             json!(9),
         ),
         (r#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":"nope"}"#, 200, -32602, json!(10)),
-        (r#"{"jsonrpc":"2.0","id":null,"method":"nope"}"#, 200, -32601, Value::Null),
+        // MCP: a request id is never null.
+        (r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#, 400, -32600, Value::Null),
         (r#"{"jsonrpc":"2.0","id":11,"method":"ping"} x"#, 400, -32700, Value::Null),
         (r#"{"jsonrpc":"2.0","method":7,"id":12}"#, 400, -32600, json!(12)),
     ];
