@@ -1,8 +1,9 @@
 //! Namespace authority binding (spec/overview.md §3): a capability's name says who governs it
-//! (`dev.ucp.shopping.checkout` is ucp.dev's), so the documents a profile entry points at must
-//! be published by that authority. The draft states the rule on the schema host: its labels,
-//! reversed, equal the name or a label-aligned prefix of it. `2026-04-08` says the origin of
-//! `spec` and `schema` must match the namespace; the host rule is how we read it for both.
+//! (`dev.ucp.shopping.checkout` is ucp.dev's), so the schema a profile entry points at must be
+//! published by that authority. The draft states the rule on the schema's host: its labels,
+//! reversed, equal the name or a label-aligned prefix of it, and `spec` may be served from any
+//! host. `2026-04-08` asks platforms to check the origin of a business's `spec` and `schema`;
+//! the business-side check of platform profiles is the draft's, so it binds `schema` only.
 
 /// Whether `url` is an https URL whose host binds to `name`: `https://ucp.dev/…` binds
 /// `dev.ucp.shopping.checkout` and `dev.ucp`, not `dev.ucpx.shopping`. A one-label host, an
@@ -17,6 +18,8 @@ pub fn binds(name: &str, url: &str) -> bool {
     let Some(url::Host::Domain(host)) = url.host() else {
         return false;
     };
+    // The draft's algorithm strips one trailing dot (a fully qualified name).
+    let host = host.strip_suffix('.').unwrap_or(host);
     // A registrable name at least: one label (`https://dev/`) governs no namespace.
     let labels: Vec<&str> = host.split('.').rev().collect();
     if labels.len() < 2 || labels.contains(&"") {
@@ -31,47 +34,42 @@ mod tests {
     use super::binds;
     use crate::profile::PlatformProfile;
 
-    // overview.md §3: an entry published by another authority is left out and named once; a
-    // capability left with no entry is not declared; the webhook of a left-out entry is not
-    // taken. Up to 2026-04-08 `spec` binds too; after it only `schema` does.
+    // overview.md §3: an entry whose schema another authority publishes is left out and named
+    // once; a capability left with no entry is not declared; the webhook of a left-out entry is
+    // not taken. `spec` may be on any host, and a null schema counts as a missing one.
     #[test]
-    fn a_platform_profile_entry_that_fails_binding_is_left_out() {
-        let profile = |version: &str| {
-            format!(
-                r#"{{"ucp":{{"version":"{version}","services":{{}},"capabilities":{{
-                "dev.ucp.shopping.checkout":[
-                    {{"version":"2026-01-23","spec":"https://ucp.dev/s","schema":"https://evil.example/checkout.json"}},
-                    {{"version":"2026-04-08","spec":"https://ucp.dev/s","schema":"https://ucp.dev/checkout.json"}}],
-                "dev.ucp.shopping.order":[
-                    {{"version":"2026-04-08","spec":"https://ucp.dev/s","schema":"https://ucp.dev.evil.example/o.json","config":{{"webhook_url":"https://evil.example/hook"}}}}],
-                "dev.ucp.shopping.cart":[
-                    {{"version":"2026-04-08","spec":"https://docs.example/cart","schema":"https://ucp.dev/cart.json"}}],
-                "dev.ucp.shopping.catalog.search":[{{"version":"2026-04-08","schema":7}}],
-                "com.example.loyalty":[{{"version":"2026-04-08","spec":"https://example.com/l","schema":"https://example.com/l.json"}}]
-            }}}}}}"#
-            )
-        };
-        let released = PlatformProfile::parse(profile("2026-04-08").as_bytes()).unwrap();
-        assert_eq!(released.capabilities["dev.ucp.shopping.checkout"], ["2026-04-08"]);
-        assert_eq!(released.capabilities["com.example.loyalty"], ["2026-04-08"]);
-        for gone in ["dev.ucp.shopping.order", "dev.ucp.shopping.cart", "dev.ucp.shopping.catalog.search"] {
-            assert!(!released.capabilities.contains_key(gone), "{gone}");
+    fn a_platform_profile_entry_whose_schema_fails_binding_is_left_out() {
+        let body = r#"{"ucp":{"version":"2026-04-08","services":{},"capabilities":{
+            "dev.ucp.shopping.checkout":[
+                {"version":"2026-01-23","spec":"https://ucp.dev/s","schema":"https://evil.example/checkout.json"},
+                {"version":"2026-04-08","spec":"https://ucp.dev/s","schema":"https://ucp.dev/checkout.json"}],
+            "dev.ucp.shopping.order":[
+                {"version":"2026-04-08","spec":"https://ucp.dev/s","schema":"https://ucp.dev.evil.example/o.json","config":{"webhook_url":"https://evil.example/hook"}}],
+            "dev.ucp.shopping.cart":[
+                {"version":"2026-04-08","spec":"https://docs.example/cart","schema":"https://ucp.dev/cart.json"}],
+            "dev.ucp.shopping.catalog.search":[{"version":"2026-04-08","spec":"https://ucp.dev/s","schema":7}],
+            "dev.ucp.shopping.catalog.lookup":[{"version":"2026-04-08","spec":null,"schema":null}],
+            "com.example.loyalty":[{"version":"2026-04-08","spec":"https://example.com/l","schema":"https://example.com/l.json"}]
+        }}}"#;
+        let profile = PlatformProfile::parse(body.as_bytes()).unwrap();
+        for kept in [
+            "dev.ucp.shopping.checkout",
+            "dev.ucp.shopping.cart",
+            "dev.ucp.shopping.catalog.lookup",
+            "com.example.loyalty",
+        ] {
+            assert_eq!(profile.capabilities[kept], ["2026-04-08"], "{kept}");
+        }
+        for gone in ["dev.ucp.shopping.order", "dev.ucp.shopping.catalog.search"] {
+            assert!(!profile.capabilities.contains_key(gone), "{gone}");
         }
         assert_eq!(
-            released.unbound_capabilities,
-            [
-                "dev.ucp.shopping.cart",
-                "dev.ucp.shopping.catalog.search",
-                "dev.ucp.shopping.checkout",
-                "dev.ucp.shopping.order"
-            ]
+            profile.unbound_capabilities,
+            ["dev.ucp.shopping.catalog.search", "dev.ucp.shopping.checkout", "dev.ucp.shopping.order"]
         );
-        assert!(released.webhook_urls.is_empty(), "{:?}", released.webhook_urls);
-        assert_eq!(released.missing_members, ["payment_handlers"]);
-
-        let draft = PlatformProfile::parse(profile("2026-08-25").as_bytes()).unwrap();
-        assert_eq!(draft.capabilities["dev.ucp.shopping.cart"], ["2026-04-08"], "the draft binds schema only");
-        assert!(!draft.unbound_capabilities.contains(&"dev.ucp.shopping.cart".to_owned()));
+        assert_eq!(profile.incomplete_capabilities, ["dev.ucp.shopping.catalog.lookup"]);
+        assert!(profile.webhook_urls.is_empty(), "{:?}", profile.webhook_urls);
+        assert_eq!(profile.missing_members, ["payment_handlers"]);
     }
 
     #[test]
@@ -83,6 +81,7 @@ mod tests {
             "https://ucp.dev:8443/x",
             "https://shopping.ucp.dev/x",
             "https://checkout.shopping.ucp.dev/x",
+            "https://ucp.dev./x",
         ] {
             assert!(binds(name, url), "{url}");
         }
@@ -96,7 +95,7 @@ mod tests {
             "https://www.ucp.dev/x",
             "https://more.checkout.shopping.ucp.dev/x",
             "https://dev/x",
-            "https://ucp.dev./x",
+            "https://ucp.dev../x",
             "https://user@ucp.dev/x",
             "https://1.2.3.4/x",
             "https://[::1]/x",

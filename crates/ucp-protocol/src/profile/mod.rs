@@ -102,8 +102,8 @@ pub struct PlatformProfile {
     /// Capabilities with an entry lacking `spec` or `schema` (each named once): tolerated,
     /// worth a log line.
     pub incomplete_capabilities: Vec<String>,
-    /// Capabilities with an entry left out because its `schema` (or, up to `2026-04-08`, its
-    /// `spec`) is not published by the name's authority ([`authority::binds`]); each named once.
+    /// Capabilities with an entry left out because its `schema` is not published by the name's
+    /// authority ([`authority::binds`]); each named once.
     pub unbound_capabilities: Vec<String>,
     /// Members of `ucp` the schema requires that the profile lacks (`services`,
     /// `payment_handlers`): tolerated, worth a log line.
@@ -143,8 +143,8 @@ impl PlatformProfile {
     /// [`MAX_CAPABILITY_NAME_BYTES`] and [`MAX_KEYS`], and of at most [`MAX_PROFILE_VALUES`]
     /// JSON values and [`MAX_PROFILE_OBJECTS`] objects, counted before the document is parsed
     /// into a tree (`budget.rs`). Missing `spec`/`schema` on a capability entry is tolerated;
-    /// an entry whose `spec` or `schema` fails authority binding is left out (overview.md §3:
-    /// platforms reject such entries, and a business applies the same check).
+    /// an entry whose `schema` fails authority binding is left out (overview.md §3: the draft
+    /// binds `schema` only, and has a business apply the same check to platform profiles).
     pub fn parse(body: &[u8]) -> Result<PlatformProfile, ProfileError> {
         let malformed = ProfileError::Malformed;
         budget::check(body).map_err(|refused| match refused {
@@ -161,8 +161,6 @@ impl PlatformProfile {
         let mut capabilities = BTreeMap::new();
         let mut incomplete_capabilities = Vec::new();
         let mut unbound_capabilities = Vec::new();
-        // `2026-04-08` binds the origin of `spec` as well as `schema`; the draft only `schema`.
-        let binds_spec = version <= "2026-04-08";
         let mut webhook_urls = BTreeMap::new();
         match ucp.get("capabilities") {
             None => {}
@@ -195,18 +193,19 @@ impl PlatformProfile {
                             .ok_or_else(|| {
                                 malformed(format!("ucp.capabilities[{name:?}][{index}] has no YYYY-MM-DD version"))
                             })?;
-                        let unbound = |member: &str| {
-                            entry
-                                .get(member)
-                                .is_some_and(|url| !url.as_str().is_some_and(|url| authority::binds(name, url)))
-                        };
-                        if unbound("schema") || (binds_spec && unbound("spec")) {
+                        // A `schema` another authority publishes; a null one counts as absent.
+                        let unbound = entry
+                            .get("schema")
+                            .filter(|schema| !schema.is_null())
+                            .is_some_and(|schema| !schema.as_str().is_some_and(|url| authority::binds(name, url)));
+                        if unbound {
                             if unbound_capabilities.last() != Some(name) {
                                 unbound_capabilities.push(name.clone());
                             }
                             continue;
                         }
-                        if (entry.get("spec").is_none() || entry.get("schema").is_none())
+                        if (entry.get("spec").is_none_or(Value::is_null)
+                            || entry.get("schema").is_none_or(Value::is_null))
                             && incomplete_capabilities.last() != Some(name)
                         {
                             incomplete_capabilities.push(name.clone());

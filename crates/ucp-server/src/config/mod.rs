@@ -207,8 +207,14 @@ impl Settings {
         for zone in &self.shipping {
             zone.validate()?;
         }
-        for alias in &self.capabilities.aliases {
+        for (index, alias) in self.capabilities.aliases.iter().enumerate() {
             alias.validate()?;
+            if self.capabilities.aliases[..index].iter().any(|earlier| earlier.namespace == alias.namespace) {
+                return Err(ConfigError(format!(
+                    "capabilities.aliases: namespace {} is aliased twice",
+                    alias.namespace
+                )));
+            }
         }
         platforms::validate(&self.auth, &self.platforms)?;
         if self.checkout.cart_ttl_secs < 60 || self.checkout.checkout_ttl_secs < 60 {

@@ -139,15 +139,21 @@ impl NamespaceAlias {
     /// on another host would be advertised and never negotiated.
     pub(super) fn validate(&self) -> Result<(), ConfigError> {
         let namespace = &self.namespace;
+        // `^[a-z][a-z0-9]*(?:\.[a-z][a-z0-9_]*)+$` (`reverse_domain_name.json`).
         let labels_ok = namespace.split('.').count() >= 2
-            && namespace.split('.').all(|label| {
+            && namespace.split('.').enumerate().all(|(index, label)| {
                 label.starts_with(|first: char| first.is_ascii_lowercase())
-                    && label.bytes().all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'_')
+                    && label
+                        .bytes()
+                        .all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || (index > 0 && byte == b'_'))
             });
         if !labels_ok {
             return Err(ConfigError(format!(
                 "capabilities.aliases: namespace {namespace:?} is not a reverse-domain name (br.dev.bcp)"
             )));
+        }
+        if namespace == "dev.ucp" {
+            return Err(ConfigError("capabilities.aliases: dev.ucp is the namespace itself, not an alias".into()));
         }
         if !ucp_protocol::profile::is_date_version(&self.version) {
             return Err(ConfigError(format!(
