@@ -2,6 +2,7 @@
 //! Completion is in `complete`.
 
 use crate::checkout::{Session, SessionKind, Status};
+use crate::store::CartCheckout;
 
 use super::inputs::{CheckoutInput, MAX_CODES, check_code_count};
 use super::session::{Attempt, nothing_to_sell, refusal_message};
@@ -93,9 +94,14 @@ impl Commerce {
         session.status = priced.status;
         let now = self.now();
         // Another create for this cart may have inserted since the look above: then its
-        // checkout is the answer, and this one is never stored.
-        if let Some(existing) = self.ports.store.insert_checkout_of_cart(&session, now).await? {
-            return Ok(Answer::Resource(self.view(caller, existing, Vec::new()).await?));
+        // checkout is the answer, and this one is never stored. Or the cart's checkout may
+        // have been completed meanwhile: the cart is bought, and not twice.
+        match self.ports.store.insert_checkout_of_cart(&session, now).await? {
+            CartCheckout::Inserted => {}
+            CartCheckout::Open(existing) => {
+                return Ok(Answer::Resource(self.view(caller, *existing, Vec::new()).await?));
+            }
+            CartCheckout::CartDone => return Ok(Answer::Refused(Refusal::not_found("Cart"))),
         }
         let mut view = self.view_priced(caller, session, priced, Vec::new(), now);
         view.created = true;

@@ -198,6 +198,10 @@ impl Commerce {
         });
         if same_charge {
             tracing::info!(checkout = %id, "another request settles this charge");
+            // Placed by a commit whose outcome was in doubt: its cart ends now.
+            if let Some(completed) = current.filter(|current| current.status == Status::Completed) {
+                self.end_cart_of(&completed).await;
+            }
             return Ok(());
         }
         if self.refund(handler, attempt, reference).await.is_err() {
@@ -249,10 +253,11 @@ impl Commerce {
 
 impl Commerce {
     /// Ends the cart an order was placed from (cart.md §6: after completion we MAY clear it,
-    /// and later cart calls answer `not_found`). A cart left open could be checked out and
-    /// paid for again by a platform retrying its create_checkout with a new key. After the
-    /// order's commit and on its own, so a cart that keeps changing never holds up an order:
-    /// it is then left open, logged.
+    /// and later cart calls answer `not_found`), whatever was added to it since the checkout
+    /// was made: a cart is bought once. After the order's commit and on its own, so a cart that
+    /// keeps changing never holds up an order: it is then left open, logged. Either way no
+    /// second checkout is made from it: `insert_checkout_of_cart` refuses a cart with a
+    /// completed checkout, in the same write as its insert.
     async fn end_cart_of(&self, checkout: &Session) {
         let Some(cart_id) = &checkout.cart_id else { return };
         let ended = self

@@ -224,6 +224,17 @@ pub struct OrderQuery {
     pub before: Option<(i64, String)>,
 }
 
+/// What [`CommerceStore::insert_checkout_of_cart`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CartCheckout {
+    /// The new checkout was stored.
+    Inserted,
+    /// The cart already has this open checkout; nothing was stored.
+    Open(Box<Session>),
+    /// The cart is canceled, gone or already bought; nothing was stored.
+    CartDone,
+}
+
 /// Everything that changes when an order is placed, written in one transaction.
 #[derive(Debug, Clone)]
 pub struct PlaceOrder {
@@ -307,11 +318,13 @@ pub trait CommerceStore: Send + Sync + std::fmt::Debug {
 
     /// Inserts `session`, a checkout made from its cart, unless an open checkout of that cart
     /// for its platform exists (as [`CommerceStore::open_checkout_for_cart`] finds it at
-    /// `now`), which it answers instead, inserting nothing: atomically, so of creates racing
-    /// for one cart, one inserts and the others answer its checkout (checklist 116). A store
-    /// shared by several servers must hold a lock on the cart (or a unique constraint) across
-    /// the look and the insert.
-    async fn insert_checkout_of_cart(&self, session: &Session, now: i64) -> Result<Option<Session>, StoreError>;
+    /// `now`), which it answers instead, or the cart is done: canceled, gone, or already
+    /// bought (a completed checkout of it for its platform), when it inserts nothing. All in one
+    /// atomic step, so of creates racing for one cart one inserts and the others answer its
+    /// checkout (checklist 116), and a create racing the order of the cart's checkout cannot
+    /// open a second purchase of it. A store shared by several servers must hold a lock on
+    /// the cart (or a unique constraint) across the looks and the insert.
+    async fn insert_checkout_of_cart(&self, session: &Session, now: i64) -> Result<CartCheckout, StoreError>;
 
     /// Takes stock, counts discount uses, writes the order (and its "order created" webhook
     /// event when it has a webhook target) and completes the checkout, all or nothing. Fails with `NotOpen` if the checkout was completed or canceled since.

@@ -393,6 +393,8 @@ async fn a_cart_ends_with_its_order_and_not_with_a_canceled_checkout() {
     assert_error_response(&from_cart(cart_id.clone()).await, "not_found");
     let update = app.tool("update_cart", json!({ "id": cart_id, "cart": { "line_items": [line("mug-1", 1)] } })).await;
     assert_error_response(&update, "not_found");
+    let cancel = app.tool("cancel_cart", json!({ "meta": app.keyed_meta(), "id": cart_id })).await;
+    assert_error_response(&cancel, "not_found");
     assert_eq!(app.tool("get_checkout", json!({ "id": id })).await["status"], "completed");
 
     let kept = create_cart(&app, vec![line("mug-1", 1)]).await;

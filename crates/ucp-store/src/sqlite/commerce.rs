@@ -8,9 +8,9 @@ use async_trait::async_trait;
 use rusqlite::{OptionalExtension, params};
 use ucp_domain::checkout::{Session, SessionKind, Status};
 use ucp_domain::store::{
-    CommerceStore, MAX_PENDING_REFUNDS, OrderChange, OrderFilter, OrderQuery, PlaceOrder, PlaceOrderError, RefundBegun,
-    RefundCursor, RefundEnd, RefundIntent, RefundList, RefundState, SchemaStatus, StoreError, StoredOrder,
-    StoredRefund, StuckSummary,
+    CartCheckout, CommerceStore, MAX_PENDING_REFUNDS, OrderChange, OrderFilter, OrderQuery, PlaceOrder,
+    PlaceOrderError, RefundBegun, RefundCursor, RefundEnd, RefundIntent, RefundList, RefundState, SchemaStatus,
+    StoreError, StoredOrder, StoredRefund, StuckSummary,
 };
 
 use super::{SqliteStore, backend, now_seconds};
@@ -65,6 +65,28 @@ fn open_checkout_of(
     found.map(|(id, doc)| decode(&id, &doc)).transpose()
 }
 
+/// Whether the cart `cart_id` of `platform` is canceled or gone, or a checkout of it for
+/// `platform` is completed (the cart is bought).
+fn cart_done(connection: &rusqlite::Connection, cart_id: &str, platform: &str) -> Result<bool, StoreError> {
+    let open: bool = connection
+        .prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM sessions WHERE id = ?1 AND kind = 'cart' AND platform = ?2 \
+             AND status != 'canceled')",
+        )
+        .map_err(backend)?
+        .query_row(params![cart_id, platform], |row| row.get(0))
+        .map_err(backend)?;
+    let bought: bool = connection
+        .prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM sessions WHERE cart_id = ?1 AND kind = 'checkout' AND platform = ?2 \
+             AND status = 'completed')",
+        )
+        .map_err(backend)?
+        .query_row(params![cart_id, platform], |row| row.get(0))
+        .map_err(backend)?;
+    Ok(!open || bought)
+}
+
 fn kind_of(session: &Session) -> &'static str {
     match session.kind {
         SessionKind::Cart => "cart",
@@ -80,19 +102,22 @@ impl CommerceStore for SqliteStore {
         self.write(move |connection| insert(connection, &session, &doc)).await
     }
 
-    async fn insert_checkout_of_cart(&self, session: &Session, now: i64) -> Result<Option<Session>, StoreError> {
+    async fn insert_checkout_of_cart(&self, session: &Session, now: i64) -> Result<CartCheckout, StoreError> {
         let Some(cart_id) = session.cart_id.clone() else {
             return Err(StoreError::Backend(format!("checkout {} is not made from a cart", session.id)));
         };
         let session = session.clone();
         let doc = encode(&session)?;
-        // One write: the writer runs one job at a time, so no other create of this cart's
-        // checkout comes between the look and the insert.
+        // One write: the writer runs one job at a time, so neither another create of this cart's
+        // checkout nor the order of one comes between the looks and the insert.
         self.write(move |connection| {
-            if let Some(open) = open_checkout_of(connection, &cart_id, &session.platform, now)? {
-                return Ok(Some(open));
+            if cart_done(connection, &cart_id, &session.platform)? {
+                return Ok(CartCheckout::CartDone);
             }
-            insert(connection, &session, &doc).map(|()| None)
+            if let Some(open) = open_checkout_of(connection, &cart_id, &session.platform, now)? {
+                return Ok(CartCheckout::Open(Box::new(open)));
+            }
+            insert(connection, &session, &doc).map(|()| CartCheckout::Inserted)
         })
         .await
     }

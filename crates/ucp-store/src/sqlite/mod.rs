@@ -2,6 +2,8 @@
 //! connections and a single writer connection, every call run on tokio's blocking pool.
 
 mod cache;
+#[cfg(test)]
+mod cart_tests;
 mod catalog;
 mod commerce;
 mod document;

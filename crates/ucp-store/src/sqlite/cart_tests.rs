@@ -1,0 +1,54 @@
+//! `insert_checkout_of_cart` (checklist 116, cart.md §6): one open checkout per cart and
+//! platform, and none once the cart is done, decided in the write that inserts.
+
+use ucp_domain::checkout::{Session, SessionKind, Status};
+use ucp_domain::store::{CartCheckout, CommerceStore};
+
+use super::SqliteStore;
+
+fn session(id: &str, kind: SessionKind, platform: &str, cart_id: Option<&str>) -> Session {
+    let mut session = Session::new(id.into(), kind, "USD".into(), platform.into(), 100, 3_600);
+    session.cart_id = cart_id.map(str::to_owned);
+    session
+}
+
+// A cart's checkout is inserted once; another create answers the open one; another platform's
+// cart is not this platform's to check out; a cart canceled, or one already bought (its
+// checkout completed, as when a create races the order), gets none.
+#[tokio::test]
+async fn a_cart_has_one_open_checkout_and_none_once_it_is_done() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("carts.db"), 1).unwrap();
+    let now = 200;
+    for cart in ["cart_a", "cart_b"] {
+        store.insert_session(&session(cart, SessionKind::Cart, "p", None)).await.unwrap();
+    }
+
+    let first = session("chk_1", SessionKind::Checkout, "p", Some("cart_a"));
+    assert_eq!(store.insert_checkout_of_cart(&first, now).await.unwrap(), CartCheckout::Inserted);
+    let second = session("chk_2", SessionKind::Checkout, "p", Some("cart_a"));
+    match store.insert_checkout_of_cart(&second, now).await.unwrap() {
+        CartCheckout::Open(open) => assert_eq!(open.id, "chk_1"),
+        other => panic!("expected the open checkout, got {other:?}"),
+    }
+    let stranger = session("chk_3", SessionKind::Checkout, "q", Some("cart_a"));
+    assert_eq!(store.insert_checkout_of_cart(&stranger, now).await.unwrap(), CartCheckout::CartDone);
+    let nowhere = session("chk_4", SessionKind::Checkout, "p", Some("cart_none"));
+    assert_eq!(store.insert_checkout_of_cart(&nowhere, now).await.unwrap(), CartCheckout::CartDone);
+
+    // The checkout completes; the cart is still open (its end is a write of its own).
+    let mut completed = store.session("chk_1").await.unwrap().unwrap();
+    completed.status = Status::Completed;
+    store.update_session(&completed).await.unwrap();
+    let again = session("chk_5", SessionKind::Checkout, "p", Some("cart_a"));
+    assert_eq!(store.insert_checkout_of_cart(&again, now).await.unwrap(), CartCheckout::CartDone, "bought once");
+
+    let mut canceled = store.session("cart_b").await.unwrap().unwrap();
+    canceled.status = Status::Canceled;
+    store.update_session(&canceled).await.unwrap();
+    let late = session("chk_6", SessionKind::Checkout, "p", Some("cart_b"));
+    assert_eq!(store.insert_checkout_of_cart(&late, now).await.unwrap(), CartCheckout::CartDone);
+    for refused in ["chk_2", "chk_3", "chk_4", "chk_5", "chk_6"] {
+        assert!(store.session(refused).await.unwrap().is_none(), "{refused} was not stored");
+    }
+}
