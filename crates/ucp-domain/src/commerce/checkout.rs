@@ -102,6 +102,9 @@ impl Commerce {
                 return Ok(Answer::Resource(self.view(caller, *existing, Vec::new()).await?));
             }
             CartCheckout::CartDone => return Ok(Answer::Refused(Refusal::not_found("Cart"))),
+            // Its earlier checkout, expired, is still being paid for: asked again once that
+            // settles, the cart is bought (not_found) or free again.
+            CartCheckout::Completing => return Err(Error::Busy),
         }
         let mut view = self.view_priced(caller, session, priced, Vec::new(), now);
         view.created = true;

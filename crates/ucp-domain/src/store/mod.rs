@@ -231,8 +231,12 @@ pub enum CartCheckout {
     Inserted,
     /// The cart already has this open checkout; nothing was stored.
     Open(Box<Session>),
-    /// The cart is canceled, gone or already bought; nothing was stored.
+    /// The cart is canceled, gone or already bought (then it is ended, if it was still open);
+    /// nothing was stored.
     CartDone,
+    /// A checkout of the cart past its expiry is still being completed (recovery may place
+    /// its order): nothing was stored; asking again once it settles gets an answer.
+    Completing,
 }
 
 /// Everything that changes when an order is placed, written in one transaction.
@@ -318,11 +322,12 @@ pub trait CommerceStore: Send + Sync + std::fmt::Debug {
 
     /// Inserts `session`, a checkout made from its cart, unless an open checkout of that cart
     /// for its platform exists (as [`CommerceStore::open_checkout_for_cart`] finds it at
-    /// `now`), which it answers instead, or the cart is done: canceled, gone, or already
-    /// bought (a completed checkout of it for its platform), when it inserts nothing. All in one
-    /// atomic step, so of creates racing for one cart one inserts and the others answer its
-    /// checkout (checklist 116), and a create racing the order of the cart's checkout cannot
-    /// open a second purchase of it. A store shared by several servers must hold a lock on
+    /// `now`), which it answers instead, or the cart is done (canceled, gone, or already
+    /// bought: a completed checkout of it for its platform, when an open cart is ended too) or
+    /// a checkout of it past its expiry is still being completed, when it inserts nothing. All
+    /// in one atomic step, so of creates racing for one cart one inserts and the others answer
+    /// its checkout (checklist 116), and a create racing the order of the cart's checkout
+    /// cannot open a second purchase of it. A store shared by several servers must hold a lock on
     /// the cart (or a unique constraint) across the looks and the insert.
     async fn insert_checkout_of_cart(&self, session: &Session, now: i64) -> Result<CartCheckout, StoreError>;
 

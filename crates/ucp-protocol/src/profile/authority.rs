@@ -49,6 +49,7 @@ mod tests {
                 {"version":"2026-04-08","spec":"https://docs.example/cart","schema":"https://ucp.dev/cart.json"}],
             "dev.ucp.shopping.catalog.search":[{"version":"2026-04-08","spec":"https://ucp.dev/s","schema":7}],
             "dev.ucp.shopping.catalog.lookup":[{"version":"2026-04-08","spec":null,"schema":null}],
+            "dev.ucp.shopping.fulfillment":[{"version":"2026-04-08","spec":"http://ucp.dev/f","schema":"https://ucp.dev/f.json"}],
             "com.example.loyalty":[{"version":"2026-04-08","spec":"https://example.com/l","schema":"https://example.com/l.json"}]
         }}}"#;
         let profile = PlatformProfile::parse(body.as_bytes()).unwrap();
@@ -67,7 +68,11 @@ mod tests {
             profile.unbound_capabilities,
             ["dev.ucp.shopping.catalog.search", "dev.ucp.shopping.checkout", "dev.ucp.shopping.order"]
         );
-        assert_eq!(profile.incomplete_capabilities, ["dev.ucp.shopping.catalog.lookup"]);
+        assert_eq!(
+            profile.incomplete_capabilities,
+            ["dev.ucp.shopping.catalog.lookup", "dev.ucp.shopping.fulfillment"],
+            "a null schema, a spec not on https"
+        );
         assert!(profile.webhook_urls.is_empty(), "{:?}", profile.webhook_urls);
         assert_eq!(profile.missing_members, ["payment_handlers"]);
     }

@@ -204,8 +204,10 @@ impl PlatformProfile {
                             }
                             continue;
                         }
-                        if (entry.get("spec").is_none_or(Value::is_null)
-                            || entry.get("schema").is_none_or(Value::is_null))
+                        // A spec only needs to be https; one that is not is noted like a missing one.
+                        let spec_ok =
+                            entry.get("spec").and_then(Value::as_str).is_some_and(|spec| spec.starts_with("https://"));
+                        if (!spec_ok || entry.get("schema").is_none_or(Value::is_null))
                             && incomplete_capabilities.last() != Some(name)
                         {
                             incomplete_capabilities.push(name.clone());

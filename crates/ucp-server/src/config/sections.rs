@@ -152,8 +152,10 @@ impl NamespaceAlias {
                 "capabilities.aliases: namespace {namespace:?} is not a reverse-domain name (br.dev.bcp)"
             )));
         }
-        if namespace == "dev.ucp" {
-            return Err(ConfigError("capabilities.aliases: dev.ucp is the namespace itself, not an alias".into()));
+        if namespace == "dev.ucp" || namespace.starts_with("dev.ucp.") {
+            return Err(ConfigError(format!(
+                "capabilities.aliases: {namespace} is in dev.ucp, the UCP governing body's namespace, not an alias"
+            )));
         }
         if !ucp_protocol::profile::is_date_version(&self.version) {
             return Err(ConfigError(format!(
@@ -162,7 +164,11 @@ impl NamespaceAlias {
             )));
         }
         for (key, base) in [("spec_base", &self.spec_base), ("schema_base", &self.schema_base)] {
-            if !ucp_protocol::profile::authority::binds(namespace, base) {
+            // What we publish is compared by 2026-04-08 platforms as an origin: no port, no
+            // trailing dot, nothing a plainer comparison than `binds` would not take.
+            let plain = url::Url::parse(base)
+                .is_ok_and(|url| url.port().is_none() && url.host_str().is_some_and(|host| !host.ends_with('.')));
+            if !plain || !ucp_protocol::profile::authority::binds(namespace, base) {
                 let host: Vec<&str> = namespace.split('.').rev().collect();
                 return Err(ConfigError(format!(
                     "capabilities.aliases: {key} {base:?} must be an https URL on {} or a parent domain of it, the authority namespace {namespace} names (platforms refuse entries published elsewhere)",

@@ -218,7 +218,10 @@ fn namespace_aliases_must_be_published_by_their_authority() {
         (alias("BR.dev", "2026-07-14", "https://dev.br", "https://dev.br"), "reverse-domain"),
         (alias("bcp", "2026-07-14", "https://bcp", "https://bcp"), "reverse-domain"),
         (alias("b_r.dev", "2026-07-14", "https://dev.b_r", "https://dev.b_r"), "reverse-domain"),
-        (alias("dev.ucp", "2026-07-14", "https://ucp.dev", "https://ucp.dev"), "the namespace itself"),
+        (alias("dev.ucp", "2026-07-14", "https://ucp.dev", "https://ucp.dev"), "governing body"),
+        (alias("dev.ucp.bcp", "2026-07-14", "https://ucp.dev", "https://ucp.dev"), "governing body"),
+        (alias("br.dev.bcp", "2026-07-14", "https://bcp.dev.br:8443", "https://bcp.dev.br"), "spec_base"),
+        (alias("br.dev.bcp", "2026-07-14", "https://bcp.dev.br", "https://bcp.dev.br./schemas"), "schema_base"),
         (alias("br.dev.bcp", "July", "https://bcp.dev.br", "https://bcp.dev.br"), "YYYY-MM-DD"),
     ] {
         let error = load_toml(&text).unwrap_err().to_string();

@@ -403,4 +403,7 @@ async fn a_cart_ends_with_its_order_and_not_with_a_canceled_checkout() {
     let canceled = app.tool("cancel_checkout", json!({ "meta": app.keyed_meta(), "id": checkout["id"] })).await;
     assert_eq!(canceled["status"], "canceled", "{canceled}");
     valid_cart(&app.tool("get_cart", json!({ "id": kept_id })).await);
+    let fresh = from_cart(kept_id).await;
+    assert_eq!(fresh["status"], "incomplete", "a new checkout of the kept cart: {fresh}");
+    assert_ne!(fresh["id"], checkout["id"]);
 }
