@@ -298,7 +298,9 @@ impl Operation {
             }
             Operation::GetCart => "Get a cart by id: its current lines, live prices and estimated totals.",
             Operation::UpdateCart => "Replace a cart's contents (full replacement: lines not sent are removed).",
-            Operation::CancelCart => "Cancel a cart; returns its last state. Needs meta[\"idempotency-key\"].",
+            Operation::CancelCart => {
+                "Cancel a cart; returns its last state. Needs an idempotency key (MCP: meta[\"idempotency-key\"]; REST: the Idempotency-Key header)."
+            }
             Operation::CreateCheckout => {
                 "Start a checkout from line items or a cart_id. The response's status says what is missing (messages with paths) until it is ready_for_complete."
             }
@@ -309,9 +311,11 @@ impl Operation {
                 "Replace a checkout's line items, buyer, fulfillment (address, shipping option) and discount codes (full replacement)."
             }
             Operation::CompleteCheckout => {
-                "Place the order with checkout.payment.instruments (one instrument, a handler from ucp.payment_handlers). Needs meta[\"idempotency-key\"]."
+                "Place the order with checkout.payment.instruments (one instrument, a handler from ucp.payment_handlers). Needs an idempotency key (MCP: meta[\"idempotency-key\"]; REST: the Idempotency-Key header)."
             }
-            Operation::CancelCheckout => "Cancel a checkout that is not completed. Needs meta[\"idempotency-key\"].",
+            Operation::CancelCheckout => {
+                "Cancel a checkout that is not completed. Needs an idempotency key (MCP: meta[\"idempotency-key\"]; REST: the Idempotency-Key header)."
+            }
             Operation::GetOrder => {
                 "Get an order placed through this platform: line items, fulfillment expectations and events, totals."
             }

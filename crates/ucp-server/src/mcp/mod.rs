@@ -111,13 +111,18 @@ async fn handle(state: &AppState, headers: &HeaderMap, principal: Option<Princip
     };
     let id = match id {
         None => None,
-        Some(id @ (Value::String(_) | Value::Number(_))) => Some(id),
+        Some(id @ Value::String(_)) => Some(id),
+        Some(Value::Number(number)) if number.is_i64() || number.is_u64() => Some(Value::Number(number)),
         // MCP narrows JSON-RPC: a request's id is a string or an integer, never null (an
-        // answer with a null id is indistinguishable from a parse error's).
+        // answer with a null id is indistinguishable from a parse error's). An integer past
+        // 64 bits, or a fraction or exponent, could not be echoed unchanged.
         Some(_) => {
             return rpc_error(
                 &Value::Null,
-                &ApiError::new(ErrorKind::InvalidRequest, "id must be a string or a number (MCP: never null)"),
+                &ApiError::new(
+                    ErrorKind::InvalidRequest,
+                    "id must be a string or an integer of at most 64 bits (MCP: never null)",
+                ),
             );
         }
     };

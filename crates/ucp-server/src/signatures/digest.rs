@@ -44,7 +44,11 @@ pub fn check(headers: &HeaderMap, body: &[u8]) -> Result<bool, ApiError> {
         checked += 1;
     }
     if checked == 0 {
-        return Err(mismatch("Content-Digest has neither sha-256 nor sha-512".into()));
+        // Only algorithms we do not compute: not a mismatch, an algorithm we cannot check.
+        return Err(ApiError::new(
+            ErrorKind::AlgorithmUnsupported,
+            "Content-Digest has neither sha-256 nor sha-512, the algorithms this server checks",
+        ));
     }
     Ok(true)
 }
@@ -76,12 +80,13 @@ mod tests {
         for (headers, bytes) in [
             (with("sha-256=:X48E9qOokqqrvdts8nOJRJN3OWDUoyWxBf7kbu9DBPE=:"), &tampered[..]),
             (with(sha512), tampered),
-            (with("md5=:AAAA:"), body),
             (with("sha-256=\"X48E9q\""), body),
             (with("sha-256=:!!:"), body),
             (with("((("), body),
         ] {
             assert_eq!(check(&headers, bytes).unwrap_err().kind, ErrorKind::DigestMismatch);
         }
+        // Checklist 73: only algorithms we do not compute is `algorithm_unsupported`.
+        assert_eq!(check(&with("md5=:AAAA:"), body).unwrap_err().kind, ErrorKind::AlgorithmUnsupported);
     }
 }

@@ -41,6 +41,8 @@ async fn a_tool_answer_is_one_document_of_announced_length() {
         (json!(7), "search_catalog", json!({ "catalog": { "query": "shoes" } })),
         (json!("s\"q"), "get_product", json!({ "catalog": { "id": "shoe" } })),
         (json!(-3), "get_product", json!({ "catalog": { "id": "no-such-product" } })),
+        (json!(u64::MAX), "get_product", json!({ "catalog": { "id": "shoe" } })),
+        (json!(i64::MIN), "get_product", json!({ "catalog": { "id": "shoe" } })),
     ] {
         let mut arguments = arguments;
         arguments["meta"] = json!({ "ucp-agent": { "profile": app.platform.profile_url() } });
@@ -181,8 +183,12 @@ async fn malformed_requests_get_json_rpc_errors_with_matching_statuses() {
             json!(9),
         ),
         (r#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":"nope"}"#, 200, -32602, json!(10)),
-        // MCP: a request id is never null.
+        // MCP: a request id is a string or an integer, never null; one we could not echo
+        // unchanged (a fraction, an exponent, past 64 bits) is refused.
         (r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#, 400, -32600, Value::Null),
+        (r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#, 400, -32600, Value::Null),
+        (r#"{"jsonrpc":"2.0","id":1e3,"method":"ping"}"#, 400, -32600, Value::Null),
+        (r#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"ping"}"#, 400, -32600, Value::Null),
         (r#"{"jsonrpc":"2.0","id":11,"method":"ping"} x"#, 400, -32700, Value::Null),
         (r#"{"jsonrpc":"2.0","method":7,"id":12}"#, 400, -32600, json!(12)),
     ];
