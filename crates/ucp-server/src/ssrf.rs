@@ -85,7 +85,9 @@ impl Dns {
         match tokio::time::timeout(self.timeout, self.resolver.lookup_ip(host)).await {
             Ok(Ok(lookup)) => Ok(lookup.iter().collect()),
             Ok(Err(error)) => {
-                Err(ApiError::new(ErrorKind::InvalidProfileUrl, format!("host {host} does not resolve: {error}")))
+                // The resolver's own text is a debug dump of its query: logged, not sent.
+                tracing::debug!(host, %error, "host does not resolve");
+                Err(ApiError::new(ErrorKind::InvalidProfileUrl, format!("host {host} does not resolve")))
             }
             Err(_) => Err(ApiError::new(
                 ErrorKind::ProfileUnreachable,

@@ -270,7 +270,7 @@ impl Commerce {
         let most = max_ids.saturating_mul(2);
         if request.ids.len() > most {
             return Err(Error::RequestTooLarge(format!(
-                "catalog.ids names more than {most} ids; at most {max_ids} distinct ids are allowed per lookup"
+                "catalog.ids names more than {most} ids, duplicates included; at most {max_ids} distinct ids are allowed per lookup"
             )));
         }
         let mut seen = RequestSet::with_capacity_and_hasher(request.ids.len(), Default::default());

@@ -254,7 +254,7 @@ mod tests {
         }
         let none = fingerprint(Operation::CompleteCheckout, Arguments::Rest(None)).unwrap();
         assert_eq!(none, {
-            let bytes = serde_jcs::to_vec(&json!({ "operation": "complete_checkout", "arguments": null })).unwrap();
+            let bytes = serde_jcs::to_vec(&json!({ "operation": "complete_checkout", "arguments": {} })).unwrap();
             hex::encode(Sha256::digest(bytes))
         });
     }

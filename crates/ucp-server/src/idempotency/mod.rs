@@ -71,8 +71,10 @@ fn fingerprint_named(operation: &str, arguments: Arguments<'_>) -> Result<String
             canonical::object_into(arguments.iter().filter(|(name, _)| name.as_str() != "meta"), &mut hash)
         }
         Arguments::Rest(Some(body)) => canonical::write(body, &mut hash),
+        // No body is an empty object: a cancel may be sent either way (transport-rest.md §1),
+        // and a retry that sends the other is the same request.
         Arguments::Rest(None) => {
-            hash.put(b"null");
+            hash.put(b"{}");
             Ok(())
         }
     }
@@ -351,6 +353,15 @@ mod tests {
         assert_eq!(
             fingerprint(Operation::CreateCart, Arguments::Rest(Some(&body))).unwrap(),
             fingerprint(Operation::CreateCart, Arguments::Rest(Some(&reordered))).unwrap()
+        );
+        assert_eq!(
+            fingerprint(Operation::CancelCheckout, Arguments::Rest(Some(&json!({})))).unwrap(),
+            fingerprint(Operation::CancelCheckout, Arguments::Rest(None)).unwrap(),
+            "an empty object is no body"
+        );
+        assert_ne!(
+            fingerprint(Operation::CancelCheckout, Arguments::Rest(Some(&json!({ "a": 1 })))).unwrap(),
+            fingerprint(Operation::CancelCheckout, Arguments::Rest(None)).unwrap()
         );
     }
 }
