@@ -243,8 +243,9 @@ impl Authenticator {
             && !principal.may_claim(&claimed)
             && !raw_meta.is_some_and(|raw| !agent_header && principal.may_claim(raw))
         {
+            // The brief's code for a credential ↔ profile mismatch (transport-mcp.md §6).
             return Err(ApiError::new(
-                ErrorKind::Forbidden,
+                ErrorKind::ProfileNotTrusted,
                 format!(
                     "the {} credential of platform {} may not act for profile {claimed}",
                     principal.credential.name(),

@@ -214,7 +214,7 @@ async fn a_key_of_platform_b_cannot_claim_platform_a() {
     let (status, headers, body) = call(&app, "create_cart", cart(), &[("x-api-key", KEY_B)]).await;
     assert_refused(status, &body, StatusCode::FORBIDDEN);
     assert!(!headers.contains_key("www-authenticate"));
-    assert_eq!(body["error"]["data"]["code"], "forbidden", "{body}");
+    assert_eq!(body["error"]["data"]["code"], "profile_not_trusted", "{body}");
     // Through the UCP-Agent header too (it wins over meta).
     let header = format!("profile=\"{}\"", app.platform.profile_url());
     let meta = json!({ "meta": app.meta_for(&other.profile_url()), "cart": cart()["cart"] });

@@ -175,6 +175,17 @@ async fn enforce_accepts_google_signed_requests_and_refuses_unsigned_ones() {
     assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
     assert_eq!(rpc_code(&body), (-32000, "signature_missing".into()));
     assert_eq!(body["id"], 3, "the JSON-RPC id is echoed");
+    // RFC 9110 §15.5.2: a 401 carries a challenge, here the signature scheme.
+    let unsigned = app
+        .http
+        .post(format!("{}/ucp/mcp", app.base_url))
+        .header("content-type", "application/json")
+        .body(mcp_search(&app))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unsigned.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(unsigned.headers()["www-authenticate"], "Signature");
     let (status, body) = rest(&app, None).await;
     assert_eq!((status, body["code"].as_str()), (StatusCode::UNAUTHORIZED, Some("signature_missing")), "{body}");
     // Discovery stays public.
