@@ -143,6 +143,12 @@ impl Commerce {
             }
             _ => (self.price(caller, &session).await?, self.now()),
         };
+        let mut priced = priced;
+        if session.status == Status::Canceled {
+            // What is missing or wrong is for a session that can still change; a canceled one
+            // cannot (its refusals, as `checkout_canceled`, come in `extra`).
+            priced.messages.clear();
+        }
         Ok(self.view_priced(caller, session, priced, extra, as_of))
     }
 

@@ -380,6 +380,20 @@ async fn cancel_twice_keeps_the_canceled_checkout() {
     assert_eq!(again["line_items"], canceled["line_items"]);
     assert_eq!(again["totals"], canceled["totals"]);
 
+    // A canceled checkout that was missing something says only that it is canceled: nothing
+    // can be fixed on it any more.
+    let incomplete = create(&app, json!({ "line_items": [{ "item": { "id": "mug-1" }, "quantity": 1 }] })).await;
+    assert_eq!(incomplete["status"], "incomplete", "{incomplete}");
+    assert!(incomplete["messages"].as_array().is_some_and(|m| !m.is_empty()), "what is missing: {incomplete}");
+    let incomplete_id = incomplete["id"].as_str().unwrap();
+    app.tool("cancel_checkout", json!({ "meta": app.keyed_meta(), "id": incomplete_id })).await;
+    let read = app.tool("get_checkout", json!({ "id": incomplete_id })).await;
+    assert_eq!(read["status"], "canceled", "{read}");
+    assert!(read.get("messages").is_none_or(|m| m.as_array().unwrap().is_empty()), "{read}");
+    let again = app.tool("cancel_checkout", json!({ "meta": app.keyed_meta(), "id": incomplete_id })).await;
+    let codes: Vec<&str> = again["messages"].as_array().unwrap().iter().map(|m| m["code"].as_str().unwrap()).collect();
+    assert_eq!(codes, ["checkout_canceled"], "{again}");
+
     // Update and complete are refused too, and nothing changes.
     let body = update(&app, id, update_of(&created, "mug-1", 4, json!({}))).await;
     assert_eq!((body["status"].as_str(), body["line_items"][0]["quantity"].as_i64()), (Some("canceled"), Some(1)));
