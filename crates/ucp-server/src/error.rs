@@ -173,9 +173,10 @@ impl ApiError {
         ApiError::new(ErrorKind::Internal, "internal error")
     }
 
-    /// The `WWW-Authenticate` challenge of a 401 (or a scope 403), if this error has one. A
-    /// 401 always has one (RFC 9110 §15.5.2): a signature's refusals name the `Signature`
-    /// scheme (RFC 9421 signatures; no parameters, the keys come from the signer's profile).
+    /// The `WWW-Authenticate` challenge of a 401 (or a scope 403), if this error has one. Every
+    /// 401 of the UCP bindings has one (RFC 9110 §15.5.2): a signature's refusals name the
+    /// `Signature` scheme (RFC 9421 signatures; no parameters, the keys come from the signer's
+    /// profile).
     pub fn challenge(&self) -> Option<&str> {
         match &self.kind {
             ErrorKind::Unauthenticated { challenge } | ErrorKind::InsufficientScope { challenge } => Some(challenge),

@@ -9,8 +9,9 @@
 //!    is refused here (401 + `WWW-Authenticate`; 403 for a token short of a scope), whatever
 //!    the operation.
 //! 2. [`authorize`], called by `dispatch::run` first: does this operation need a credential
-//!    (401 otherwise), may the principal act for the profile the request claims (403 otherwise),
-//!    and is that profile one we onboarded when `auth.trusted_only` is on (`profile_not_trusted`).
+//!    (401 otherwise), may the principal act for the profile the request claims, and is that
+//!    profile one we onboarded when `auth.trusted_only` is on (403 `profile_not_trusted`
+//!    otherwise, both: transport-mcp.md §6 names it for a credential ↔ profile mismatch).
 
 mod credentials;
 mod jwks;

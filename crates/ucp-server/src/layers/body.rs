@@ -23,7 +23,7 @@ pub struct RawBody(pub Bytes);
 
 /// The JSON-RPC id of an MCP request, once known: the panic layer installs an empty slot, and
 /// the body layer (or an early refusal's peek) fills it with the body. `null` until then, and
-/// for bodies without a string or number id. The body is kept (a reference to the same bytes)
+/// for bodies without an id we echo ([`is_echoable_id`]). The body is kept (a reference to the same bytes)
 /// and scanned for its id only when something asks for it: a request answered in full never
 /// pays for a second parse of its body.
 #[derive(Debug, Clone, Default)]
@@ -159,17 +159,25 @@ pub(super) async fn collect(body: Body, limit: usize) -> Result<Bytes, Unread> {
     Ok(first.unwrap_or_else(|| Bytes::from(buffer)))
 }
 
-/// The top-level `id` of a JSON-RPC request when it is a string or a number, `null` otherwise.
-/// Works on a prefix of the body too: the members before `id` are skipped without being built,
-/// and scanning stops at the id.
+/// The top-level `id` of a JSON-RPC request when it is one we echo ([`is_echoable_id`]), `null`
+/// otherwise. Works on a prefix of the body too: the other members are skipped without being
+/// built. Of an id named twice, the last, as the endpoint's parse keeps.
 pub(super) fn scan_id(bytes: &[u8]) -> Value {
     let mut found = None;
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
     // A prefix, or a body that is not an object, ends in an error after (or instead of) the id.
     let _ = IdSeed(&mut found).deserialize(&mut deserializer);
-    match found {
-        Some(id @ (Value::String(_) | Value::Number(_))) => id,
-        _ => Value::Null,
+    found.filter(is_echoable_id).unwrap_or(Value::Null)
+}
+
+/// Whether `id` is a JSON-RPC id we take and can echo unchanged: a string, or an integer of at
+/// most 64 bits (MCP: a string or an integer, never null). A fraction, an exponent or a longer
+/// integer would come back re-encoded (`1e3` as `1000.0`), so they are not ids to us.
+pub(crate) fn is_echoable_id(id: &Value) -> bool {
+    match id {
+        Value::String(_) => true,
+        Value::Number(number) => number.is_i64() || number.is_u64(),
+        _ => false,
     }
 }
 
@@ -194,7 +202,7 @@ impl<'de> Visitor<'de> for IdSeed<'_> {
         while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
             if key == "id" {
                 *self.0 = Some(map.next_value()?);
-                return Ok(());
+                continue;
             }
             map.next_value::<IgnoredAny>()?;
         }
@@ -214,7 +222,19 @@ mod tests {
         assert_eq!(scan_id(br#"{"params":{"id":"inner"},"id":"outer"}"#), json!("outer"));
         assert_eq!(scan_id(br#"{"jsonrpc":"2.0","id":"late","method":"ping","params":{"pad":"xx"#), json!("late"));
         assert_eq!(scan_id(br#"{"i\u0064":3}"#), json!(3));
-        for no_id in [&br#"{"id":{"a":1}}"#[..], br#"{"id":null}"#, b"[1]", b"{", b"", br#"{"method":"ping"}"#] {
+        assert_eq!(scan_id(br#"{"id":1.5,"id":4,"method":"ping"}"#), json!(4), "the last, as the endpoint reads it");
+        for no_id in [
+            &br#"{"id":{"a":1}}"#[..],
+            br#"{"id":null}"#,
+            br#"{"id":1.5}"#,
+            br#"{"id":1e3}"#,
+            br#"{"id":-0}"#,
+            br#"{"id":123456789012345678901234567890}"#,
+            b"[1]",
+            b"{",
+            b"",
+            br#"{"method":"ping"}"#,
+        ] {
             assert_eq!(scan_id(no_id), Value::Null, "{}", String::from_utf8_lossy(no_id));
         }
     }

@@ -45,6 +45,7 @@ use stack::{Present, StackLayer};
 
 pub use allowed::{Allowed, strip_port};
 pub use audit::{Caller, record as audit};
+pub(crate) use body::is_echoable_id;
 pub use body::{RawBody, RpcId, reject};
 pub use limiters::RateLimiters;
 pub use media::require_json;

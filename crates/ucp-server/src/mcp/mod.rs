@@ -111,11 +111,10 @@ async fn handle(state: &AppState, headers: &HeaderMap, principal: Option<Princip
     };
     let id = match id {
         None => None,
-        Some(id @ Value::String(_)) => Some(id),
-        Some(Value::Number(number)) if number.is_i64() || number.is_u64() => Some(Value::Number(number)),
         // MCP narrows JSON-RPC: a request's id is a string or an integer, never null (an
         // answer with a null id is indistinguishable from a parse error's). An integer past
         // 64 bits, or a fraction or exponent, could not be echoed unchanged.
+        Some(id) if crate::layers::is_echoable_id(&id) => Some(id),
         Some(_) => {
             return rpc_error(
                 &Value::Null,
