@@ -93,6 +93,11 @@ async fn handle(state: &AppState, headers: &HeaderMap, principal: Option<Princip
     };
     let (jsonrpc, id, method, params) = match message {
         Message::Object { jsonrpc, id, method, params } => (jsonrpc, id, method, params),
+        // A client's answer to a server request: accepted, with nothing to say (MCP Streamable
+        // HTTP: 202 and no body), though we send no requests it could answer.
+        Message::Response => {
+            return Response::builder().status(StatusCode::ACCEPTED).body(Body::empty()).unwrap_or_default();
+        }
         Message::Array => {
             return rpc_error(
                 &Value::Null,

@@ -92,6 +92,15 @@ async fn lifecycle_methods_answer_and_tools_list_is_self_contained() {
     let (status, _, response) = app.post_raw(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
     assert_eq!(status, StatusCode::ACCEPTED);
     assert_eq!(response, Value::Null);
+    // A JSON-RPC response POSTed by a client is accepted as a notification is (MCP Streamable
+    // HTTP: 202, no body), though this server sends no requests for it to answer.
+    for answer in
+        [r#"{"jsonrpc":"2.0","id":5,"result":{}}"#, r#"{"jsonrpc":"2.0","id":6,"error":{"code":-1,"message":"no"}}"#]
+    {
+        let (status, _, response) = app.post_raw(answer).await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{answer}");
+        assert_eq!(response, Value::Null, "{answer}");
+    }
 
     let (_, _, response) = app.post_raw(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#).await;
     let tools = response["result"]["tools"].as_array().unwrap();

@@ -24,6 +24,9 @@ pub(super) enum Message<'a> {
     /// `jsonrpc` and `method` as text, borrowed from the body unless escaped; `params` as
     /// [`Params`].
     Object { jsonrpc: Option<Text<'a>>, id: Option<Value>, method: Option<Text<'a>>, params: Option<Params<'a>> },
+    /// An object with a `result` or an `error` and no `method`: a JSON-RPC response, which a
+    /// client sends only to answer a server's request (we send none).
+    Response,
     /// An array (a batch, which we do not take).
     Array,
     /// Any other JSON value.
@@ -187,8 +190,13 @@ macro_rules! object_or_other {
 
 object_or_other!('de, Message, MessageVisitor, array: Message::Array, unit: Message::Other, |map| {
     let (mut jsonrpc, mut id, mut method, mut params) = (None, None, None, None);
+    let mut answers = false;
     while let Some(key) = map.next_key::<Key>()? {
         match key {
+            Key::Answer => {
+                answers = true;
+                map.next_value::<IgnoredAny>()?;
+            }
             Key::Jsonrpc => jsonrpc = Some(map.next_value::<Text<'de>>()?),
             Key::Id => id = Some(map.next_value::<Value>()?),
             Key::Method => method = Some(map.next_value::<Text<'de>>()?),
@@ -197,6 +205,9 @@ object_or_other!('de, Message, MessageVisitor, array: Message::Array, unit: Mess
                 map.next_value::<IgnoredAny>()?;
             }
         }
+    }
+    if answers && method.is_none() {
+        return Ok(Message::Response);
     }
     Ok(Message::Object { jsonrpc, id, method, params })
 });
@@ -305,6 +316,8 @@ enum Key {
     Id,
     Method,
     Params,
+    /// `result` or `error`: the message is a response.
+    Answer,
     Other,
 }
 
@@ -329,6 +342,7 @@ impl<'de> Visitor<'de> for KeyVisitor {
             "id" => Key::Id,
             "method" => Key::Method,
             "params" => Key::Params,
+            "result" | "error" => Key::Answer,
             _ => Key::Other,
         })
     }

@@ -14,6 +14,11 @@ fn text(member: Option<&Value>) -> Option<Text<'static>> {
 fn as_value(bytes: &[u8]) -> Option<Message<'static>> {
     let value: Value = serde_json::from_slice(bytes).ok()?;
     Some(match value {
+        Value::Object(object)
+            if (object.contains_key("result") || object.contains_key("error")) && !object.contains_key("method") =>
+        {
+            Message::Response
+        }
         Value::Object(object) => Message::Object {
             jsonrpc: text(object.get("jsonrpc")),
             id: object.get("id").cloned(),
@@ -66,7 +71,7 @@ fn params_of(params: &Value) -> Params<'static> {
 
 #[test]
 fn a_message_reads_as_the_parsed_value_would() {
-    let bodies: [&[u8]; 31] = [
+    let bodies: [&[u8]; 34] = [
         br#"{"params":{"arguments":{"meta":{"ucp-agent":{"profile":5,"profile":"x"},"idempotency-key":null,"ucp-agent":[1]}}}}"#,
         br#"{"params":{"arguments":{"meta":{"ucp-agent":{"pro\u0066ile":"https://a","x":{"profile":1}},"idempotency-key":"k","other":{"ucp-agent":1}}}}}"#,
         br#"{"params":{"arguments":{"meta":null,"id":"x"}}}"#,
@@ -99,6 +104,10 @@ fn a_message_reads_as_the_parsed_value_would() {
         // Not UTF-8 (parsed as bytes, not as text): in a member read, and in a key.
         b"{\"jsonrpc\":\"2.0\",\"method\":\"p\xffng\"}",
         b"{\"m\xc3\":1,\"method\":\"ping\"}",
+        // Responses (a result or an error, and no method), and a request that also has one.
+        br#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+        br#"{"jsonrpc":"2.0","id":"x","error":{"code":-1,"message":"no"}}"#,
+        br#"{"jsonrpc":"2.0","id":1,"method":"ping","result":1}"#,
     ];
     for body in bodies {
         let expected = as_value(body);
