@@ -137,13 +137,12 @@ impl Commerce {
         session: Session,
         extra: Vec<Message>,
     ) -> Result<SessionView, Error> {
-        let (priced, as_of) = match (&session.status, &session.final_pricing) {
+        let (mut priced, as_of) = match (&session.status, &session.final_pricing) {
             (Status::Completed, Some(pricing)) => {
                 (pricing.as_ref().clone(), session.completed_at.unwrap_or_else(|| self.now()))
             }
             _ => (self.price(caller, &session).await?, self.now()),
         };
-        let mut priced = priced;
         if session.status == Status::Canceled {
             // What is missing or wrong is for a session that can still change; a canceled one
             // cannot (its refusals, as `checkout_canceled`, come in `extra`).

@@ -262,13 +262,9 @@ impl Commerce {
         let Some(cart_id) = &checkout.cart_id else { return };
         let ended = self
             .retrying(|| async {
-                let now = self.now();
-                let Some(mut cart) = self.ports.store.session(cart_id).await?.filter(|cart| {
-                    cart.kind == SessionKind::Cart
-                        && cart.platform == checkout.platform
-                        && cart.status != Status::Canceled
-                        && !cart.is_expired(now)
-                }) else {
+                let Some(mut cart) =
+                    self.session(cart_id, SessionKind::Cart).await?.filter(|cart| cart.platform == checkout.platform)
+                else {
                     return Ok(Attempt::Done(()));
                 };
                 if cart.cancel().is_err() {

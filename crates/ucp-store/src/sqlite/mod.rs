@@ -4,6 +4,7 @@
 mod cache;
 #[cfg(test)]
 mod cart_tests;
+mod carts;
 mod catalog;
 mod commerce;
 mod document;
