@@ -436,18 +436,17 @@ fn allowed_hosts_and_origins(settings: &Settings, base_url: &str, local_addr: So
     }
     if let Ok(url) = url::Url::parse(base_url) {
         if let Some(host) = url.host_str() {
-            hosts.push(host.to_ascii_lowercase());
+            hosts.push(layers::host_name(&host.to_ascii_lowercase()).to_owned());
         }
-        origins.push(url.origin().ascii_serialization().to_ascii_lowercase());
+        origins.push(layers::origin_key(&url.origin().ascii_serialization()));
     }
     let listen_host = local_addr.ip().to_string();
     if !local_addr.ip().is_unspecified() {
         hosts.push(if local_addr.is_ipv6() { format!("[{listen_host}]") } else { listen_host });
     }
     hosts.extend(
-        settings.http.allowed_hosts.iter().map(|host| layers::strip_port(&host.to_ascii_lowercase()).to_owned()),
+        settings.http.allowed_hosts.iter().map(|host| layers::host_name(&host.to_ascii_lowercase()).to_owned()),
     );
-    origins
-        .extend(settings.http.allowed_origins.iter().map(|origin| origin.trim_end_matches('/').to_ascii_lowercase()));
+    origins.extend(settings.http.allowed_origins.iter().map(|origin| layers::origin_key(origin)));
     Allowed { hosts, origins }
 }

@@ -13,9 +13,9 @@
 //! 6. the body ([`body`]): read up to `http.max_body_bytes` (413 otherwise) into [`RawBody`],
 //!    and, on MCP, the body into [`RpcId`], which finds the JSON-RPC id in it when an answer
 //!    needs it;
-//! 7. RFC 9421 signatures ([`signature`]): `Content-Digest` and the signatures checked over
-//!    [`RawBody`] per the platform's policy (a [`crate::trust::Principal`] on success), and our
-//!    response signed on the way out;
+//! 7. RFC 9421 signatures ([`signature`]): a sent `Content-Digest` checked over [`RawBody`]
+//!    whatever the policy, the signatures per the platform's policy (a
+//!    [`crate::trust::Principal`] on success), and our response signed on the way out;
 //! 8. authentication ([`auth`]) and the per-platform rate limit;
 //! 9. the handler, which takes the bytes from [`RawBody`].
 //!
@@ -43,7 +43,7 @@ use axum::middleware::from_fn_with_state;
 
 use stack::{Present, StackLayer};
 
-pub use allowed::{Allowed, strip_port};
+pub use allowed::{Allowed, host_name, origin_key};
 pub use audit::{Caller, record as audit};
 pub(crate) use body::is_echoable_id;
 pub use body::{RawBody, RpcId, reject};
@@ -98,14 +98,20 @@ fn present(state: &AppState, binding: Binding) -> Present {
     let settings = &state.signatures.settings;
     let signatures = platform_binding
         && (settings.any_verification() || settings.sign_responses != crate::config::ResponseSigning::None);
-    Present { rate_limits: state.rate_limits.enabled(), signatures, authentication: platform_binding }
+    Present {
+        rate_limits: state.rate_limits.enabled(),
+        signatures,
+        digests: platform_binding,
+        authentication: platform_binding,
+    }
 }
 
 /// The stack for the merchant's admin routes: panic catching, admission, Host/Origin, the
 /// per-IP rate limit and the body, but none of the platform trust steps (the admin credential
 /// is checked by `crate::admin`).
 pub fn admin_stack(router: Router<AppState>, state: &AppState, binding: Binding) -> Router<AppState> {
-    let present = Present { rate_limits: state.rate_limits.enabled(), signatures: false, authentication: false };
+    let present =
+        Present { rate_limits: state.rate_limits.enabled(), signatures: false, digests: false, authentication: false };
     router.layer(StackLayer { scope: Scope { state: state.clone(), binding }, present })
 }
 

@@ -2,7 +2,12 @@
 //! operation requests with keys from the signer's profile, RFC 9530 `Content-Digest` over the
 //! exact bytes in [`RawBody`] (before any JSON parsing), and the signing of our responses.
 //!
-//! Policy per platform (`[signatures]`, `config/signatures.rs`): `off` looks at nothing;
+//! A `Content-Digest`, when one is sent, is checked on every operation request whatever the
+//! policy (checklist 65): a body that is not the body its sender hashed is refused
+//! (`digest_mismatch`), signed or not. Without signatures to verify, a digest in algorithms we
+//! do not compute is ignored, as RFC 9530 lets a recipient do.
+//!
+//! Policy per platform (`[signatures]`, `config/signatures.rs`): `off` verifies no signature;
 //! `log` verifies what is sent and logs failures; `enforce` refuses an unsigned request with
 //! `signature_missing` and a bad one with its code (`security.md` §2 Errors). A verified
 //! request carries a [`Principal`] with [`Credential::Signature`] for the authentication step.
@@ -36,6 +41,11 @@ pub(super) async fn check(scope: &Scope, mut request: Request) -> Result<(Reques
         return Ok((request, false));
     }
     let body = request.extensions().get::<RawBody>().map(|raw| raw.0.clone()).unwrap_or_default();
+    // Hashed once, here: the signature check below reuses the outcome.
+    let digest = digest::check(request.headers(), &body);
+    if let Some(error) = refused(&digest) {
+        return Err(super::reject(scope.binding, request, error).await);
+    }
     let verifying = settings.any_verification();
     let needs_profile = verifying && !request.headers().contains_key("ucp-agent");
     // Only a body that names `complete_checkout` somewhere can be that call: the others are not
@@ -61,7 +71,7 @@ pub(super) async fn check(scope: &Scope, mut request: Request) -> Result<(Reques
         // `Body` is not `Sync`: the checks borrow the head only.
         let (mut parts, request_body) = request.into_parts();
         // Boxed: verification may fetch the signer's profile (a large future).
-        let checked = Box::pin(check_request(state, &parts, &body, peek.profile())).await;
+        let checked = Box::pin(check_request(state, &parts, &body, digest, peek.profile())).await;
         if let Ok(Some(principal)) = &checked {
             parts.extensions.insert(principal.clone());
         }
@@ -71,6 +81,31 @@ pub(super) async fn check(scope: &Scope, mut request: Request) -> Result<(Reques
         }
     }
     Ok((request, sign))
+}
+
+/// The step when no signature is verified and none of our responses is signed: a sent
+/// `Content-Digest` is still checked (checklist 65).
+pub(super) async fn check_digest(scope: &Scope, request: Request) -> Result<Request, Response> {
+    if !request.headers().contains_key("content-digest")
+        || !is_operation_route(scope.binding, request.uri().path(), &scope.state)
+    {
+        return Ok(request);
+    }
+    let checked = match request.extensions().get::<RawBody>() {
+        Some(raw) => digest::check(request.headers(), &raw.0),
+        None => digest::check(request.headers(), &[]),
+    };
+    match refused(&checked) {
+        Some(error) => Err(super::reject(scope.binding, request, error).await),
+        None => Ok(request),
+    }
+}
+
+/// The digest outcome that refuses a request whatever the signature policy: a mismatch. A
+/// digest in algorithms we do not compute (`algorithm_unsupported`) refuses only a request whose
+/// signature is verified, which needs one we can check.
+fn refused(digest: &Result<bool, ApiError>) -> Option<&ApiError> {
+    digest.as_ref().err().filter(|error| error.kind == ErrorKind::DigestMismatch)
 }
 
 /// MCP, and the REST operations below `http.rest_path` (not its `openapi.json`).
@@ -91,6 +126,7 @@ async fn check_request(
     state: &AppState,
     request: &Parts,
     body: &Bytes,
+    digest: Result<bool, ApiError>,
     meta_profile: Option<&str>,
 ) -> Result<Option<Principal>, ApiError> {
     let header = request.headers.get("ucp-agent");
@@ -104,7 +140,7 @@ async fn check_request(
     if policy.policy == SignaturePolicy::Off {
         return Ok(None);
     }
-    match verify_signed(state, request, body, claimed.as_deref(), policy.require_ucp_agent).await {
+    match verify_signed(state, request, body, digest, claimed.as_deref(), policy.require_ucp_agent).await {
         Ok(kid) => {
             let url = claimed.unwrap_or_default();
             tracing::debug!(profile = %url, %kid, "request signature verified");
@@ -127,11 +163,13 @@ async fn check_request(
     }
 }
 
-/// The digest, then the signatures; returns the kid that verified.
+/// The digest's outcome (checked by the caller), then the signatures; returns the kid that
+/// verified.
 async fn verify_signed(
     state: &AppState,
     request: &Parts,
     body: &Bytes,
+    digest: Result<bool, ApiError>,
     claimed: Option<&str>,
     require_ucp_agent: bool,
 ) -> Result<String, ApiError> {
@@ -142,7 +180,7 @@ async fn verify_signed(
             "this server requires RFC 9421 signatures: send Signature-Input, Signature and Content-Digest",
         ));
     };
-    digest::check(headers, body)?;
+    digest?;
     let url = claimed.ok_or_else(|| {
         ApiError::new(
             ErrorKind::InvalidProfileUrl,

@@ -33,6 +33,9 @@ pub(super) struct Present {
     /// The signature step: MCP and REST, when some platform's policy verifies or some
     /// response is signed (`signatures.policy`, `signatures.sign_responses`).
     pub signatures: bool,
+    /// Without the signature step, the check of a sent `Content-Digest` alone: MCP and REST
+    /// (checklist 65 holds whatever the signature policy).
+    pub digests: bool,
     /// The authentication step: MCP and REST (it refuses a credential we did not issue even
     /// when no platform is onboarded).
     pub authentication: bool,
@@ -132,6 +135,8 @@ async fn steps(scope: &Scope, present: Present, request: Request, inner: impl En
     let mut sign = false;
     if present.signatures {
         (request, sign) = step!(signature::check(scope, request).await);
+    } else if present.digests {
+        request = step!(signature::check_digest(scope, request).await);
     }
     if present.authentication {
         request = step!(auth::establish(scope, request).await);

@@ -270,7 +270,8 @@ async fn host_and_origin_rules() {
     })
     .await;
     let ping = r#"{"jsonrpc":"2.0","id":12,"method":"ping"}"#;
-    for host in ["shop.example", "api.shop.example:443"] {
+    // A fully qualified name (one trailing dot) is the same host.
+    for host in ["shop.example", "api.shop.example:443", "shop.example.", "SHOP.example.:443"] {
         let (status, _, _) = app.post_with(ping, &[("content-type", "application/json"), ("host", host)]).await;
         assert_eq!(status, 200, "{host}");
     }
@@ -282,9 +283,19 @@ async fn host_and_origin_rules() {
     let (status, _, _) =
         app.post_with(ping, &[("content-type", "application/json"), ("origin", "https://evil.example")]).await;
     assert_eq!(status, 403);
-    let (status, _, _) =
-        app.post_with(ping, &[("content-type", "application/json"), ("origin", "https://shop.example")]).await;
-    assert_eq!(status, 200);
+    // Origins compare as RFC 6454 serializations: the scheme's default port and a trailing
+    // dot name the same origin; another port or scheme does not.
+    for (origin, expected) in [
+        ("https://shop.example", 200),
+        ("https://shop.example:443", 200),
+        ("https://Shop.Example.", 200),
+        ("https://shop.example:8443", 403),
+        ("http://shop.example", 403),
+        ("null", 403),
+    ] {
+        let (status, _, _) = app.post_with(ping, &[("content-type", "application/json"), ("origin", origin)]).await;
+        assert_eq!(status, expected, "{origin}");
+    }
 }
 
 // Checklist 46, 54: reads accept Idempotency-Key headers and meta keys; unknown fields are ignored.

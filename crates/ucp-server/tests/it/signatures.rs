@@ -309,6 +309,66 @@ async fn log_policy_and_per_platform_overrides() {
     }
 }
 
+// Checklist 65: a Content-Digest is checked whatever the signature policy. Under `off` (with
+// and without response signing) and `log` an unsigned request whose body is not the one its digest names is refused with
+// digest_mismatch on both bindings, and runs nothing; a digest in algorithms we do not compute
+// is ignored when no signature needs it.
+#[tokio::test]
+async fn a_content_digest_is_checked_without_signatures_too() {
+    // Off without response signing leaves the signature step out of the stack: the digest is
+    // then checked on its own.
+    for (policy, signing) in [
+        (SignaturePolicy::Off, ResponseSigning::None),
+        (SignaturePolicy::Off, ResponseSigning::CompleteCheckout),
+        (SignaturePolicy::Log, ResponseSigning::CompleteCheckout),
+    ] {
+        let app = spawn_app_with(fixture_products(), |settings, _| {
+            settings.signatures.policy = policy;
+            settings.signatures.sign_responses = signing;
+        })
+        .await;
+        let agent = format!("profile=\"{}\"", app.platform.profile_url());
+        let create = json!({ "jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": { "name": "create_cart",
+            "arguments": { "meta": { "ucp-agent": { "profile": app.platform.profile_url() }, "idempotency-key": idempotency() },
+                "cart": { "line_items": [{ "item": { "id": "mug-1" }, "quantity": 1 }] } } } })
+        .to_string();
+        let other = format!("sha-256=:{}:", STANDARD.encode(Sha256::digest(b"another body")));
+        let post = |path: &str, body: String, digest: &str| {
+            app.http
+                .post(format!("{}{path}", app.base_url))
+                .header("content-type", "application/json")
+                .header("ucp-agent", &agent)
+                .header("idempotency-key", idempotency())
+                .header("content-digest", digest)
+                .body(body)
+                .send()
+        };
+        let response = post("/ucp/mcp", create.clone(), &other).await.unwrap();
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{policy:?}");
+        let body: Value = response.json().await.unwrap();
+        assert_eq!(rpc_code(&body), (-32600, "digest_mismatch".into()), "{policy:?}: {body}");
+        assert_eq!(body["id"], 7);
+        let rest_cart = r#"{"line_items":[{"item":{"id":"mug-1"},"quantity":1}]}"#;
+        let response = post("/ucp/v1/carts", rest_cart.into(), &other).await.unwrap();
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{policy:?}");
+        let body: Value = response.json().await.unwrap();
+        assert_eq!(body["code"], "digest_mismatch", "{policy:?}: {body}");
+        // Neither ran: no cart was made.
+        let database = app.data_dir.path().join(ucp_server::startup::DATABASE_FILE);
+        let sessions: i64 = rusqlite::Connection::open(database)
+            .unwrap()
+            .query_row("SELECT COUNT(*) FROM sessions", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(sessions, 0, "{policy:?}");
+
+        let own = format!("sha-256=:{}:", STANDARD.encode(Sha256::digest(create.as_bytes())));
+        for digest in [own.as_str(), "md5=:AAAA:"] {
+            let response = post("/ucp/mcp", create.clone(), digest).await.unwrap();
+            assert_eq!(response.status(), StatusCode::OK, "{policy:?}, {digest}");
+        }
+    }
+}
+
 /// Verifies our response signature with the JWK published at `/.well-known/ucp`.
 async fn assert_signed_by_us(app: &TestApp, status: u16, headers: &reqwest::header::HeaderMap, body: &[u8]) {
     let profile: Value =
