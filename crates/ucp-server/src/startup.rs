@@ -122,7 +122,7 @@ impl Application {
         } else {
             None
         };
-        let allowed = allowed_hosts_and_origins(&settings, &base_url, local_addr, scheme);
+        let allowed = Allowed::of(&settings.http, &base_url, local_addr, scheme);
         let tools = mcp::tool_list(&settings.capabilities.enabled);
         let in_flight = Arc::new(tokio::sync::Semaphore::new(settings.http.max_concurrent_requests.max(1)));
         let pricing_rules = Arc::new(settings.pricing_rules());
@@ -425,28 +425,4 @@ async fn seed_demo(catalog: &Arc<dyn CatalogStore>, settings: &Settings) -> Resu
         "seeded the empty store with the demo catalog"
     );
     Ok(())
-}
-
-fn allowed_hosts_and_origins(settings: &Settings, base_url: &str, local_addr: SocketAddr, scheme: &str) -> Allowed {
-    let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "[::1]".into()];
-    let mut origins: Vec<String> = Vec::new();
-    let port = local_addr.port();
-    for loopback in ["localhost", "127.0.0.1", "[::1]"] {
-        origins.push(format!("{scheme}://{loopback}:{port}"));
-    }
-    if let Ok(url) = url::Url::parse(base_url) {
-        if let Some(host) = url.host_str() {
-            hosts.push(layers::host_name(&host.to_ascii_lowercase()).to_owned());
-        }
-        origins.push(layers::origin_key(&url.origin().ascii_serialization()));
-    }
-    let listen_host = local_addr.ip().to_string();
-    if !local_addr.ip().is_unspecified() {
-        hosts.push(if local_addr.is_ipv6() { format!("[{listen_host}]") } else { listen_host });
-    }
-    hosts.extend(
-        settings.http.allowed_hosts.iter().map(|host| layers::host_name(&host.to_ascii_lowercase()).to_owned()),
-    );
-    origins.extend(settings.http.allowed_origins.iter().map(|origin| layers::origin_key(origin)));
-    Allowed { hosts, origins }
 }

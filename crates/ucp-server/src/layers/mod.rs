@@ -43,7 +43,7 @@ use axum::middleware::from_fn_with_state;
 
 use stack::{Present, StackLayer};
 
-pub use allowed::{Allowed, host_name, origin_key};
+pub use allowed::Allowed;
 pub use audit::{Caller, record as audit};
 pub(crate) use body::is_echoable_id;
 pub use body::{RawBody, RpcId, reject};
