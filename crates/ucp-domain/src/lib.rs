@@ -8,6 +8,7 @@
 pub mod catalog;
 pub mod checkout;
 pub mod commerce;
+pub mod disclosure;
 pub mod json;
 pub mod money;
 pub mod order;

@@ -37,6 +37,27 @@ pub struct Message {
     /// JSONPath of the member the message is about.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// A warning's text format; left out for plain text, the default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_type: Option<ContentType>,
+    /// A warning's rendering contract: `notice` (the default, left out) or `disclosure` (the
+    /// platform must display it near `path` and must not hide it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub presentation: Option<String>,
+    /// A warning's required visual element (a warning symbol, an energy class label).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_url: Option<String>,
+    /// Where to read more about a warning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
+/// `content_type` of a warning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ContentType {
+    Plain,
+    Markdown,
 }
 
 impl Message {
@@ -48,6 +69,10 @@ impl Message {
             content: content.to_owned(),
             severity: Some(Severity::Unrecoverable),
             path: None,
+            content_type: None,
+            presentation: None,
+            image_url: None,
+            url: None,
         }
     }
 }
@@ -81,6 +106,10 @@ impl From<&domain::Message> for Message {
             content: message.content.clone(),
             severity: message.severity.map(Severity::from),
             path: message.path.clone(),
+            content_type: message.disclosure.as_ref().filter(|display| display.markdown).map(|_| ContentType::Markdown),
+            presentation: message.disclosure.as_ref().map(|_| "disclosure".to_owned()),
+            image_url: message.disclosure.as_ref().and_then(|display| display.image_url.clone()),
+            url: message.disclosure.as_ref().and_then(|display| display.url.clone()),
         }
     }
 }
@@ -108,6 +137,25 @@ mod tests {
         assert_eq!(
             serde_json::to_string(&Message::from(&info)).unwrap(),
             r#"{"type":"info","code":"note","content":"Shipping is free"}"#
+        );
+        let display = domain::WarningDisplay {
+            markdown: true,
+            image_url: Some("https://shop.example/p65.png".into()),
+            url: Some("https://www.p65warnings.ca.gov".into()),
+        };
+        let disclosure = domain::Message::disclosure("prop65", "**WARNING**", display.into(), "$.product".into());
+        assert_eq!(
+            serde_json::to_value(Message::from(&disclosure)).unwrap(),
+            serde_json::json!({
+                "type": "warning", "code": "prop65", "content": "**WARNING**", "path": "$.product",
+                "content_type": "markdown", "presentation": "disclosure",
+                "image_url": "https://shop.example/p65.png", "url": "https://www.p65warnings.ca.gov"
+            })
+        );
+        let plain = domain::Message::disclosure("allergens", "Contains nuts", Default::default(), "$".into());
+        assert_eq!(
+            serde_json::to_string(&Message::from(&plain)).unwrap(),
+            r#"{"type":"warning","code":"allergens","content":"Contains nuts","path":"$","presentation":"disclosure"}"#
         );
     }
 }

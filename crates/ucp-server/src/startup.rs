@@ -87,6 +87,7 @@ impl Application {
         if settings.demo && catalog.product_count().await? == 0 {
             seed_demo(&catalog, &settings).await?;
         }
+        warn_of_unmatched_disclosures(&settings, catalog.as_ref()).await;
 
         let grace_secs = i64::try_from(settings.signatures.key_grace_days.saturating_mul(86_400)).unwrap_or(i64::MAX);
         let keys = KeyRing::load(&data_dir, grace_secs, time::OffsetDateTime::now_utc().unix_timestamp())
@@ -409,6 +410,19 @@ fn admin_keys(settings: &Settings, data_dir: &std::path::Path) -> std::io::Resul
 async fn not_found(uri: axum::http::Uri) -> Response {
     let body = serde_json::json!({ "code": "not_found", "content": format!("no route for {}", uri.path()) });
     (StatusCode::NOT_FOUND, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+}
+
+/// Logs each disclosure product id the catalog cannot match (a legal notice that silently
+/// shows nowhere is worse than a warning at start; the catalog may still gain the product).
+async fn warn_of_unmatched_disclosures(settings: &Settings, catalog: &dyn CatalogStore) {
+    let disclosures = settings.pricing_rules().disclosures;
+    if disclosures.is_empty() {
+        return;
+    }
+    match disclosures.unmatched(catalog).await {
+        Ok(problems) => problems.iter().for_each(|problem| tracing::warn!("{problem}")),
+        Err(error) => tracing::warn!(%error, "could not check the disclosures' product ids against the catalog"),
+    }
 }
 
 async fn seed_demo(catalog: &Arc<dyn CatalogStore>, settings: &Settings) -> Result<(), StartError> {

@@ -22,6 +22,8 @@ pub use priced::{
 pub use pricing::{PricingInput, price};
 pub use rules::{DiscountKind, DiscountRule, PricingRules, ShippingRate, ShippingRules, ShippingZone, TaxRate};
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,19 +62,49 @@ pub struct Message {
     pub content: String,
     pub severity: Option<Severity>,
     pub path: Option<String>,
+    /// A warning that is a disclosure (`presentation: "disclosure"`), with how it displays;
+    /// made from the merchant's declarations on every read, never stored with a session.
+    #[serde(skip)]
+    pub disclosure: Option<Arc<WarningDisplay>>,
+}
+
+/// How a disclosure displays besides its text (`message_warning.json`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WarningDisplay {
+    /// `content_type: "markdown"` rather than plain text.
+    pub markdown: bool,
+    /// A required visual element (a warning symbol, an energy class label).
+    pub image_url: Option<String>,
+    /// Where to read more (a regulator's page, a registry entry).
+    pub url: Option<String>,
 }
 
 impl Message {
     pub fn error(code: &str, severity: Severity, content: impl Into<String>, path: Option<String>) -> Message {
-        Message { kind: MessageKind::Error, code: code.into(), content: content.into(), severity: Some(severity), path }
+        Message::new(MessageKind::Error, code, content, Some(severity), path)
     }
 
     pub fn warning(code: &str, content: impl Into<String>, path: Option<String>) -> Message {
-        Message { kind: MessageKind::Warning, code: code.into(), content: content.into(), severity: None, path }
+        Message::new(MessageKind::Warning, code, content, None, path)
     }
 
     pub fn info(code: &str, content: impl Into<String>, path: Option<String>) -> Message {
-        Message { kind: MessageKind::Info, code: code.into(), content: content.into(), severity: None, path }
+        Message::new(MessageKind::Info, code, content, None, path)
+    }
+
+    /// A warning the platform must keep visible near `path` (checkout.md §4).
+    pub fn disclosure(code: &str, content: &str, display: Arc<WarningDisplay>, path: String) -> Message {
+        Message { disclosure: Some(display), ..Message::new(MessageKind::Warning, code, content, None, Some(path)) }
+    }
+
+    fn new(
+        kind: MessageKind,
+        code: &str,
+        content: impl Into<String>,
+        severity: Option<Severity>,
+        path: Option<String>,
+    ) -> Message {
+        Message { kind, code: code.into(), content: content.into(), severity, path, disclosure: None }
     }
 }
 

@@ -82,4 +82,6 @@ pub struct PricingRules {
     pub discounts: Vec<DiscountRule>,
     /// Whether a buyer email is required before completion.
     pub require_email: bool,
+    /// The notices shown beside the products they concern, on catalog answers as on lines.
+    pub disclosures: crate::disclosure::Disclosures,
 }

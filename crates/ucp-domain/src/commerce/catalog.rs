@@ -252,12 +252,11 @@ impl Commerce {
         let cursor = page.next.map(|position| {
             self.ports.cursors.encode(&key, Cursor { match_all_terms: query.match_all_terms, position })
         });
-        Ok(SearchResults {
-            products,
-            has_next_page: cursor.is_some(),
-            cursor,
-            messages: currency_message.into_iter().collect(),
-        })
+        let mut messages: Vec<Message> = currency_message.into_iter().collect();
+        for (index, shown) in products.iter().enumerate() {
+            self.ports.rules.disclosures.warn_shown(shown, || format!("$.products[{index}]"), &mut messages);
+        }
+        Ok(SearchResults { products, has_next_page: cursor.is_some(), cursor, messages })
     }
 
     pub async fn lookup_catalog(&self, request: LookupRequest) -> Result<LookupResults, Error> {
@@ -298,6 +297,9 @@ impl Commerce {
             .map(|id| Message::info("not_found", id.clone(), None))
             .collect();
         messages.extend(currency_message);
+        for (index, found) in matches.iter().enumerate() {
+            self.ports.rules.disclosures.warn_shown(&found.product, || format!("$.products[{index}]"), &mut messages);
+        }
         Ok(LookupResults { products: matches, messages })
     }
 
@@ -357,11 +359,10 @@ impl Commerce {
             (Shown::Changed(Box::new(detailed.product)), detailed.selected, has_options)
         };
         let has_axes = has_options || !selected.is_empty();
-        Ok(Answer::Resource(ProductView {
-            product: shown,
-            selected: has_axes.then_some(selected),
-            messages: currency_message.into_iter().collect(),
-        }))
+        let mut messages: Vec<Message> = currency_message.into_iter().collect();
+        // From the product the id named: a default view would derive a product to be read.
+        self.ports.rules.disclosures.warn_served(&product, || "$.product".to_owned(), &mut messages);
+        Ok(Answer::Resource(ProductView { product: shown, selected: has_axes.then_some(selected), messages }))
     }
 }
 

@@ -104,6 +104,10 @@ impl Commerce {
         // the outcome is stored it is `complete_in_progress`, which updates, cancels and other
         // completes refuse (checklist 132, 146), and recovery can ask the processor about it.
         // A concurrent writer that got in first makes this attempt start over.
+        // The attempt keeps the pricing it charges for, not what was said about it: the
+        // disclosures among its messages are the merchant's declarations, made afresh on reads.
+        let mut priced = priced;
+        priced.messages.retain(|message| message.disclosure.is_none());
         let attempt = PaymentAttempt {
             handler_id: handler.id.clone(),
             key: session.charge_key(),

@@ -10,6 +10,7 @@
 //! depends on the domain only, never on the rest of the server.
 
 mod admin;
+mod disclosures;
 mod idempotency;
 mod layers;
 mod limits;
@@ -32,6 +33,7 @@ use serde::{Deserialize, Serialize};
 use ucp_domain::checkout::PricingRules;
 
 pub use admin::{AdminSettings, MetricsSettings};
+pub use disclosures::{DisclosureFormat, DisclosureSettings};
 pub use idempotency::IdempotencySettings;
 pub use limits::{ConnectionLimits, LimitSettings, RateLimits};
 pub use platforms::{AuthSettings, MtlsSettings, OAuthSettings, PlatformSettings};
@@ -79,6 +81,8 @@ pub struct Settings {
     pub taxes: Vec<TaxSettings>,
     /// Discount codes and automatic promotions.
     pub discounts: Vec<DiscountSettings>,
+    /// Notices shown beside the products they concern (`[[disclosures]]`).
+    pub disclosures: Vec<DisclosureSettings>,
     pub payments: PaymentSettings,
     /// TLS termination and client certificates (`[tls]`).
     pub tls: TlsSettings,
@@ -132,6 +136,7 @@ impl Default for Settings {
             shipping: pricing::demo_shipping(),
             taxes: pricing::demo_taxes(),
             discounts: pricing::demo_discounts(),
+            disclosures: Vec::new(),
             payments: PaymentSettings::default(),
             tls: TlsSettings::default(),
             idempotency: IdempotencySettings::default(),
@@ -207,6 +212,7 @@ impl Settings {
         for zone in &self.shipping {
             zone.validate()?;
         }
+        disclosures::validate(&self.disclosures)?;
         for (index, alias) in self.capabilities.aliases.iter().enumerate() {
             alias.validate()?;
             if self.capabilities.aliases[..index].iter().any(|earlier| earlier.namespace == alias.namespace) {
@@ -246,8 +252,11 @@ impl Settings {
         }
     }
 
-    /// The domain's pricing rules: a copy of settings typed at load.
+    /// The domain's pricing rules, disclosures included: a copy of settings typed at load.
     pub fn pricing_rules(&self) -> PricingRules {
-        pricing::pricing_rules(&self.shipping, &self.taxes, &self.discounts, self.checkout.require_email)
+        PricingRules {
+            disclosures: disclosures::disclosures(&self.disclosures),
+            ..pricing::pricing_rules(&self.shipping, &self.taxes, &self.discounts, self.checkout.require_email)
+        }
     }
 }

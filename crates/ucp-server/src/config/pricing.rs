@@ -294,6 +294,7 @@ pub(super) fn pricing_rules(
             .collect(),
         discounts: discounts.iter().map(DiscountRule::from).collect(),
         require_email,
+        ..PricingRules::default()
     }
 }
 

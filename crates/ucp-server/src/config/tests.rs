@@ -231,3 +231,38 @@ fn namespace_aliases_must_be_published_by_their_authority() {
     let error = load_toml(&format!("{bcp}{bcp}")).unwrap_err().to_string();
     assert!(error.contains("aliased twice"), "{error}");
 }
+
+// checkout.md §4: disclosures load from TOML into the rules (ids and categories as arrays,
+// never split on commas: `Food, Beverages & Tobacco` is one category; URLs sent as they
+// parse), and one that cannot be shown as declared is refused at start, named by its index.
+#[test]
+fn disclosures_are_checked_at_load() {
+    let valid = "[[disclosures]]\ncode = \"allergens\"\ncontent = \"Contains nuts\"\ncontent_type = \"markdown\"\n\
+                 url = \" https://shop.example/allergens guide\"\ncategories = [\"Food, Beverages & Tobacco\"]\n";
+    let settings = load_toml(valid).unwrap();
+    assert_eq!(settings.disclosures[0].content_type, super::DisclosureFormat::Markdown);
+    let rules = settings.pricing_rules();
+    let mut messages = Vec::new();
+    rules.disclosures.warn("cookie", ["food, beverages & tobacco > snacks"], "$.line_items[0]".into(), &mut messages);
+    let display = messages[0].disclosure.as_deref().unwrap();
+    assert!(display.markdown);
+    assert_eq!(display.url.as_deref(), Some("https://shop.example/allergens%20guide"));
+    let disclosure = |rest: &str| format!("[[disclosures]]\n{rest}\n");
+    for (text, expected) in [
+        (disclosure("code = \"Prop 65\"\ncontent = \"x\"\nproducts = [\"mug\"]"), "disclosures[0]: code"),
+        (disclosure("code = \"prop65\"\ncontent = \" \"\nproducts = [\"mug\"]"), "content"),
+        (disclosure("code = \"prop65\"\ncontent = \"x\""), "name the products"),
+        (disclosure("code = \"prop65\"\ncontent = \"x\"\nproducts = [\"\"]"), "empty product id"),
+        (disclosure("code = \"prop65\"\ncontent = \"x\"\nproducts = [\"mug\"]\nurl = \"http://p65.example\""), "https"),
+        (disclosure("code = \"prop65\"\ncontent = \"x\"\nproducts = [\"mug\"]\nimage_url = \"/p65.svg\""), "image_url"),
+        (disclosure("code = \"prop65\"\ncontent = \"x\"\nproducts = [\"mug\"]\ncontent_type = \"html\""), "html"),
+        (disclosure("code = \"prop65\"\ncontent = \"x\"\ncategories = [\" > \"]"), "empty product id or category"),
+        (disclosure("code = \"prop65\"\ncontent = \"x\"\nproducts = \"mug\""), "products"),
+        (disclosure("code = \"prop65\"\ncontent = \"x\"\nproduct = [\"mug\"]"), "product"),
+    ] {
+        let error = load_toml(&text).unwrap_err().to_string();
+        assert!(error.contains(expected), "{text}: {error}");
+    }
+    let too_many = disclosure("code = \"a\"\ncontent = \"x\"\nproducts = [\"mug\"]").repeat(257);
+    assert!(load_toml(&too_many).unwrap_err().to_string().contains("at most 256"));
+}

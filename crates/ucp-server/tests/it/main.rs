@@ -18,6 +18,7 @@ mod conformance_rest;
 mod console;
 mod console_browser;
 mod console_forms;
+mod disclosures;
 mod discovery;
 mod fuzz;
 mod handoff;

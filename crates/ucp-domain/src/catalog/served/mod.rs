@@ -53,6 +53,9 @@ pub struct Served {
     stored_len: usize,
     rendering: OnceLock<Box<dyn Any + Send + Sync>>,
     detail: OnceLock<Option<DefaultDetail>>,
+    /// Which of the merchant's disclosures its categories name (`crate::disclosure`), found
+    /// once per product, keyed by the disclosures' generation.
+    disclosed: OnceLock<(u64, Box<[u32]>)>,
     /// For a view of another served product (get_product's default view): that product, whose
     /// rendering the view's can be cut from. Weak: the product holds its view.
     view_of: Weak<Served>,
@@ -253,6 +256,7 @@ impl Served {
             stored_len: 0,
             rendering: OnceLock::new(),
             detail: OnceLock::new(),
+            disclosed: OnceLock::new(),
             view_of: Weak::new(),
         }
     }
@@ -341,6 +345,22 @@ impl Served {
             return read(&product);
         }
         read(self.product())
+    }
+
+    /// What `find` gives of the product for the disclosures of `generation` (the indices of
+    /// those its categories name), found once and kept: read without keeping a parse
+    /// ([`Served::with_product`]), so a search result shown as it is stays unparsed.
+    pub fn disclosed(&self, generation: u64, find: impl FnOnce(&Product) -> Box<[u32]>) -> Box<[u32]> {
+        let mut find = Some(find);
+        let (kept, indices) = self.disclosed.get_or_init(|| {
+            let find = find.take().expect("runs once");
+            (generation, self.with_product(find))
+        });
+        match find {
+            // Another generation's (only where two configurations share one process: tests).
+            Some(find) if *kept != generation => self.with_product(find),
+            _ => indices.clone(),
+        }
     }
 
     /// The length of the stored document a product kept as stored was made from (whether or

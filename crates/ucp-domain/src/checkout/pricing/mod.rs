@@ -46,6 +46,15 @@ pub fn price(input: &PricingInput<'_>) -> Priced {
     let status = status::status_of(session, &messages, lines.is_empty());
     // Warnings, after the status they must not change (checklist 138).
     super::eligibility::not_accepted(session.context.as_ref(), &mut messages);
+    // The disclosures of each line's product (a line's categories: its product's and its
+    // variant's).
+    let disclosures = &input.rules.disclosures;
+    for (index, line) in session.lines.iter().enumerate().filter(|_| !disclosures.is_empty()) {
+        if let Some(item) = input.items.get(&line.item_id) {
+            let (categories, path) = (item.categories.iter().map(String::as_str), format!("$.line_items[{index}]"));
+            disclosures.warn(&item.product_id, categories, path, &mut messages);
+        }
+    }
     messages.extend(session.sticky_messages.iter().cloned());
     Priced {
         lines,

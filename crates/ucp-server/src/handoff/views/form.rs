@@ -109,11 +109,13 @@ pub(in crate::handoff) struct Notice {
     pub(in crate::handoff) code: String,
     pub(in crate::handoff) content: String,
     pub(in crate::handoff) path: Option<String>,
+    /// A disclosure, shown under its line rather than among the alerts.
+    pub(in crate::handoff) disclosure: bool,
 }
 
 impl Notice {
     pub(in crate::handoff) fn error(code: &str, content: impl Into<String>) -> Notice {
-        Notice { error: true, code: code.into(), content: content.into(), path: None }
+        Notice { error: true, code: code.into(), content: content.into(), path: None, disclosure: false }
     }
 }
 
@@ -124,6 +126,7 @@ impl From<&Message> for Notice {
             code: message.code.clone(),
             content: message.content.clone(),
             path: message.path.clone(),
+            disclosure: message.disclosure.is_some(),
         }
     }
 }

@@ -47,8 +47,10 @@ struct AlertItem<'a> {
     content: &'a str,
 }
 
-/// The alert for `notices`, or none when there are none.
+/// The alert for `notices`, or none when there are none. Disclosures are not alerts: each
+/// shows under its line in the summary ([`priced_summary`]).
 fn alert(notices: &[Notice]) -> Option<Alert<'_>> {
+    let notices: Vec<&Notice> = notices.iter().filter(|notice| !notice.disclosure).collect();
     if notices.is_empty() {
         return None;
     }
@@ -73,6 +75,15 @@ struct Row<'a> {
     quantity: i64,
     unit_price: String,
     total: String,
+    /// The merchant's disclosures about the line's product (checkout.md §4), shown under it.
+    disclosures: Vec<Disclosed<'a>>,
+}
+
+/// A disclosure as a page shows it: its text and where to read more. (Its image is not
+/// shown: the pages load nothing from other origins.)
+struct Disclosed<'a> {
+    content: &'a str,
+    url: Option<&'a str>,
 }
 
 struct TotalRow {
@@ -88,7 +99,13 @@ struct AppliedDiscount {
 
 impl<'a> Row<'a> {
     fn new(title: &'a str, quantity: i64, unit_price: i64, total: i64, currency: &str) -> Row<'a> {
-        Row { title, quantity, unit_price: money(unit_price, currency), total: money(total, currency) }
+        Row {
+            title,
+            quantity,
+            unit_price: money(unit_price, currency),
+            total: money(total, currency),
+            disclosures: Vec::new(),
+        }
     }
 }
 
@@ -110,7 +127,21 @@ fn priced_summary<'a>(caption: &'static str, priced: &'a Priced, currency: &str)
     let rows = priced
         .lines
         .iter()
-        .map(|line| Row::new(&line.title, line.quantity, line.unit_price, line_total(line), currency))
+        .enumerate()
+        .map(|(index, line)| {
+            let mut row = Row::new(&line.title, line.quantity, line.unit_price, line_total(line), currency);
+            let path = format!("$.line_items[{index}]");
+            row.disclosures = priced
+                .messages
+                .iter()
+                .filter(|message| message.path.as_deref() == Some(path.as_str()))
+                .filter_map(|message| {
+                    let display = message.disclosure.as_deref()?;
+                    Some(Disclosed { content: &message.content, url: display.url.as_deref() })
+                })
+                .collect();
+            row
+        })
         .collect();
     let totals = total_rows(priced.totals.iter().map(|Total { kind, amount, .. }| (*kind, *amount)), currency);
     let discounts = priced

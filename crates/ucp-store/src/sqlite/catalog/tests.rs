@@ -143,3 +143,28 @@ fn resolving_ids_never_reprepares_a_statement() {
         assert!(!steps.is_empty() && steps.iter().all(|step| !step.starts_with("SCAN")), "{sql}: {steps:?}");
     }
 }
+
+// Disclosures name products by their own id: against a real catalog, an id it does not hold
+// and a variant's id or SKU (which name a product but never match a disclosure) are reported,
+// each once, in id order; a product id is not.
+#[tokio::test]
+async fn disclosure_ids_are_checked_against_the_catalog() {
+    use ucp_domain::checkout::WarningDisplay;
+    use ucp_domain::disclosure::{Disclosure, Disclosures};
+
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(&dir);
+    store.import_products(Box::new(vec![product("a", "a1", 100)].into_iter().map(Ok))).await.unwrap();
+    let disclosures = Disclosures::new([Disclosure {
+        code: "prop65".into(),
+        content: "WARNING".into(),
+        display: WarningDisplay::default(),
+        product_ids: ["a", "a1", "sku-a1", "gone", "a"].map(str::to_owned).to_vec(),
+        categories: vec!["Anything".into()],
+    }]);
+    let problems = disclosures.unmatched(&store).await.unwrap();
+    assert_eq!(problems.len(), 3, "{problems:?}");
+    assert!(problems[0].contains("\"a1\"") && problems[0].contains("names product \"a\""), "{problems:?}");
+    assert!(problems[1].contains("\"gone\"") && problems[1].contains("does not hold"), "{problems:?}");
+    assert!(problems[2].contains("\"sku-a1\""), "{problems:?}");
+}
