@@ -77,13 +77,17 @@ impl Disclosures {
         ids.sort_unstable();
         let resolutions = catalog.resolve(&ids).await?;
         let mut problems = Vec::new();
+        let mut by_input: HashMap<&str, Vec<&str>> = HashMap::new();
+        for resolution in &resolutions {
+            by_input.entry(resolution.input.as_str()).or_default().push(resolution.product_id.as_str());
+        }
         for id in &ids {
-            let named = resolutions.iter().find(|resolution| &resolution.input == id);
-            match named {
+            // A product's own id, though it may also be another product's handle.
+            match by_input.get(id.as_str()) {
                 None => problems.push(format!("disclosures name product {id:?}, which the catalog does not hold")),
-                Some(resolution) if resolution.product_id != *id => problems.push(format!(
+                Some(named) if !named.contains(&id.as_str()) => problems.push(format!(
                     "disclosures name {id:?}, which is not a product id but names product {:?}: name that instead",
-                    resolution.product_id
+                    named[0]
                 )),
                 Some(_) => {}
             }
@@ -97,24 +101,22 @@ impl Disclosures {
         &self,
         id: &str,
         categories: impl IntoIterator<Item = &'a str>,
-        path: String,
+        path: impl FnOnce() -> String,
         out: &mut Vec<Message>,
     ) {
         if self.is_empty() {
             return;
         }
-        let by_category = if self.by_category.is_empty() { Vec::new() } else { self.naming(categories).into() };
+        let by_category = if self.by_category.is_empty() { Box::default() } else { self.naming(categories) };
         self.emit(id, &by_category, path, out);
     }
 
-    /// [`Disclosures::warn`] for a product of a catalog answer.
+    /// [`Disclosures::warn`] for a product of a catalog answer (before another currency
+    /// changes it, so all its variants count, as for a served product).
     pub fn warn_shown(&self, shown: &Shown, path: impl FnOnce() -> String, out: &mut Vec<Message>) {
         match shown {
             Shown::Served { served, .. } => self.warn_served(served, path, out),
-            Shown::Changed(product) if !self.is_empty() => {
-                self.emit(&product.id, &self.naming(categories_of(product)), path(), out);
-            }
-            Shown::Changed(_) => {}
+            Shown::Changed(product) => self.warn(&product.id, categories_of(product), path, out),
         }
     }
 
@@ -130,7 +132,7 @@ impl Disclosures {
         } else {
             served.disclosed(self.generation, |product| self.naming(categories_of(product)))
         };
-        self.emit(served.id(), &by_category, path(), out);
+        self.emit(served.id(), &by_category, path, out);
     }
 
     /// The disclosures that name one of `categories` or a category above it, in order.
@@ -146,8 +148,9 @@ impl Disclosures {
         found.into()
     }
 
-    /// One warning per disclosure that names `id` or is in `by_category`, in declaration order.
-    fn emit(&self, id: &str, by_category: &[u32], path: String, out: &mut Vec<Message>) {
+    /// One warning per disclosure that names `id` or is in `by_category`, in declaration
+    /// order, at `path` (made only when there is one).
+    fn emit(&self, id: &str, by_category: &[u32], path: impl FnOnce() -> String, out: &mut Vec<Message>) {
         let by_id = self.by_product.get(id).map_or(&[][..], Vec::as_slice);
         if by_id.is_empty() && by_category.is_empty() {
             return;
@@ -155,6 +158,7 @@ impl Disclosures {
         let mut found: Vec<u32> = by_id.iter().chain(by_category).copied().collect();
         found.sort_unstable();
         found.dedup();
+        let path = path();
         for at in found {
             let (code, content, display) = &self.notices[at as usize];
             out.push(Message::disclosure(code, content, Arc::clone(display), path.clone()));
@@ -187,7 +191,7 @@ mod tests {
 
     fn codes(disclosures: &Disclosures, id: &str, categories: &[&str]) -> Vec<String> {
         let mut out = Vec::new();
-        disclosures.warn(id, categories.iter().copied(), "$.product".into(), &mut out);
+        disclosures.warn(id, categories.iter().copied(), || "$.product".into(), &mut out);
         assert!(out.iter().all(|message| message.path.as_deref() == Some("$.product")));
         out.into_iter().map(|message| message.code).collect()
     }

@@ -87,7 +87,6 @@ impl Application {
         if settings.demo && catalog.product_count().await? == 0 {
             seed_demo(&catalog, &settings).await?;
         }
-        warn_of_unmatched_disclosures(&settings, catalog.as_ref()).await;
 
         let grace_secs = i64::try_from(settings.signatures.key_grace_days.saturating_mul(86_400)).unwrap_or(i64::MAX);
         let keys = KeyRing::load(&data_dir, grace_secs, time::OffsetDateTime::now_utc().unix_timestamp())
@@ -127,6 +126,7 @@ impl Application {
         let tools = mcp::tool_list(&settings.capabilities.enabled);
         let in_flight = Arc::new(tokio::sync::Semaphore::new(settings.http.max_concurrent_requests.max(1)));
         let pricing_rules = Arc::new(settings.pricing_rules());
+        warn_of_unmatched_disclosures(&pricing_rules.disclosures, catalog.as_ref()).await;
         let mailer = crate::mailer::Mailer::new(data_dir.join("outbox"), &settings.business_name);
         let clock = crate::clock::Clock::default();
         let pages = Arc::new(crate::page_links::PageTokens::new(&cursor_secret, &base_url));
@@ -148,6 +148,10 @@ impl Application {
         let idempotency =
             crate::idempotency::Idempotency::new(idempotency_store, clock.clone(), settings.idempotency.clone());
         let admin = admin_keys(&settings, &data_dir).map_err(data_dir_error)?;
+        // The pages show the disclosures' symbols, from wherever the merchant keeps them.
+        let page_policy = layers::page_content_security_policy(
+            settings.disclosures.iter().filter_map(|disclosure| disclosure.image_url.as_deref()),
+        );
         let mut state = AppState::new(crate::state::Shared {
             admin: Arc::new(admin),
             traffic,
@@ -171,6 +175,7 @@ impl Application {
             cursors,
             pages,
             allowed: Arc::new(allowed),
+            page_policy,
             tools_list_result: Arc::new(serde_json::json!({ "tools": tools }).to_string()),
             auth: Arc::new(auth),
         });
@@ -414,13 +419,19 @@ async fn not_found(uri: axum::http::Uri) -> Response {
 
 /// Logs each disclosure product id the catalog cannot match (a legal notice that silently
 /// shows nowhere is worse than a warning at start; the catalog may still gain the product).
-async fn warn_of_unmatched_disclosures(settings: &Settings, catalog: &dyn CatalogStore) {
-    let disclosures = settings.pricing_rules().disclosures;
+async fn warn_of_unmatched_disclosures(disclosures: &ucp_domain::disclosure::Disclosures, catalog: &dyn CatalogStore) {
+    /// Most problems logged one by one; the rest are counted.
+    const LOGGED: usize = 20;
     if disclosures.is_empty() {
         return;
     }
     match disclosures.unmatched(catalog).await {
-        Ok(problems) => problems.iter().for_each(|problem| tracing::warn!("{problem}")),
+        Ok(problems) => {
+            problems.iter().take(LOGGED).for_each(|problem| tracing::warn!("{problem}"));
+            if problems.len() > LOGGED {
+                tracing::warn!(more = problems.len() - LOGGED, "more disclosure product ids do not match");
+            }
+        }
         Err(error) => tracing::warn!(%error, "could not check the disclosures' product ids against the catalog"),
     }
 }

@@ -57,6 +57,8 @@ pub struct Shared {
     /// The buyer pages' tokens and URLs (`continue_url`, order permalinks).
     pub pages: Arc<crate::page_links::PageTokens>,
     pub allowed: Arc<Allowed>,
+    /// The buyer pages' Content-Security-Policy (`layers::page_content_security_policy`).
+    pub page_policy: axum::http::HeaderValue,
     /// The precomputed `tools/list` result, serialized.
     pub tools_list_result: Arc<String>,
     /// Requests in flight; when none is left, new requests get 503 with `Retry-After`.

@@ -239,10 +239,15 @@ impl Commerce {
             query.match_all_terms = false;
             page = self.ports.catalog.search(&query).await?;
         }
+        let mut messages: Vec<Message> = currency_message.into_iter().collect();
+        let disclosures = &self.ports.rules.disclosures;
         let products: Vec<Shown> = page
             .products
             .into_iter()
-            .map(|served| {
+            .enumerate()
+            .map(|(index, served)| {
+                // From the served product itself, before another currency makes it a copy.
+                disclosures.warn_served(&served, || format!("$.products[{index}]"), &mut messages);
                 let variants = variants_for_search(&served, &variant_filter);
                 let mut shown = Shown::Served { served, variants };
                 presentment.apply_shown(&mut shown);
@@ -252,10 +257,6 @@ impl Commerce {
         let cursor = page.next.map(|position| {
             self.ports.cursors.encode(&key, Cursor { match_all_terms: query.match_all_terms, position })
         });
-        let mut messages: Vec<Message> = currency_message.into_iter().collect();
-        for (index, shown) in products.iter().enumerate() {
-            self.ports.rules.disclosures.warn_shown(shown, || format!("$.products[{index}]"), &mut messages);
-        }
         Ok(SearchResults { products, has_next_page: cursor.is_some(), cursor, messages })
     }
 
@@ -287,7 +288,10 @@ impl Commerce {
         let products: Vec<Arc<Served>> =
             products.into_iter().filter(|product| in_categories(product, &categories)).collect();
         let mut matches = assemble_lookup(&resolutions, products, &|price| variant_filter.keeps_price(price));
-        for found in &mut matches {
+        // From the served products themselves, before another currency makes them copies.
+        let mut disclosed = Vec::new();
+        for (index, found) in matches.iter_mut().enumerate() {
+            self.ports.rules.disclosures.warn_shown(&found.product, || format!("$.products[{index}]"), &mut disclosed);
             presentment.apply_shown(&mut found.product);
         }
         let resolved: RequestSet<'_> = resolutions.iter().map(|resolution| resolution.input.as_str()).collect();
@@ -297,9 +301,7 @@ impl Commerce {
             .map(|id| Message::info("not_found", id.clone(), None))
             .collect();
         messages.extend(currency_message);
-        for (index, found) in matches.iter().enumerate() {
-            self.ports.rules.disclosures.warn_shown(&found.product, || format!("$.products[{index}]"), &mut messages);
-        }
+        messages.append(&mut disclosed);
         Ok(LookupResults { products: matches, messages })
     }
 

@@ -26,6 +26,8 @@ const MAX_DISCLOSURES: usize = 256;
 const MAX_CONTENT_BYTES: usize = 4096;
 /// Longest code, in bytes.
 const MAX_CODE_BYTES: usize = 64;
+/// Most product ids, and most categories, one disclosure names.
+const MAX_NAMES: usize = 10_000;
 /// Longest `image_url` or `url`, in bytes.
 const MAX_URL_BYTES: usize = 2048;
 
@@ -88,6 +90,9 @@ impl DisclosureSettings {
                     return fail(format!("{key} is longer than {MAX_URL_BYTES} bytes"));
                 }
             }
+        }
+        if self.products.len() > MAX_NAMES || self.categories.len() > MAX_NAMES {
+            return fail(format!("at most {MAX_NAMES} products and {MAX_NAMES} categories"));
         }
         let empty_category = |category: &String| category.split('>').all(|part| part.trim().is_empty());
         if self.products.iter().any(|id| id.trim().is_empty()) || self.categories.iter().any(empty_category) {

@@ -243,7 +243,12 @@ fn disclosures_are_checked_at_load() {
     assert_eq!(settings.disclosures[0].content_type, super::DisclosureFormat::Markdown);
     let rules = settings.pricing_rules();
     let mut messages = Vec::new();
-    rules.disclosures.warn("cookie", ["food, beverages & tobacco > snacks"], "$.line_items[0]".into(), &mut messages);
+    rules.disclosures.warn(
+        "cookie",
+        ["food, beverages & tobacco > snacks"],
+        || "$.line_items[0]".into(),
+        &mut messages,
+    );
     let display = messages[0].disclosure.as_deref().unwrap();
     assert!(display.markdown);
     assert_eq!(display.url.as_deref(), Some("https://shop.example/allergens%20guide"));

@@ -49,7 +49,9 @@ pub(crate) use body::is_echoable_id;
 pub use body::{RawBody, RpcId, reject};
 pub use limiters::RateLimiters;
 pub use media::require_json;
-pub use render::{PAGE_CONTENT_SECURITY_POLICY, page_headers, render, rest_error, rpc_error};
+pub use render::{
+    PAGE_CONTENT_SECURITY_POLICY, page_content_security_policy, page_headers, render, rest_error, rpc_error,
+};
 pub use scope::{Binding, Endpoint, Scope};
 pub(crate) use trace::carried;
 pub use trace::{log_request_ids_in_spans, request_ids_in_spans, shared, with_request_id};

@@ -20,10 +20,31 @@ pub fn render(binding: Binding, id: &Value, error: &ApiError) -> Response {
 /// The buyer pages' Content-Security-Policy: inline styles, nothing else; forms post only here.
 pub const PAGE_CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'";
 
-/// The security headers of every answer to a buyer's browser.
-pub fn page_headers(mut response: Response) -> Response {
+/// [`PAGE_CONTENT_SECURITY_POLICY`], and images from the origins of `images` (the merchant's
+/// disclosure symbols, which a page shows under their lines), each origin once; made once at
+/// start.
+pub fn page_content_security_policy<'a>(images: impl IntoIterator<Item = &'a str>) -> HeaderValue {
+    let mut origins: Vec<String> = images
+        .into_iter()
+        .filter_map(|image| url::Url::parse(image).ok())
+        .filter(|url| url.scheme() == "https")
+        .map(|url| url.origin().ascii_serialization())
+        .collect();
+    origins.sort_unstable();
+    origins.dedup();
+    let policy = if origins.is_empty() {
+        PAGE_CONTENT_SECURITY_POLICY.to_owned()
+    } else {
+        format!("{PAGE_CONTENT_SECURITY_POLICY}; img-src {}", origins.join(" "))
+    };
+    HeaderValue::from_str(&policy).unwrap_or_else(|_| HeaderValue::from_static(PAGE_CONTENT_SECURITY_POLICY))
+}
+
+/// The security headers of every answer to a buyer's browser, `policy` the pages'
+/// Content-Security-Policy ([`page_content_security_policy`]).
+pub fn page_headers(mut response: Response, policy: &HeaderValue) -> Response {
     let headers = response.headers_mut();
-    headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(PAGE_CONTENT_SECURITY_POLICY));
+    headers.insert(header::CONTENT_SECURITY_POLICY, policy.clone());
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     // `same-origin`, not `no-referrer`: the latter makes browsers send `Origin: null` on

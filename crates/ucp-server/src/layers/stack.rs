@@ -98,7 +98,7 @@ async fn run(scope: Scope, present: Present, mut request: Request, inner: impl E
     let binding = scope.binding;
     let response = panic::caught(binding, &slot, steps(&scope, present, request, inner)).await;
     match binding {
-        Binding::Page => render::page_headers(response),
+        Binding::Page => render::page_headers(response, &scope.state.page_policy),
         Binding::Mcp | Binding::Rest => response,
     }
 }

@@ -16,7 +16,21 @@ const PROP65: &str = "**WARNING**: This product can expose you to lead. See www.
 /// The fixture shop with two disclosures: prop65 on the mug by id, and a care label on
 /// clothing by category (the sweater is `Apparel & Accessories > Clothing`).
 async fn shop() -> TestApp {
-    spawn_app_with(fixture_products(), |settings, _| {
+    // A kettle whose second variant alone is in a category a disclosure names.
+    let mut kettle: ucp_domain::catalog::Product = serde_json::from_value(json!({
+        "id": "kettle", "title": "Kettle", "description": { "plain": "A kettle." },
+        "price_range": { "min": { "amount": 0, "currency": "USD" }, "max": { "amount": 0, "currency": "USD" } },
+        "variants": [
+            { "id": "kettle-1", "title": "Stovetop", "description": { "plain": "Stovetop" }, "price": { "amount": 3000, "currency": "USD" } },
+            { "id": "kettle-2", "title": "Electric", "description": { "plain": "Electric" }, "price": { "amount": 5000, "currency": "USD" },
+              "categories": [{ "value": "Electronics > Household Appliances" }] }
+        ]
+    }))
+    .unwrap();
+    kettle.normalize().unwrap();
+    let mut products = fixture_products();
+    products.push(kettle);
+    spawn_app_with(products, |settings, _| {
         settings.catalog.exchange_rates.insert("EUR".parse().unwrap(), "0.5".parse().unwrap());
         settings.disclosures = vec![
             DisclosureSettings {
@@ -36,6 +50,15 @@ async fn shop() -> TestApp {
                 url: None,
                 products: vec![],
                 categories: vec!["apparel & accessories>CLOTHING".into()],
+            },
+            DisclosureSettings {
+                code: "energy_label".into(),
+                content: "Energy class A.".into(),
+                content_type: DisclosureFormat::Plain,
+                image_url: None,
+                url: None,
+                products: vec![],
+                categories: vec!["Electronics".into()],
             },
         ];
     })
@@ -100,6 +123,17 @@ async fn catalog_answers_carry_the_disclosures_of_the_products_they_show() {
         assert_eq!(disclosed(&both), pairs(&[("prop65", "mug"), ("care_label", "sweater")]), "{both}");
     }
 
+    // A product is disclosed by any of its variants' categories, whichever variants an answer
+    // shows and in whatever currency.
+    for context in [json!({}), json!({ "currency": "EUR" })] {
+        let kettle =
+            app.tool("lookup_catalog", json!({ "catalog": { "ids": ["kettle-1"], "context": context } })).await;
+        assert_eq!(kettle["products"][0]["variants"].as_array().unwrap().len(), 1, "{kettle}");
+        assert_eq!(disclosed(&kettle), pairs(&[("energy_label", "kettle")]), "{kettle}");
+        let found = app.tool("search_catalog", json!({ "catalog": { "query": "kettle", "context": context } })).await;
+        assert_eq!(disclosed(&found), pairs(&[("energy_label", "kettle")]), "{found}");
+    }
+
     let looked = app.tool("lookup_catalog", json!({ "catalog": { "ids": ["shoe", "mug-1", "sweater-m"] } })).await;
     schema::lookup_response(&looked);
     assert_eq!(disclosed(&looked), pairs(&[("prop65", "mug"), ("care_label", "sweater")]), "{looked}");
@@ -145,16 +179,20 @@ async fn cart_and_checkout_lines_carry_the_disclosures_of_their_products() {
     assert!(disclosed(&plain).is_empty(), "{plain}");
 
     // The buyer's page behind continue_url (where a platform that cannot show a disclosure
-    // sends the buyer) shows it under its line, with its link, and not as an alert.
+    // sends the buyer) shows it under its line, with its symbol and link, and not as an alert.
     let page = app.http.get(checkout["continue_url"].as_str().unwrap()).send().await.unwrap();
     assert_eq!(page.status(), StatusCode::OK);
+    // The symbol loads from its own origin, and from no other.
+    assert_eq!(
+        page.headers()["content-security-policy"],
+        "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; img-src https://shop.example"
+    );
     let html = page.text().await.unwrap();
     let row = html.find("<tr class=\"disclosure\">").unwrap_or_else(|| panic!("no disclosure row: {html}"));
     let mug = html.find("Ceramic Coffee Mug").unwrap();
-    assert!(
-        mug < row && html[row..].starts_with(&format!("<tr class=\"disclosure\"><td colspan=\"4\">{PROP65}")),
-        "{html}"
-    );
+    let symbol = "<img src=\"https://shop.example/img/prop65.svg\" alt=\"prop65\" class=\"symbol\"> ";
+    let expected = format!("<tr class=\"disclosure\"><td colspan=\"4\">{symbol}{PROP65}");
+    assert!(mug < row && html[row..].starts_with(&expected), "{html}");
     assert!(html[row..].contains("href=\"https://www.p65warnings.ca.gov/\""), "{html}");
     assert!(!html.contains("role=\"alert\""), "a disclosure is no alert: {html}");
 }

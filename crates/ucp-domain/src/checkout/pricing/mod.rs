@@ -51,8 +51,8 @@ pub fn price(input: &PricingInput<'_>) -> Priced {
     let disclosures = &input.rules.disclosures;
     for (index, line) in session.lines.iter().enumerate().filter(|_| !disclosures.is_empty()) {
         if let Some(item) = input.items.get(&line.item_id) {
-            let (categories, path) = (item.categories.iter().map(String::as_str), format!("$.line_items[{index}]"));
-            disclosures.warn(&item.product_id, categories, path, &mut messages);
+            let categories = item.categories.iter().map(String::as_str);
+            disclosures.warn(&item.product_id, categories, || format!("$.line_items[{index}]"), &mut messages);
         }
     }
     messages.extend(session.sticky_messages.iter().cloned());

@@ -79,9 +79,12 @@ struct Row<'a> {
     disclosures: Vec<Disclosed<'a>>,
 }
 
-/// A disclosure as a page shows it: its text and where to read more. (Its image is not
-/// shown: the pages load nothing from other origins.)
+/// A disclosure as a page shows it: its symbol (the pages' Content-Security-Policy allows
+/// images from the disclosures' image origins alone), its text and where to read more.
 struct Disclosed<'a> {
+    image_url: Option<&'a str>,
+    /// The symbol's alternative text: the disclosure's code in words (`energy label`).
+    label: String,
     content: &'a str,
     url: Option<&'a str>,
 }
@@ -137,7 +140,12 @@ fn priced_summary<'a>(caption: &'static str, priced: &'a Priced, currency: &str)
                 .filter(|message| message.path.as_deref() == Some(path.as_str()))
                 .filter_map(|message| {
                     let display = message.disclosure.as_deref()?;
-                    Some(Disclosed { content: &message.content, url: display.url.as_deref() })
+                    Some(Disclosed {
+                        image_url: display.image_url.as_deref(),
+                        label: message.code.replace('_', " "),
+                        content: &message.content,
+                        url: display.url.as_deref(),
+                    })
                 })
                 .collect();
             row
