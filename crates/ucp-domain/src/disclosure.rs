@@ -7,7 +7,9 @@
 //!
 //! A disclosure names the products it concerns by id and by category (a category and every
 //! category below it, as the search filter matches them); a product named either way gets it,
-//! once however many ways. A product's categories are its own and its variants'.
+//! once however many ways. A product's categories are its own and all its variants' (taken
+//! before another currency copies it with only the variants an answer shows); a cart or
+//! checkout line's are its product's and its own variant's.
 
 use std::collections::HashMap;
 use std::sync::Arc;
