@@ -47,6 +47,10 @@ pub struct Disclosures {
     generation: u64,
 }
 
+/// Most disclosures one product or line carries, the first in declaration order: an answer's
+/// size stays bounded by its products and lines, however the declarations overlap.
+pub const MAX_PER_PRODUCT: usize = 8;
+
 /// The next [`Disclosures::generation`].
 static GENERATIONS: AtomicU64 = AtomicU64::new(1);
 
@@ -151,7 +155,7 @@ impl Disclosures {
     }
 
     /// One warning per disclosure that names `id` or is in `by_category`, in declaration
-    /// order, at `path` (made only when there is one).
+    /// order and at most [`MAX_PER_PRODUCT`], at `path` (made only when there is one).
     fn emit(&self, id: &str, by_category: &[u32], path: impl FnOnce() -> String, out: &mut Vec<Message>) {
         let by_id = self.by_product.get(id).map_or(&[][..], Vec::as_slice);
         if by_id.is_empty() && by_category.is_empty() {
@@ -160,6 +164,7 @@ impl Disclosures {
         let mut found: Vec<u32> = by_id.iter().chain(by_category).copied().collect();
         found.sort_unstable();
         found.dedup();
+        found.truncate(MAX_PER_PRODUCT);
         let path = path();
         for at in found {
             let (code, content, display) = &self.notices[at as usize];
@@ -215,6 +220,10 @@ mod tests {
         assert!(codes(&disclosures, "flour", &["Food"]).is_empty());
         assert!(codes(&disclosures, "x", &["Electronics Accessories"]).is_empty());
         assert!(codes(&Disclosures::default(), "mug", &["Electronics"]).is_empty());
+        // However many name a product, it carries the first few.
+        let many = Disclosures::new((0..20).map(|at| disclosure(&format!("d{at:02}"), &["mug"], &["Home"])));
+        let first: Vec<String> = (0..MAX_PER_PRODUCT).map(|at| format!("d{at:02}")).collect();
+        assert_eq!(codes(&many, "mug", &["Home > Kitchen"]), first);
     }
 
     // A served product is read for its categories once, and only when a disclosure names a

@@ -134,6 +134,8 @@ pub trait CatalogStore: Send + Sync + std::fmt::Debug {
     async fn search(&self, query: &SearchQuery) -> Result<SearchPage, StoreError>;
 
     /// Resolves each id as a product id, variant id, SKU, barcode or handle (all that apply).
+    /// Of an id's product matches, the product whose own id it is comes first (catalog.md §4:
+    /// a product id resolves to that product, though it may be another product's handle).
     async fn resolve(&self, ids: &[String]) -> Result<Vec<Resolution>, StoreError>;
 
     /// Products by their ids, in no particular order; unknown ids are skipped. Shared, as

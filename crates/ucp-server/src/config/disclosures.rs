@@ -22,8 +22,8 @@ use super::{ConfigError, values};
 
 /// Most disclosures a merchant declares.
 const MAX_DISCLOSURES: usize = 256;
-/// Longest text a disclosure displays, in bytes.
-const MAX_CONTENT_BYTES: usize = 4096;
+/// Longest text a disclosure displays, in bytes (a Proposition 65 warning is about 150).
+const MAX_CONTENT_BYTES: usize = 2048;
 /// Longest code, in bytes.
 const MAX_CODE_BYTES: usize = 64;
 /// Most product ids, and most categories, one disclosure names.
@@ -78,6 +78,9 @@ impl DisclosureSettings {
         }
         if self.content.trim().is_empty() || self.content.len() > MAX_CONTENT_BYTES {
             return fail(format!("content must be text of 1 to {MAX_CONTENT_BYTES} bytes"));
+        }
+        if self.content.chars().any(|ch| ch.is_control() && ch != '\n' && ch != '\t') {
+            return fail("content holds a control character (only line breaks and tabs are text)".into());
         }
         for (key, url) in [("image_url", &self.image_url), ("url", &self.url)] {
             if let Some(url) = url {

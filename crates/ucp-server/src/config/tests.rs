@@ -262,6 +262,11 @@ fn disclosures_are_checked_at_load() {
         (disclosure("code = \"prop65\"\ncontent = \"x\"\nproducts = [\"mug\"]\nimage_url = \"/p65.svg\""), "image_url"),
         (disclosure("code = \"prop65\"\ncontent = \"x\"\nproducts = [\"mug\"]\ncontent_type = \"html\""), "html"),
         (disclosure("code = \"prop65\"\ncontent = \"x\"\ncategories = [\" > \"]"), "empty product id or category"),
+        (disclosure("code = \"prop65\"\ncontent = \"a\\u0000b\"\nproducts = [\"mug\"]"), "control character"),
+        (
+            disclosure(&format!("code = \"prop65\"\ncontent = \"{}\"\nproducts = [\"mug\"]", "x".repeat(2049))),
+            "2048 bytes",
+        ),
         (disclosure("code = \"prop65\"\ncontent = \"x\"\nproducts = \"mug\""), "products"),
         (disclosure("code = \"prop65\"\ncontent = \"x\"\nproduct = [\"mug\"]"), "product"),
     ] {

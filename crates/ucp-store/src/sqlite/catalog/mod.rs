@@ -402,7 +402,9 @@ fn resolve(
                 product_ids.push(product_id);
             }
         }
-        product_ids.sort_unstable();
+        // The product whose own id this is first: every caller that takes one product of an
+        // id's matches takes the first (catalog.md §4).
+        product_ids.sort_unstable_by(|a, b| (a != input).cmp(&(b != input)).then_with(|| a.cmp(b)));
         product_ids.dedup();
         for product_id in product_ids {
             resolutions.push(Resolution { input: input.clone(), product_id, variant_id: None });

@@ -168,3 +168,22 @@ async fn disclosure_ids_are_checked_against_the_catalog() {
     assert!(problems[1].contains("\"gone\"") && problems[1].contains("does not hold"), "{problems:?}");
     assert!(problems[2].contains("\"sku-a1\""), "{problems:?}");
 }
+
+// Catalog.md §4: a product id resolves to that product first, though it is another product's
+// handle (and the other way round): "beta" is product beta and alpha's handle.
+#[tokio::test]
+async fn a_product_id_resolves_to_its_own_product_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(&dir);
+    let mut alpha = product("alpha", "alpha-1", 100);
+    alpha.handle = Some("beta".into());
+    let mut beta = product("beta", "beta-1", 200);
+    beta.handle = Some("alpha".into());
+    store.import_products(Box::new(vec![alpha, beta].into_iter().map(Ok))).await.unwrap();
+    for id in ["alpha", "beta"] {
+        let resolutions = store.resolve(&[id.to_owned()]).await.unwrap();
+        let named: Vec<&str> = resolutions.iter().map(|found| found.product_id.as_str()).collect();
+        assert_eq!(named[0], id, "{named:?}");
+        assert_eq!(named.len(), 2, "the handle's product is a match too: {named:?}");
+    }
+}
