@@ -286,9 +286,11 @@ impl Session {
         self.release();
     }
 
-    /// The processor wants the buyer to authenticate: the checkout waits for our page.
+    /// The processor wants the buyer to authenticate: the checkout waits for our page. What an
+    /// earlier attempt was told (a decline) is no longer the checkout's state.
     pub fn await_authentication(&mut self, pending: PendingAuthentication) {
         self.pending_authentication = Some(pending);
+        self.sticky_messages.clear();
         self.release();
     }
 

@@ -67,8 +67,12 @@ impl Commerce {
             let Some(mut session) = self.live_cart(caller, id).await? else {
                 return Ok(Attempt::Done(Answer::Refused(Refusal::not_found("Cart"))));
             };
+            if session.cancel().is_err() {
+                return Ok(Attempt::Raced);
+            }
+            // The cart as it was (its lines and totals), viewed as canceled: no page to go on to.
             let last = self.view(caller, session.clone(), Vec::new()).await?;
-            if session.cancel().is_err() || !self.save(&mut session).await? {
+            if !self.save(&mut session).await? {
                 return Ok(Attempt::Raced);
             }
             Ok(Attempt::Done(Answer::Resource(last)))

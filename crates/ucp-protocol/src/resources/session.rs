@@ -189,7 +189,9 @@ impl<'a, U: Serialize> SessionBody<'a, U> {
                 totals: totals(&line.totals),
             })
             .collect();
-        let continue_url = (!priced.status.is_terminal()).then(|| {
+        // None on a terminal session: a canceled cart's page is gone with it (a cart's priced
+        // status never says canceled; the session's does).
+        let continue_url = (!priced.status.is_terminal() && !session.status.is_terminal()).then(|| {
             let page = if checkout { Page::Checkout } else { Page::Cart };
             pages.url(page, &session.id)
         });

@@ -102,6 +102,8 @@ async fn cart_lifecycle_create_get_update_cancel() {
     valid_cart(&canceled);
     assert_eq!(canceled["line_items"], updated["line_items"]);
     assert_eq!(canceled["id"], id.as_str());
+    // No link to a page that is gone with the cart.
+    assert!(got["continue_url"].is_string() && canceled.get("continue_url").is_none(), "{canceled}");
     assert_error_response(&app.tool("get_cart", json!({ "id": id })).await, "not_found");
     assert_error_response(
         &app.tool("update_cart", json!({ "id": id, "cart": { "line_items": [line("mug-1", 1)] } })).await,

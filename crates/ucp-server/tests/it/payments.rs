@@ -51,14 +51,18 @@ async fn declined_payment_is_recoverable_and_places_no_order() {
     assert!(messages_with(&body, "payment_failed").is_empty(), "the decline is cleared once paid: {body}");
 }
 
-// Checklist 122, 135: a 3-D Secure token escalates with continue_url and requires_3ds.
+// Checklist 122, 135: a 3-D Secure token escalates with continue_url and requires_3ds; an
+// earlier decline is no longer said once the next attempt waits for the buyer.
 #[tokio::test]
 async fn three_d_secure_requires_escalation() {
     let app = spawn_app().await;
     let id = ready(&app).await;
+    let declined = complete(&app, &id, TOKEN_DECLINE).await;
+    assert_eq!(messages_with(&declined, "payment_failed").len(), 1, "{declined}");
     let body = complete(&app, &id, TOKEN_3DS).await;
     assert_checkout(&body);
     assert_eq!(body["status"], "requires_escalation", "{body}");
+    assert!(messages_with(&body, "payment_failed").is_empty(), "a stale decline: {body}");
     assert!(body["continue_url"].as_str().unwrap().contains(&id), "{body}");
     let challenge = messages_with(&body, "requires_3ds");
     assert_eq!(challenge.len(), 1, "{body}");
