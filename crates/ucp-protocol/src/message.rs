@@ -100,16 +100,17 @@ impl From<domain::Severity> for Severity {
 
 impl From<&domain::Message> for Message {
     fn from(message: &domain::Message) -> Message {
+        let display = message.disclosure.as_deref();
         Message {
             kind: message.kind.into(),
             code: message.code.clone(),
             content: message.content.clone(),
             severity: message.severity.map(Severity::from),
             path: message.path.clone(),
-            content_type: message.disclosure.as_ref().filter(|display| display.markdown).map(|_| ContentType::Markdown),
-            presentation: message.disclosure.as_ref().map(|_| "disclosure".to_owned()),
-            image_url: message.disclosure.as_ref().and_then(|display| display.image_url.clone()),
-            url: message.disclosure.as_ref().and_then(|display| display.url.clone()),
+            content_type: display.filter(|display| display.markdown).map(|_| ContentType::Markdown),
+            presentation: display.map(|_| "disclosure".to_owned()),
+            image_url: display.and_then(|display| display.image_url.clone()),
+            url: display.and_then(|display| display.url.clone()),
         }
     }
 }

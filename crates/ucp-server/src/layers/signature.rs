@@ -40,7 +40,7 @@ pub(super) async fn check(scope: &Scope, mut request: Request) -> Result<(Reques
     if !is_operation_route(scope.binding, request.uri().path(), state) {
         return Ok((request, false));
     }
-    let body = request.extensions().get::<RawBody>().map(|raw| raw.0.clone()).unwrap_or_default();
+    let body = body_of(&request);
     // Hashed once, here: the signature check below reuses the outcome.
     let digest = digest::check(request.headers(), &body);
     if let Some(error) = refused(&digest) {
@@ -91,14 +91,15 @@ pub(super) async fn check_digest(scope: &Scope, request: Request) -> Result<Requ
     {
         return Ok(request);
     }
-    let checked = match request.extensions().get::<RawBody>() {
-        Some(raw) => digest::check(request.headers(), &raw.0),
-        None => digest::check(request.headers(), &[]),
-    };
-    match refused(&checked) {
+    match refused(&digest::check(request.headers(), &body_of(&request))) {
         Some(error) => Err(super::reject(scope.binding, request, error).await),
         None => Ok(request),
     }
+}
+
+/// The bytes the body layer read ([`RawBody`]), shared, not copied.
+fn body_of(request: &Request) -> Bytes {
+    request.extensions().get::<RawBody>().map(|raw| raw.0.clone()).unwrap_or_default()
 }
 
 /// The digest outcome that refuses a request whatever the signature policy: a mismatch. A
