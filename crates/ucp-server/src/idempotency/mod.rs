@@ -30,7 +30,7 @@ use ucp_domain::store::{ClaimTerms, IdempotencyClaim, IdempotencyScope, Idempote
 use crate::clock::Clock;
 use crate::config::IdempotencySettings;
 use crate::error::{ApiError, ErrorKind};
-use crate::operations::Operation;
+use crate::operations::{Operation, Payload};
 use crate::response::Reply;
 
 mod canonical;
@@ -56,8 +56,21 @@ pub enum Arguments<'a> {
 }
 
 /// SHA-256 (hex) of the canonical (RFC 8785) `{operation, arguments}`, hashed as it is written.
+///
+/// An id-only operation (the cancels) ignores whatever payload comes with it (Google sends
+/// `"checkout": {}` on cancel_checkout; a REST cancel may have no body), and its id is in the
+/// key's scope, so its fingerprint covers nothing but the operation: a retry that sends the
+/// payload another way is the same request.
 pub fn fingerprint(operation: Operation, arguments: Arguments<'_>) -> Result<String, ApiError> {
-    fingerprint_named(operation.name(), arguments)
+    fingerprint_named(operation.name(), covered(operation, arguments))
+}
+
+/// What of `arguments` the fingerprint of `operation` covers: nothing for an id-only one.
+fn covered(operation: Operation, arguments: Arguments<'_>) -> Arguments<'_> {
+    match operation.payload() {
+        Payload::None => Arguments::Rest(None),
+        _ => arguments,
+    }
 }
 
 /// [`fingerprint`] of an operation outside UCP's (the admin API's), by its name.
@@ -118,7 +131,7 @@ impl Idempotency {
         arguments: Arguments<'_>,
     ) -> Result<Option<Keyed>, ApiError> {
         let Some(key) = key.filter(|_| !operation.read_only()) else { return Ok(None) };
-        self.keyed_named(operation.name(), key, platform, target, arguments).map(Some)
+        self.keyed_named(operation.name(), key, platform, target, covered(operation, arguments)).map(Some)
     }
 
     /// The scope and fingerprint of a state-changing call named `operation` outside UCP's
@@ -360,8 +373,20 @@ mod tests {
             "an empty object is no body"
         );
         assert_ne!(
-            fingerprint(Operation::CancelCheckout, Arguments::Rest(Some(&json!({ "a": 1 })))).unwrap(),
-            fingerprint(Operation::CancelCheckout, Arguments::Rest(None)).unwrap()
+            fingerprint(Operation::CreateCart, Arguments::Rest(Some(&json!({ "a": 1 })))).unwrap(),
+            fingerprint(Operation::CreateCart, Arguments::Rest(None)).unwrap()
         );
+    }
+
+    #[test]
+    fn an_id_only_operation_is_fingerprinted_without_the_payload_it_ignores() {
+        let cancel = |arguments: Arguments<'_>| fingerprint(Operation::CancelCheckout, arguments).unwrap();
+        let bare = cancel(Arguments::Rest(None));
+        let google = json!({ "id": "chk_1", "checkout": {} });
+        let plain = json!({ "id": "chk_1" });
+        assert_eq!(cancel(Arguments::Mcp(google.as_object().unwrap())), bare);
+        assert_eq!(cancel(Arguments::Mcp(plain.as_object().unwrap())), bare);
+        assert_eq!(cancel(Arguments::Rest(Some(&json!({ "reason": "x" })))), bare);
+        assert_ne!(fingerprint(Operation::CancelCart, Arguments::Rest(None)).unwrap(), bare);
     }
 }

@@ -204,6 +204,23 @@ async fn a_reused_key_with_another_payload_is_a_conflict_and_changes_nothing() {
     assert_eq!(count(&app, "sessions"), carts, "no cart was created");
 }
 
+// Checklist 79, transport-mcp.md §2: cancel_checkout ignores its payload (Google sends
+// "checkout": {}), so a retry with the key that sends it another way replays the cancel
+// instead of a 409; a cancel of another checkout under the key is not that request.
+#[tokio::test]
+async fn a_cancel_retried_with_or_without_its_empty_payload_replays() {
+    let app = spawn_app().await;
+    let id = ready_checkout_id(&app).await;
+    let cancel_key = key();
+    let google = json!({ "meta": meta(&app, &cancel_key), "id": id, "checkout": {} });
+    let canceled = app.tool("cancel_checkout", google).await;
+    assert_eq!(canceled["status"], "canceled", "{canceled}");
+    let plain = json!({ "meta": meta(&app, &cancel_key), "id": id });
+    let (status, replayed) = rpc(&app, json!(9), "cancel_checkout", plain, &[]).await;
+    assert_eq!(status, StatusCode::OK, "{replayed}");
+    assert_eq!(replayed["result"]["structuredContent"], canceled, "{replayed}");
+}
+
 // Checklist 81: a replay 23 h later is still served (and REST's 201 with it); past the
 // retention the key is free again, and the sweeper deletes the old record.
 #[tokio::test]
