@@ -6,6 +6,7 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 
+use crate::config::ResponseSigning;
 use crate::dispatch::payload_member;
 use crate::mcp::schemas::{input_schema, output_schema};
 use crate::operations::{self, Operation};
@@ -41,7 +42,7 @@ pub(super) fn document(state: &AppState) -> Value {
         Operation::ALL.into_iter().filter(|operation| operations::is_enabled(enabled, operation.capability()))
     {
         let entry = paths.entry(operation.rest_path().to_owned()).or_insert_with(|| json!({}));
-        entry[operation.rest_method().as_str().to_lowercase()] = operation_object(operation, &mut schemas);
+        entry[operation.rest_method().as_str().to_lowercase()] = operation_object(state, operation, &mut schemas);
     }
     schemas.insert(
         "protocol_error".into(),
@@ -64,19 +65,80 @@ pub(super) fn document(state: &AppState) -> Value {
             "schemas": schemas,
             "parameters": {
                 "ucp_agent": { "name": "UCP-Agent", "in": "header", "required": true, "schema": { "type": "string" }, "description": "RFC 8941 dictionary: profile=\"https://platform.example/profile.json\"" },
-                "request_id": { "name": "Request-Id", "in": "header", "required": true, "schema": { "type": "string" } },
-                "idempotency_key": { "name": "Idempotency-Key", "in": "header", "required": true, "schema": { "type": "string", "format": "uuid" } },
+                "request_id": { "name": "Request-Id", "in": "header", "required": true, "schema": { "type": "string" }, "description": "A UUID per attempt, for tracing; echoed as X-Request-Id" },
+                "idempotency_key": { "name": "Idempotency-Key", "in": "header", "required": true, "schema": { "type": "string", "format": "uuid" }, "description": "The same on every retry of one request: a repeat is answered with the first answer (1-255 printable ASCII characters are taken)" },
+                "signature": { "name": "Signature", "in": "header", "required": false, "schema": { "type": "string" }, "description": "RFC 9421 HTTP Message Signature (ES256/ES384/Ed25519 keys from the signer's profile), with Signature-Input" },
+                "signature_input": { "name": "Signature-Input", "in": "header", "required": false, "schema": { "type": "string" }, "description": "RFC 9421 Signature-Input: @method, @authority, @path, @query when there is one, content-digest and content-type with a body, idempotency-key when sent" },
+                "content_digest": { "name": "Content-Digest", "in": "header", "required": false, "schema": { "type": "string" }, "description": "RFC 9530 digest of the body (sha-256 or sha-512); checked whenever it is sent" },
                 "id": { "name": "id", "in": "path", "required": true, "schema": { "type": "string" } }
-            }
-        }
+            },
+            "headers": {
+                "x_request_id": { "required": true, "schema": { "type": "string" }, "description": "The request's Request-Id, or one we made" },
+                "retry_after": { "required": false, "schema": { "type": "integer", "minimum": 0 }, "description": "Seconds to wait before trying again" },
+                "www_authenticate": { "required": false, "schema": { "type": "string" }, "description": "The challenge: Bearer, or Signature for a signature refusal" },
+                "signature": { "required": false, "schema": { "type": "string" }, "description": "RFC 9421 signature of the response by a key of our profile's signing_keys" },
+                "signature_input": { "required": false, "schema": { "type": "string" }, "description": "RFC 9421 Signature-Input of the response" },
+                "content_digest": { "required": false, "schema": { "type": "string" }, "description": "RFC 9530 digest of the signed response's body" }
+            },
+            "securitySchemes": security_schemes(state)
+        },
+        "security": security(state, None)
     })
 }
 
-fn operation_object(operation: Operation, schemas: &mut Map<String, Value>) -> Value {
+/// The credentials an onboarded platform may present (`[[platforms]]`); a verified RFC 9421
+/// signature of an onboarded platform counts too, which OpenAPI has no scheme for.
+fn security_schemes(state: &AppState) -> Value {
+    json!({
+        "oauth2_bearer": { "type": "http", "scheme": "bearer", "bearerFormat": "JWT", "description": "An OAuth 2.0 access token of the platform (client credentials), verified against its issuer's JWKS" },
+        "api_key": { "type": "apiKey", "in": "header", "name": state.settings.auth.api_key_header, "description": "An API key the business issued to the platform" },
+        "mutual_tls": { "type": "mutualTLS", "description": "A client certificate mapped to the platform" }
+    })
+}
+
+/// The security requirement of `operation` (of the whole API for `None`): any one credential,
+/// or none at all where the server asks for none.
+fn security(state: &AppState, operation: Option<Operation>) -> Value {
+    let mut ways = vec![json!({ "oauth2_bearer": [] }), json!({ "api_key": [] }), json!({ "mutual_tls": [] })];
+    let required = match operation {
+        Some(operation) => state.auth.requires(operation),
+        None => Operation::ALL.into_iter().any(|operation| state.auth.requires(operation)),
+    };
+    if !required {
+        ways.push(json!({}));
+    }
+    Value::Array(ways)
+}
+
+/// Response headers: every answer's, and a signed one's where `signed`.
+fn headers(status: &str, signed: bool) -> Value {
+    let mut headers = json!({ "X-Request-Id": { "$ref": "#/components/headers/x_request_id" } });
+    if matches!(status, "409" | "429" | "503") {
+        headers["Retry-After"] = json!({ "$ref": "#/components/headers/retry_after" });
+    }
+    if status == "401" {
+        headers["WWW-Authenticate"] = json!({ "$ref": "#/components/headers/www_authenticate" });
+    }
+    if signed {
+        for (name, component) in
+            [("Signature", "signature"), ("Signature-Input", "signature_input"), ("Content-Digest", "content_digest")]
+        {
+            headers[name] = json!({ "$ref": format!("#/components/headers/{component}") });
+        }
+    }
+    headers
+}
+
+fn operation_object(state: &AppState, operation: Operation, schemas: &mut Map<String, Value>) -> Value {
     let mut parameters = vec![
         json!({ "$ref": "#/components/parameters/ucp_agent" }),
         json!({ "$ref": "#/components/parameters/request_id" }),
+        json!({ "$ref": "#/components/parameters/signature" }),
+        json!({ "$ref": "#/components/parameters/signature_input" }),
     ];
+    if payload_member(operation).is_some() {
+        parameters.push(json!({ "$ref": "#/components/parameters/content_digest" }));
+    }
     if operation.rest_requires_idempotency_key() {
         parameters.push(json!({ "$ref": "#/components/parameters/idempotency_key" }));
     }
@@ -84,28 +146,34 @@ fn operation_object(operation: Operation, schemas: &mut Map<String, Value>) -> V
         parameters.push(json!({ "$ref": "#/components/parameters/id" }));
     }
     let success_status = if operation.creates() { "201" } else { "200" };
+    let signed = match state.settings.signatures.sign_responses {
+        ResponseSigning::None => false,
+        ResponseSigning::CompleteCheckout => operation == Operation::CompleteCheckout,
+        ResponseSigning::All => true,
+    };
     let output = hoist(output_schema(operation), schemas);
     let mut responses = Map::new();
     responses.insert(
         success_status.into(),
-        json!({ "description": "The resource", "content": { "application/json": { "schema": output.clone() } } }),
+        json!({ "description": "The resource", "headers": headers(success_status, signed), "content": { "application/json": { "schema": output.clone() } } }),
     );
     if operation.creates() {
         responses.insert(
             "200".into(),
-            json!({ "description": "Nothing was created: a UCP error response", "content": { "application/json": { "schema": output } } }),
+            json!({ "description": "Nothing was created: a UCP error response", "headers": headers("200", signed), "content": { "application/json": { "schema": output } } }),
         );
     }
     for (status, description) in ERROR_STATUSES {
         responses.insert(
             (*status).into(),
-            json!({ "description": description, "content": { "application/json": { "schema": { "$ref": "#/components/schemas/protocol_error" } } } }),
+            json!({ "description": description, "headers": headers(status, signed), "content": { "application/json": { "schema": { "$ref": "#/components/schemas/protocol_error" } } } }),
         );
     }
     let mut object = json!({
         "operationId": operation.name(),
         "summary": operation.description(),
         "parameters": parameters,
+        "security": security(state, Some(operation)),
         "responses": responses,
     });
     if let Some(member) = payload_member(operation) {

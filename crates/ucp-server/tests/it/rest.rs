@@ -4,7 +4,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use crate::checkout::{TOKEN_SUCCESS, pay, ready_checkout};
-use crate::helpers::{TestApp, spawn_app};
+use crate::helpers::{TestApp, fixture_products, spawn_app, spawn_app_with};
 use crate::schema;
 
 pub async fn rest(app: &TestApp, method: &str, path: &str, body: Option<Value>) -> (StatusCode, Value) {
@@ -370,6 +370,28 @@ async fn mcp_and_rest_give_identical_bodies_for_the_same_scenario() {
     }
 }
 
+// The document says what this shop asks for: a credential on every operation but its public
+// ones, and signed answers where it signs them all.
+#[tokio::test]
+async fn openapi_document_states_the_configured_credentials_and_signing() {
+    let app = spawn_app_with(fixture_products(), |settings, _| {
+        settings.auth.required = Some(true);
+        settings.auth.public_operations = vec!["search_catalog".into()];
+        settings.auth.api_key_header = "X-Shop-Key".into();
+        settings.signatures.sign_responses = ucp_server::config::ResponseSigning::All;
+    })
+    .await;
+    let document: Value =
+        app.http.get(format!("{}/ucp/v1/openapi.json", app.base_url)).send().await.unwrap().json().await.unwrap();
+    let ways = |path: &str, method: &str| document["paths"][path][method]["security"].as_array().unwrap().clone();
+    assert!(!ways("/checkout-sessions/{id}", "get").contains(&json!({})), "a credential is required");
+    assert!(ways("/catalog/search", "post").contains(&json!({})), "search is public");
+    assert!(document["security"].as_array().unwrap().contains(&json!({ "api_key": [] })));
+    assert_eq!(document["components"]["securitySchemes"]["api_key"]["name"], "X-Shop-Key");
+    let get = &document["paths"]["/checkout-sessions/{id}"]["get"]["responses"]["200"]["headers"];
+    assert!(get["Signature"].is_object(), "every answer is signed: {get}");
+}
+
 // The served OpenAPI document covers every operation of the official one.
 #[tokio::test]
 async fn openapi_document_lists_every_official_operation() {
@@ -386,6 +408,36 @@ async fn openapi_document_lists_every_official_operation() {
         })
         .collect();
     assert_eq!(ours.len(), 13, "{ours:?}");
+    // The trust headers a platform may send and the ones we answer with (transport-rest.md §2,
+    // security.md): the official document declares them too.
+    let complete = &document["paths"]["/checkout-sessions/{id}/complete"]["post"];
+    let parameters: Vec<&str> = complete["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|parameter| parameter["$ref"].as_str().unwrap())
+        .collect();
+    for name in ["signature", "signature_input", "content_digest", "idempotency_key", "request_id", "ucp_agent"] {
+        assert!(parameters.contains(&format!("#/components/parameters/{name}").as_str()), "{name}: {parameters:?}");
+        assert!(document["components"]["parameters"][name]["name"].is_string(), "{name}");
+    }
+    let signed = complete["responses"]["200"]["headers"].as_object().unwrap();
+    assert!(
+        ["Signature", "Signature-Input", "Content-Digest", "X-Request-Id"]
+            .iter()
+            .all(|name| signed.contains_key(*name))
+    );
+    let get = &document["paths"]["/checkout-sessions/{id}"]["get"];
+    assert!(
+        get["responses"]["200"]["headers"].get("Signature").is_none(),
+        "only complete_checkout is signed by default"
+    );
+    assert!(get["responses"]["429"]["headers"]["Retry-After"].is_object());
+    assert!(get["responses"]["401"]["headers"]["WWW-Authenticate"].is_object());
+    assert_eq!(document["components"]["securitySchemes"]["api_key"]["name"], "X-API-Key");
+    assert_eq!(document["components"]["securitySchemes"]["mutual_tls"]["type"], "mutualTLS");
+    // This shop onboarded no platform, so it asks for no credential.
+    assert!(get["security"].as_array().unwrap().contains(&json!({})), "{}", get["security"]);
     if let Some(dir) = std::env::var_os("UCP_SPEC_DIR") {
         let path = std::path::Path::new(&dir).join("2026-04-08/source/services/shopping/rest.openapi.json");
         let official: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
