@@ -186,6 +186,23 @@ mod tests {
         assert_eq!(session.status, Status::Incomplete, "a refund gives the claim back");
         assert_eq!(session.charge_key(), "chk_1-attempt-3");
         assert!(session.payment_attempt.is_none(), "a released claim leaves no unresolved attempt");
+        // A challenge nobody will finish: its charge waits under the key, so the next is new.
+        let challenge = || super::PendingAuthentication {
+            handler_id: "sandbox".into(),
+            instrument_type: "card".into(),
+            reference: "ref".into(),
+            approved: false,
+        };
+        session.claim(attempt(&session, 0)).unwrap();
+        session.await_authentication(challenge());
+        assert_eq!(session.charge_key(), "chk_1-attempt-3", "the buyer's challenge confirms the same attempt");
+        assert!(session.abandon_authentication());
+        assert_eq!(session.charge_key(), "chk_1-attempt-4");
+        assert!(!session.abandon_authentication(), "nothing left to abandon");
+        session.claim(attempt(&session, 0)).unwrap();
+        session.await_authentication(challenge());
+        session.refuse_payment(Message::error("payment_failed", Severity::Recoverable, "bad instrument", None));
+        assert_eq!(session.charge_key(), "chk_1-attempt-5", "a refusal abandons a waiting challenge");
     }
 
     // Issue 9 item 3: the attempt is recorded with the claim, unresolved until the outcome is

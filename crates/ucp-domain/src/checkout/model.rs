@@ -266,17 +266,33 @@ impl Session {
     /// Records a declined payment: the reason stays on the checkout until the next update, a
     /// claim is given back, and the next charge is a new attempt.
     pub fn fail_payment(&mut self, message: super::Message) {
-        self.refuse_payment(message);
+        self.sticky_messages = vec![message];
+        self.pending_authentication = None;
+        self.release();
         self.payment_attempts += 1;
     }
 
     /// Records a payment refused before anything was charged under the current key (a bad
     /// instrument; the processor has no charge under it): the reason stays until the next
-    /// update, a claim is given back, and the key stays, so a late charge under it is found.
+    /// update, a claim is given back, and the key stays, so a late charge under it is found;
+    /// unless a 3-D Secure challenge was waiting under it, which this abandons.
     pub fn refuse_payment(&mut self, message: super::Message) {
         self.sticky_messages = vec![message];
-        self.pending_authentication = None;
+        self.abandon_authentication();
         self.release();
+    }
+
+    /// Drops a 3-D Secure challenge nobody will finish (the checkout changed, or the platform
+    /// pays another way): its charge waits at the processor under the current key for an
+    /// authentication that will not come, so the next charge is a new attempt with a new key
+    /// (a processor would answer the old key with the old charge, its amount and its card).
+    /// Returns whether there was one.
+    pub fn abandon_authentication(&mut self) -> bool {
+        let abandoned = self.pending_authentication.take().is_some();
+        if abandoned {
+            self.payment_attempts += 1;
+        }
+        abandoned
     }
 
     /// The charge was refunded because no order could be placed (stock or a discount ran

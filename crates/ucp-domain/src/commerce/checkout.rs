@@ -139,7 +139,7 @@ impl Commerce {
             session.replace_lines(lines);
             apply_checkout_fields(caller, &mut session, input.clone());
             session.sticky_messages.clear();
-            session.pending_authentication = None;
+            session.abandon_authentication();
             let priced = self.price(caller, &session).await?;
             if session.reprice(priced.status).is_err() {
                 return Ok(Attempt::Raced);

@@ -97,6 +97,12 @@ impl Commerce {
                 let reason = "The payment instrument needs a token credential.";
                 return self.refuse_payment(caller, session, reason).await.map(done_answer);
             };
+            // A challenge waiting for the buyer: a retry with the same way to pay asks the
+            // processor under the same key (it answers the same challenge); another handler is
+            // another payment, under a new key.
+            if session.pending_authentication.as_ref().is_some_and(|pending| pending.handler_id != handler.id) {
+                session.abandon_authentication();
+            }
             (handler, PaymentStep::Charge, token)
         };
 

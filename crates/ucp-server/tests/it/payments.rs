@@ -80,6 +80,25 @@ async fn three_d_secure_requires_escalation() {
     assert_eq!(body["status"], "requires_escalation");
 }
 
+// Checklist 134, 135: a challenge the checkout moved on from is abandoned: after an update
+// (another amount), complete charges under a new key and pays, rather than hearing the old
+// challenge again (the sandbox, like a processor, answers a key with its first answer).
+#[tokio::test]
+async fn a_challenge_left_behind_does_not_block_the_next_payment() {
+    let app = spawn_app().await;
+    let id = ready(&app).await;
+    let body = complete(&app, &id, TOKEN_3DS).await;
+    assert_eq!(body["status"], "requires_escalation", "{body}");
+    let updated = app
+        .tool("update_checkout", json!({ "meta": app.keyed_meta(), "id": id, "checkout": ready_checkout("mug-1", 2) }))
+        .await;
+    assert_eq!(updated["status"], "ready_for_complete", "{updated}");
+    assert!(messages_with(&updated, "requires_3ds").is_empty(), "{updated}");
+    let body = complete(&app, &id, TOKEN_SUCCESS).await;
+    assert_eq!(body["status"], "completed", "{body}");
+    assert_eq!(body["line_items"][0]["quantity"], 2, "{body}");
+}
+
 /// A payment processor stand-in on 127.0.0.1: fails `failures` times with 500, then answers
 /// `answer`; records every request's idempotency key and body. Stops when dropped.
 struct Processor {
