@@ -23,13 +23,15 @@ pub enum Error {
          the order from this payment without charging again"
     )]
     OrderPending,
-    /// A merchant's refund the processor did not confirm (no answer, or a failure of its own):
-    /// it is kept under its key and asked again until the processor answers, then recorded on
-    /// the order.
+    /// A merchant's refund not recorded on the order: the processor did not confirm it (no
+    /// answer, or a failure of its own), or confirmed it while other changes kept the order
+    /// busy. It is kept under its key and asked again until the processor answers, then
+    /// recorded on the order.
     #[error(
-        "the payment processor did not confirm the refund; it is kept and asked for again under the same key until \
-         the processor answers (for 12 hours), then recorded on the order, or dropped if the processor refuses it \
-         (repeating the request is safe: it is the same refund)"
+        "the refund is not recorded on the order yet (the payment processor did not confirm it, or the order was \
+         changing concurrently); it is kept and asked for again under the same key until the processor answers \
+         (for 12 hours), then recorded on the order, or dropped if the processor refuses it (repeating the request \
+         is safe: it is the same refund)"
     )]
     RefundPending,
     #[error(transparent)]

@@ -162,6 +162,11 @@ impl Commerce {
             // race): the refund stays pending, and the same request again or the recovery
             // sweeper records it under the same key.
             tracing::warn!(order = id, amount, key, "a refund went through and is not recorded yet; it stays pending");
+            // Lost every race to record it: the merchant is told it is pending (a repeat is
+            // the same refund), not that nothing happened.
+            if matches!(outcome, Err(Error::Busy)) {
+                return Err(Error::RefundPending);
+            }
         }
         outcome
     }
@@ -176,7 +181,7 @@ impl Commerce {
             return Ok(Attempt::Done(OrderOutcome::NotFound));
         };
         let settling = state.settling.lock().map_err(|_| Error::Internal("poisoned refund state".into()))?.clone();
-        let twin = self.pending_twin(&stored, action).await?;
+        let (twin, pending) = self.pending_twin(&stored, action).await?;
         if let Some(key) = settling
             && twin.as_ref().is_none_or(|twin| twin.key != key)
         {
@@ -208,7 +213,13 @@ impl Commerce {
                 next += 1;
                 issued[next - 1].clone()
             };
-            changes::apply(&stored.order, action, paid, Stamp { occurred_at: state.occurred_at, ids: &mut ids })
+            changes::apply(
+                &stored.order,
+                action,
+                paid,
+                pending,
+                Stamp { occurred_at: state.occurred_at, ids: &mut ids },
+            )
         };
         let applied = match applied {
             Ok(applied) => applied,

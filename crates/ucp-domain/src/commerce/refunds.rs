@@ -78,17 +78,19 @@ fn remember(settling: &Settling, key: &str) {
 }
 
 impl Commerce {
-    /// The pending refund of this very request on `stored`'s order, if an earlier try left one.
+    /// The refunds pending on `stored`'s order: this very request's, if an earlier try left
+    /// one, and the sum of the others' (money already asked back, not recorded yet).
     pub(super) async fn pending_twin(
         &self,
         stored: &StoredOrder,
         action: &OrderAction,
-    ) -> Result<Option<RefundIntent>, Error> {
+    ) -> Result<(Option<RefundIntent>, i64), Error> {
         if !action.moves_money() {
-            return Ok(None);
+            return Ok((None, 0));
         }
         let pending = self.ports.store.pending_refunds(&stored.id).await?;
-        Ok(pending.into_iter().find(|intent| intent.action == *action))
+        let others = pending.iter().filter(|intent| intent.action != *action).map(|intent| intent.amount).sum();
+        Ok((pending.into_iter().find(|intent| intent.action == *action), others))
     }
 
     /// A new request's refund: stored as pending, then asked for. `None`: made, for the caller
@@ -141,6 +143,13 @@ impl Commerce {
         self.settle_refund(stored, intent, occurred_at, refunded, RefundEnd::Recorded).await
     }
 
+    /// What the refunds pending on order `order_id` under keys other than `key` ask back: the
+    /// order as [`changes::apply`] counts it when `key`'s request was first worked out.
+    pub(super) async fn pending_besides(&self, order_id: &str, key: &str) -> Result<i64, Error> {
+        let pending = self.ports.store.pending_refunds(order_id).await?;
+        Ok(pending.iter().filter(|intent| intent.key != key).map(|intent| intent.amount).sum())
+    }
+
     /// Stores `intent` as pending before its processor is asked (see [`Begun`]).
     async fn begin_refund(&self, stored: &StoredOrder, intent: &RefundIntent) -> Result<Begun, Error> {
         if let Err(refusal) = self.handler_of(stored) {
@@ -151,6 +160,11 @@ impl Commerce {
             RefundBegun::Pending(pending) if pending.key == intent.key => Begun::Pending,
             RefundBegun::Pending(pending) => Begun::Other(pending),
             RefundBegun::RecordedLater(recorded) => Begun::Seen(recorded),
+            RefundBegun::Exceeds { available } => Begun::Refused(ChangeError::OverRefund {
+                requested: intent.amount,
+                available,
+                paid: stored.payment.as_ref().map_or(0, |payment| payment.amount),
+            }),
             RefundBegun::Ended => Begun::Refused(ChangeError::RefundAbandoned(format!(
                 "a refund of this request under key {} was abandoned earlier (see the log); it is not asked for \
                  again: ask the processor whether it was made, then record it by hand if so or dismiss it if not",
@@ -233,7 +247,8 @@ impl Commerce {
         if !self.ports.store.refund_pending(&intent.key).await? {
             return self.after_end(stored, &intent.key, refunded).await;
         }
-        let applied = match applied_again(&stored, intent, occurred_at) {
+        let pending = self.pending_besides(&stored.id, &intent.key).await?;
+        let applied = match applied_again(&stored, intent, pending, occurred_at) {
             Ok(applied) => applied,
             Err(refusal) => return self.abandon(&stored, intent, &refusal.to_string()).await,
         };
@@ -377,10 +392,12 @@ impl Commerce {
 /// `intent`'s request applied to `stored` as it is now, with the record ids it had when asked
 /// for, so its adjustment carries the refund's key; refused where the order moved on so that
 /// the request no longer gives back that amount under that key (another change took the lines
-/// it cancels, say): a refund the order does not justify is never made.
+/// it cancels, say): a refund the order does not justify is never made. `pending`: what the
+/// other refunds pending on the order ask back, counted as when the request was worked out.
 pub(super) fn applied_again(
     stored: &StoredOrder,
     intent: &RefundIntent,
+    pending: i64,
     occurred_at: &str,
 ) -> Result<Applied, ChangeError> {
     let paid = stored.payment.as_ref().map(|payment| payment.amount);
@@ -390,7 +407,7 @@ pub(super) fn applied_again(
         index += 1;
         record_id(prefix, &stored.id, intent.version, &intent.action, index - 1)
     };
-    let applied = changes::apply(&stored.order, &intent.action, paid, Stamp { occurred_at, ids: &mut ids })?;
+    let applied = changes::apply(&stored.order, &intent.action, paid, pending, Stamp { occurred_at, ids: &mut ids })?;
     if applied.refund != Some(intent.amount)
         || applied.records.last().map(changes::OrderRecord::id) != Some(intent.key.as_str())
     {

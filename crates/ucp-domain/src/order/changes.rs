@@ -59,7 +59,9 @@ pub enum ChangeError {
     UnknownLine(String),
     #[error("line {line}: {requested} requested but only {available} {what}")]
     TooMany { line: String, requested: i64, available: i64, what: &'static str },
-    #[error("refund of {requested} exceeds what is left to refund ({available} of {paid} paid)")]
+    #[error(
+        "refund of {requested} exceeds what is left to refund ({available} of {paid} paid, after the refunds recorded or pending)"
+    )]
     OverRefund { requested: i64, available: i64, paid: i64 },
     #[error("the order is canceled; it cannot change any more")]
     Canceled,
@@ -82,8 +84,17 @@ pub struct Stamp<'a> {
     pub ids: &'a mut dyn FnMut(&str) -> String,
 }
 
-/// Applies `action` to `order`. `paid`: what the buyer was charged (None: no payment recorded).
-pub fn apply(order: &Order, action: &OrderAction, paid: Option<i64>, stamp: Stamp<'_>) -> Result<Applied, ChangeError> {
+/// Applies `action` to `order`. `paid`: what the buyer was charged (None: no payment recorded);
+/// `pending`: refunds asked of the processor for other requests and not recorded yet, which
+/// count as given back (a refund never asks for money another one is already taking back).
+pub fn apply(
+    order: &Order,
+    action: &OrderAction,
+    paid: Option<i64>,
+    pending: i64,
+    stamp: Stamp<'_>,
+) -> Result<Applied, ChangeError> {
+    let given_back = order.refunded().saturating_add(pending);
     if order.status() == OrderStatus::Canceled {
         return Err(ChangeError::Canceled);
     }
@@ -174,12 +185,12 @@ pub fn apply(order: &Order, action: &OrderAction, paid: Option<i64>, stamp: Stam
                     .map_or(line.item.price.saturating_mul(line.quantity.original), |total| total.amount);
                 share += line_total.saturating_mul(*quantity) / line.quantity.original.max(1);
             }
-            let remaining = paid.map(|paid| paid - order.refunded()).unwrap_or(0).max(0);
+            let remaining = paid.map(|paid| paid - given_back).unwrap_or(0).max(0);
             // Nothing was ever fulfilled and nothing is left: the whole payment goes back
             // (shipping and taxes too); otherwise the canceled units' share of their lines.
             let money = match amount {
                 Some(amount) => {
-                    check_refund(*amount, paid, order.refunded(), true)?;
+                    check_refund(*amount, paid, given_back, true)?;
                     *amount
                 }
                 None if next.status() == OrderStatus::Canceled => remaining,
@@ -191,7 +202,7 @@ pub fn apply(order: &Order, action: &OrderAction, paid: Option<i64>, stamp: Stam
             refund = money_back;
         }
         OrderAction::Refund { amount, description } => {
-            check_refund(*amount, paid, order.refunded(), false)?;
+            check_refund(*amount, paid, given_back, false)?;
             let description = text(description)?;
             records.push(adjustment(ids(REFUND), REFUND, &at, &BTreeMap::new(), Some(*amount), description));
             refund = Some(*amount);
@@ -205,6 +216,10 @@ pub fn apply(order: &Order, action: &OrderAction, paid: Option<i64>, stamp: Stam
             }
             if matches!(kind.as_str(), REFUND | CANCELLATION | RETURN) {
                 return Err(ChangeError::Invalid(format!("use the {kind} operation for a {kind}")));
+            }
+            // Exact in any JSON reader, and safe to negate and add up.
+            if amount.unsigned_abs() > crate::money::MAX_AMOUNT.unsigned_abs() {
+                return Err(ChangeError::Invalid("amount must be within ±(2^53-1) minor units".into()));
             }
             records.push(OrderRecord::Adjustment(Adjustment {
                 id: ids(kind),

@@ -58,7 +58,7 @@ fn run(order: &Order, action: OrderAction) -> Result<changes::Applied, ChangeErr
         counter += 1;
         format!("{kind}_{counter}")
     };
-    apply(order, &action, Some(3000), Stamp { occurred_at: "2026-01-01T00:00:00Z", ids: &mut ids })
+    apply(order, &action, Some(3000), 0, Stamp { occurred_at: "2026-01-01T00:00:00Z", ids: &mut ids })
 }
 
 fn units(id: &str, quantity: i64) -> LineQuantity {
@@ -168,6 +168,21 @@ fn refunds_never_exceed_what_was_paid() {
     assert_eq!(rest.order.refunded(), 3000);
     assert!(run(&order(), OrderAction::Refund { amount: 0, description: None }).is_err());
     assert!(run(&order(), OrderAction::Refund { amount: -5, description: None }).is_err());
+    // Refunds pending for other requests count as given back, for a refund and a cancel alike.
+    let with_pending = |action: OrderAction| {
+        apply(
+            &first.order,
+            &action,
+            Some(3000),
+            800,
+            Stamp { occurred_at: "2026-01-01T00:00:00Z", ids: &mut |kind: &str| kind.to_owned() },
+        )
+    };
+    let over = with_pending(OrderAction::Refund { amount: 1001, description: None }).unwrap_err();
+    assert_eq!(over, ChangeError::OverRefund { requested: 1001, available: 1000, paid: 3000 });
+    assert!(with_pending(OrderAction::Refund { amount: 1000, description: None }).is_ok());
+    let whole = with_pending(OrderAction::Cancel { lines: None, amount: None, description: None }).unwrap();
+    assert_eq!(whole.refund, Some(1000), "what is left once the pending refunds are made");
 }
 
 #[test]
@@ -195,4 +210,10 @@ fn adjustments_keep_their_sign_and_reserved_types_are_refused() {
     assert_eq!(credit.order.refunded(), 0);
     assert!(run(&order(), adjust("refund", -250)).is_err());
     assert!(run(&order(), adjust("Bad Type", 1)).is_err());
+    // Amounts stay exact in JSON and safe to negate (a page shows a credit as money back).
+    let most = crate::money::MAX_AMOUNT;
+    assert!(run(&order(), adjust("credit", -most)).is_ok());
+    for amount in [i64::MIN, -most - 1, most + 1, i64::MAX] {
+        assert!(matches!(run(&order(), adjust("credit", amount)), Err(ChangeError::Invalid(_))), "{amount}");
+    }
 }

@@ -53,6 +53,11 @@ pub enum RefundBegun {
     /// The same request, recorded by the sweeper after its caller was told it was pending: now
     /// seen (it ends as [`RefundEnd::Recorded`]), and the caller's answer is the order.
     RecordedLater(RefundIntent),
+    /// Nothing stored: asking would take back more than the order has left, the refunds
+    /// recorded on it and those pending for other requests counted (`available` is what is
+    /// left). Decided in the write that would store the intent, so two refunds asked at once
+    /// cannot both pass on the same remainder.
+    Exceeds { available: i64 },
     /// The caller's key ended otherwise (abandoned, or recorded): it is not asked for again
     /// (an abandoned one until the merchant dismisses it).
     Ended,

@@ -119,14 +119,25 @@ async fn refunds_reach_the_processor_and_never_exceed_the_payment() {
     assert_eq!(get_order(&app, &id).await, order, "a failed refund records nothing");
     *processor.down.lock().unwrap() = false;
 
-    let (status, details) = admin(&app, &refund, Some(json!({ "amount": paid - 500 }))).await;
+    // The refund left pending may have been made: what it asks back is not left to refund.
+    let (status, answer) = admin(&app, &refund, Some(json!({ "amount": paid - 500 }))).await;
+    assert_eq!(
+        (status, answer["code"].as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("refund_exceeds_payment")),
+        "{answer}"
+    );
+    assert!(answer["message"].as_str().unwrap().contains(&format!("({} of {paid} paid", paid - 600)), "{answer}");
+    // Repeated, it is settled under its key; then the rest can go back.
+    let (status, details) = admin(&app, &refund, Some(json!({ "amount": 100 }))).await;
+    assert_eq!((status, &details["payment"]["refunded"]), (StatusCode::OK, &json!(600)), "{details}");
+    let (status, details) = admin(&app, &refund, Some(json!({ "amount": paid - 600 }))).await;
     assert_eq!(status, StatusCode::OK, "{details}");
     assert_eq!(details["payment"]["refunded"], paid);
     let (status, _) = admin(&app, &refund, Some(json!({ "amount": 1 }))).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "fully refunded");
     let refunds = processor.refunds.lock().unwrap().clone();
-    assert_eq!(refunds.len(), 2);
-    assert_ne!(refunds[0].0, refunds[1].0, "one key per refund");
+    assert_eq!(refunds.len(), 3);
+    assert_ne!(refunds[0].0, refunds[2].0, "one key per refund");
 
     // A manual adjustment is recorded as sent, signed, and moves no money.
     let (status, _) = admin(
@@ -137,9 +148,39 @@ async fn refunds_reach_the_processor_and_never_exceed_the_payment() {
     .await;
     assert_eq!(status, StatusCode::OK);
     let order = get_order(&app, &id).await;
-    assert_eq!(order["adjustments"][2]["type"], "credit");
-    assert_eq!(order["adjustments"][2]["totals"][0]["amount"], -250);
-    assert_eq!(processor.refunds.lock().unwrap().len(), 2);
+    assert_eq!(order["adjustments"][3]["type"], "credit");
+    assert_eq!(order["adjustments"][3]["totals"][0]["amount"], -250);
+    assert_eq!(processor.refunds.lock().unwrap().len(), 3);
+}
+
+// Refunds of different amounts asked at once, each within what is left but together more than
+// was paid: the processor is asked for no more than the payment (the store decides, in the
+// write that keeps the refund pending, against the refunds recorded and pending); the others
+// are 422 refund_exceeds_payment and reach no processor.
+#[tokio::test]
+async fn refunds_asked_at_once_never_ask_back_more_than_was_paid() {
+    let (processor, url, _guard) = start_processor().await;
+    let app = app_with(|settings| settings.payments.http = vec![acme(&url)]).await;
+    let (id, placed) = place(&app, "acme").await;
+    let paid = total_of(&placed);
+    let refund = format!("/orders/{id}/refund");
+    let asks = (0..4).map(|n| {
+        let (app, refund) = (&app, &refund);
+        async move { admin(app, refund, Some(json!({ "amount": paid / 2 + 1 + n }))).await }
+    });
+    let answers = futures_util::future::join_all(asks).await;
+    let made: Vec<&(StatusCode, Value)> = answers.iter().filter(|(status, _)| *status == StatusCode::OK).collect();
+    assert_eq!(made.len(), 1, "{answers:?}");
+    for (status, answer) in answers.iter().filter(|(status, _)| *status != StatusCode::OK) {
+        assert_eq!(
+            (*status, answer["code"].as_str()),
+            (StatusCode::UNPROCESSABLE_ENTITY, Some("refund_exceeds_payment"))
+        );
+    }
+    let asked: i64 = processor.refunds.lock().unwrap().iter().map(|(_, body)| body["amount"].as_i64().unwrap()).sum();
+    assert!(asked <= paid, "{asked} asked back of {paid} paid");
+    assert_eq!(processor.asked.lock().unwrap().len(), 1);
+    assert_eq!(get_order(&app, &id).await["adjustments"].as_array().unwrap().len(), 1);
 }
 
 // The same refund asked twice at once (a double click, a client retrying a slow call) against

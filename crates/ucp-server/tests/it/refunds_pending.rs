@@ -375,3 +375,40 @@ async fn the_console_lists_an_abandoned_refund_and_records_it() {
     let forged = post(format!("/admin/refunds/{key}/record"), cookie, vec![]).await;
     assert_eq!(forged.status(), StatusCode::FORBIDDEN, "the CSRF token is required");
 }
+
+// A cancel worked out while another refund is pending gives back the rest (the pending one
+// counts as given back). Its processor's answer lost, the merchant repeats it: the repeat is
+// the same refund of the same rest, recorded under its key, not abandoned as "the order changed
+// since" because it was worked out against the other pending refund.
+#[tokio::test]
+async fn a_cancel_made_beside_a_pending_refund_is_recorded_when_repeated() {
+    let (processor, url, _guard) = start_processor().await;
+    let app = shop(&url).await;
+    let (id, placed) = place(&app, "acme").await;
+    let paid = crate::order_ops::total_of(&placed);
+
+    *processor.down.lock().unwrap() = true;
+    let (status, _) = admin(&app, &format!("/orders/{id}/refund"), Some(json!({ "amount": 400 }))).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "pending");
+    *processor.down.lock().unwrap() = false;
+
+    let cancel = format!("/orders/{id}/cancel");
+    *processor.lost.lock().unwrap() = true;
+    let (status, answer) = admin(&app, &cancel, Some(json!({}))).await;
+    assert_eq!(
+        (status, answer["code"].as_str()),
+        (StatusCode::SERVICE_UNAVAILABLE, Some("refund_pending")),
+        "{answer}"
+    );
+    let made = processor.refunds.lock().unwrap().clone();
+    assert_eq!(made.len(), 1, "the processor made the cancel's refund");
+    assert_eq!(made[0].1["amount"], paid - 400, "the rest, beside the pending 400");
+    *processor.lost.lock().unwrap() = false;
+
+    let (status, details) = admin(&app, &cancel, Some(json!({}))).await;
+    assert_eq!(status, StatusCode::OK, "{details}");
+    assert_eq!(details["status"], "canceled", "{details}");
+    assert_eq!(details["payment"]["refunded"], paid - 400, "{details}");
+    let keys: Vec<String> = processor.refunds.lock().unwrap().iter().map(|(key, _)| key.clone()).collect();
+    assert_eq!(keys, vec![made[0].0.clone(), made[0].0.clone()], "asked again under its key: one refund");
+}

@@ -54,6 +54,11 @@ pub(super) fn begin(
         transaction.commit().map_err(backend)?;
         return Ok(RefundBegun::RecordedLater(recorded));
     }
+    if let Some(available) = left_to_refund(&transaction, intent)?
+        && intent.amount > available
+    {
+        return Ok(RefundBegun::Exceeds { available });
+    }
     let stored = transaction
         .prepare_cached(
             "INSERT INTO order_refunds (key, order_id, version, action, amount, created_at) \
@@ -66,6 +71,32 @@ pub(super) fn begin(
         .map_err(backend)?;
     transaction.commit().map_err(backend)?;
     Ok(if stored == 1 { RefundBegun::Pending(intent.clone()) } else { RefundBegun::Ended })
+}
+
+/// What `intent`'s order has left to give back now: its payment less the refunds recorded on
+/// it and pending under other keys (`None`: no order or no payment, refused before asking).
+fn left_to_refund(connection: &Connection, intent: &RefundIntent) -> Result<Option<i64>, StoreError> {
+    let paid: Option<i64> = connection
+        .prepare_cached("SELECT paid_amount FROM orders WHERE id = ?1")
+        .map_err(backend)?
+        .query_row([&intent.order_id], |row| row.get(0))
+        .optional()
+        .map_err(backend)?
+        .flatten();
+    if paid.is_none() {
+        return Ok(None);
+    }
+    let Some(order) = super::orders::read(connection, &intent.order_id)? else { return Ok(None) };
+    let Some(payment) = &order.payment else { return Ok(None) };
+    let pending: i64 = connection
+        .prepare_cached(
+            "SELECT COALESCE(SUM(amount), 0) FROM order_refunds INDEXED BY order_refunds_pending_request \
+             WHERE order_id = ?1 AND state = 'pending' AND key <> ?2",
+        )
+        .map_err(backend)?
+        .query_row(params![intent.order_id, intent.key], |row| row.get(0))
+        .map_err(backend)?;
+    Ok(Some((payment.amount - order.order.refunded() - pending).max(0)))
 }
 
 pub(super) fn is_pending(connection: &Connection, key: &str) -> Result<bool, StoreError> {
@@ -249,6 +280,53 @@ mod tests {
             .await
             .unwrap();
         store
+    }
+
+    // A refund is kept pending only within what its order has left to give back, the refunds
+    // pending for other requests counted: two asked at once cannot both take the remainder.
+    #[tokio::test]
+    async fn a_refund_past_what_is_left_once_the_pending_ones_are_counted_is_not_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store(&dir).await;
+        let order = ucp_domain::order::Order {
+            id: "ord_2".into(),
+            checkout_id: "chk_2".into(),
+            permalink_url: "https://shop.example/orders/ord_2".into(),
+            line_items: Vec::new(),
+            fulfillment: Default::default(),
+            currency: "USD".into(),
+            totals: Vec::new(),
+            attribution: None,
+            adjustments: Vec::new(),
+        };
+        let doc = serde_json::to_string(&order).unwrap();
+        store
+            .write(move |connection| {
+                connection
+                    .execute(
+                        "INSERT INTO orders (id, checkout_id, platform, doc, created_at, payment_handler, \
+                         payment_reference, paid_amount, paid_currency) \
+                         VALUES ('ord_2', 'chk_2', 'p', ?1, 1, 'acme', 'ch_1', 1000, 'USD')",
+                        [doc],
+                    )
+                    .map_err(super::backend)
+            })
+            .await
+            .unwrap();
+        let of_order = |key: &str, amount| RefundIntent { order_id: "ord_2".into(), ..intent(key, 1, amount) };
+        let begin = |intent: RefundIntent| {
+            let store = store.clone();
+            async move { store.begin_refund(&intent, 0).await.unwrap() }
+        };
+        let first = of_order("adj_1", 600);
+        assert_eq!(begin(first.clone()).await, RefundBegun::Pending(first.clone()));
+        assert_eq!(begin(of_order("adj_2", 401)).await, RefundBegun::Exceeds { available: 400 });
+        assert!(!store.refund_pending("adj_2").await.unwrap(), "nothing kept");
+        let rest = of_order("adj_3", 400);
+        assert_eq!(begin(rest.clone()).await, RefundBegun::Pending(rest));
+        store.end_refund("adj_1", RefundEnd::Refused).await.unwrap();
+        let again = of_order("adj_4", 600);
+        assert_eq!(begin(again.clone()).await, RefundBegun::Pending(again), "a refused one gives its share back");
     }
 
     // One pending refund per request: the same request at another order version (another key)

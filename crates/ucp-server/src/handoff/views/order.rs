@@ -143,7 +143,11 @@ fn timeline<'a>(document: &'a Value, currency: &str) -> Vec<Entry<'a>> {
             title = format!("{title} ({status})");
         }
         let amount = totals_amount(&adjustment["totals"], "total").map(|amount| {
-            if amount < 0 { format!("{} back to you", money(-amount, currency)) } else { money(amount, currency) }
+            if amount < 0 {
+                format!("{} back to you", money(amount.saturating_neg(), currency))
+            } else {
+                money(amount, currency)
+            }
         });
         Entry {
             when: adjustment["occurred_at"].as_str().unwrap_or_default(),
