@@ -33,6 +33,13 @@ pub struct CatalogFilters {
     pub price_max: Option<u64>,
 }
 
+impl CatalogFilters {
+    /// Whether the request filters by price.
+    pub fn has_price(&self) -> bool {
+        self.price_min.is_some() || self.price_max.is_some()
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct SearchRequest {
     pub query: Option<String>,
@@ -124,6 +131,14 @@ struct VariantFilter {
 
 impl VariantFilter {
     fn new(filters: &CatalogFilters, presentment: &Presentment) -> Result<VariantFilter, Error> {
+        if let (Some(min), Some(max)) = (filters.price_min, filters.price_max)
+            && min > max
+        {
+            return Err(Error::invalid("filters.price.min is greater than filters.price.max"));
+        }
+        if !presentment.filters_prices() {
+            return Ok(VariantFilter { price_min: None, price_max: None });
+        }
         let price_min = filters.price_min.map(|min| presentment.to_base(min, true));
         let price_max = filters.price_max.map(|max| presentment.to_base(max, false));
         if let (Some(min), Some(max)) = (price_min, price_max)
@@ -175,7 +190,8 @@ fn in_categories(served: &Served, categories: &[String]) -> bool {
 impl Commerce {
     pub async fn search_catalog(&self, request: SearchRequest) -> Result<SearchResults, Error> {
         let settings = &self.settings;
-        let (presentment, currency_message) = Presentment::choose(settings, request.currency.as_deref());
+        let (presentment, currency_message) =
+            Presentment::choose(settings, request.currency.as_deref(), request.filters.has_price());
         let query_text = request.query.as_deref().map(str::trim);
         if let Some(text) = query_text
             && text.chars().count() > MAX_QUERY_CHARS
@@ -185,7 +201,8 @@ impl Commerce {
         let terms = query_text.map(terms_of).unwrap_or_default();
         let categories = categories_of(&request.filters);
         let variant_filter = VariantFilter::new(&request.filters, &presentment)?;
-        let has_filters = !categories.is_empty() || variant_filter.is_set();
+        // A price filter left unapplied still makes the request a browse, not an empty search.
+        let has_filters = !categories.is_empty() || request.filters.has_price();
         if terms.is_empty() && !has_filters {
             match query_text {
                 // Checklist 90: a search with neither query nor filters is invalid (and an
@@ -281,7 +298,8 @@ impl Commerce {
                 ids.len()
             )));
         }
-        let (presentment, currency_message) = Presentment::choose(&self.settings, request.currency.as_deref());
+        let (presentment, currency_message) =
+            Presentment::choose(&self.settings, request.currency.as_deref(), request.filters.has_price());
         let variant_filter = VariantFilter::new(&request.filters, &presentment)?;
         let categories = categories_of(&request.filters);
         let (resolutions, products) = self.ports.catalog.resolve_products(&ids, resolved_products).await?;
@@ -306,7 +324,8 @@ impl Commerce {
     }
 
     pub async fn get_product(&self, request: ProductRequest) -> Result<Answer<ProductView>, Error> {
-        let (presentment, currency_message) = Presentment::choose(&self.settings, request.currency.as_deref());
+        let (presentment, currency_message) =
+            Presentment::choose(&self.settings, request.currency.as_deref(), request.filters.has_price());
         let variant_filter = VariantFilter::new(&request.filters, &presentment)?;
         let categories = categories_of(&request.filters);
         let mut seen_names = Vec::new();

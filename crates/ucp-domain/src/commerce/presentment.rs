@@ -11,26 +11,42 @@ pub(super) struct Presentment {
     base: String,
     pub(super) currency: String,
     rate: Option<Rate>,
+    /// The request asked for a currency we do not offer: prices show in `base`, and a price
+    /// filter (in the asked currency) cannot be applied.
+    unoffered: bool,
 }
 
 impl Presentment {
-    /// The requested currency when we have a rate for it; else the catalog's, with a message.
-    pub(super) fn choose(settings: &CommerceSettings, requested: Option<&str>) -> (Presentment, Option<Message>) {
+    /// The requested currency when we have a rate for it; else the catalog's, with a message
+    /// that also says a price filter (`price_filtered`), being in the requested currency, was
+    /// not applied (price_filter.json: a filter we cannot honour is ignored and said so).
+    pub(super) fn choose(
+        settings: &CommerceSettings,
+        requested: Option<&str>,
+        price_filtered: bool,
+    ) -> (Presentment, Option<Message>) {
         let base = settings.currency.clone();
         match requested.map(str::to_uppercase) {
             Some(code) if code != base => match settings.exchange_rates.get(&code) {
-                Some(rate) => (Presentment { base, currency: code, rate: Some(*rate) }, None),
+                Some(rate) => (Presentment { base, currency: code, rate: Some(*rate), unoffered: false }, None),
                 None => {
+                    let ignored =
+                        if price_filtered { " The price filter, in that currency, was not applied." } else { "" };
                     let message = Message::info(
                         "currency_unavailable",
-                        format!("Prices are shown in {base}; {code} is not offered."),
+                        format!("Prices are shown in {base}; {code} is not offered.{ignored}"),
                         None,
                     );
-                    (Presentment { currency: base.clone(), base, rate: None }, Some(message))
+                    (Presentment { currency: base.clone(), base, rate: None, unoffered: true }, Some(message))
                 }
             },
-            _ => (Presentment { currency: base.clone(), base, rate: None }, None),
+            _ => (Presentment { currency: base.clone(), base, rate: None, unoffered: false }, None),
         }
+    }
+
+    /// Whether a price filter in the requested currency can be applied.
+    pub(super) fn filters_prices(&self) -> bool {
+        !self.unoffered
     }
 
     /// Converts an amount of the catalog currency into the presentment currency (half up).
@@ -99,9 +115,11 @@ mod tests {
 
     #[test]
     fn rates_convert_with_exponents_and_round_half_up() {
-        let presentment = Presentment { base: "USD".into(), currency: "JPY".into(), rate: "150.5".parse().ok() };
+        let presentment =
+            Presentment { base: "USD".into(), currency: "JPY".into(), rate: "150.5".parse().ok(), unoffered: false };
         assert_eq!(presentment.present(1999), 3008); // 19.99 USD * 150.5 = 3008.495 JPY
-        let presentment = Presentment { base: "USD".into(), currency: "EUR".into(), rate: "0.92".parse().ok() };
+        let presentment =
+            Presentment { base: "USD".into(), currency: "EUR".into(), rate: "0.92".parse().ok(), unoffered: false };
         assert_eq!(presentment.present(1000), 920);
         assert_eq!(presentment.to_base(920, false), 1000);
         assert_eq!(presentment.to_base(921, true), 1002);

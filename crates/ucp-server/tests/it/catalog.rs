@@ -276,6 +276,25 @@ async fn context_currency_converts_prices_and_filters() {
         app.tool("search_catalog", json!({ "catalog": { "query": "mug", "context": { "currency": "GBP" } } })).await;
     assert_eq!(body["products"][0]["variants"][0]["price"]["currency"], "USD");
     assert_eq!(body["messages"][0]["type"], "info");
+    // A price filter in a currency we do not offer cannot be applied: it is left out (the mug,
+    // far above 1.00 in any currency, is found) and the message says so; nothing is filtered
+    // as if the bounds were dollars (price_filter.json, checklist 91).
+    let cheap = json!({ "price": { "max": 100 } });
+    for (tool, catalog) in [
+        ("search_catalog", json!({ "query": "mug", "context": { "currency": "GBP" }, "filters": cheap })),
+        ("search_catalog", json!({ "context": { "currency": "GBP" }, "filters": cheap })),
+        ("lookup_catalog", json!({ "ids": ["mug"], "context": { "currency": "GBP" }, "filters": cheap })),
+    ] {
+        let body = app.tool(tool, json!({ "catalog": catalog })).await;
+        assert!(ids(&body).contains(&"mug".to_owned()), "{tool}: {body}");
+        let message =
+            body["messages"].as_array().unwrap().iter().find(|m| m["code"] == "currency_unavailable").unwrap();
+        assert!(message["content"].as_str().unwrap().contains("price filter"), "{message}");
+    }
+    let body = app
+        .tool("get_product", json!({ "catalog": { "id": "mug", "context": { "currency": "GBP" }, "filters": cheap } }))
+        .await;
+    assert_eq!(body["product"]["id"], "mug", "{body}");
 }
 
 // An import by another process (the CLI) reaches a running server's search and lookups
