@@ -152,7 +152,9 @@ fn choose<V: Axes>(
                 .filter(|&index| keep_variant(&variants[index]) && matches(&variants[index], &selected))
                 .collect();
             let featured = *matching.iter().find(|&&index| variants[index].is_available()).or(matching.first())?;
-            let selected = if request.selected.is_empty() { variants[featured].options().to_vec() } else { selected };
+            // No selection left (none sent, or none any variant carries): the featured variant's
+            // options anchor the view, as for a request without selections.
+            let selected = if selected.is_empty() { variants[featured].options().to_vec() } else { selected };
             (featured, selected, relaxed)
         }
     };
@@ -245,7 +247,10 @@ fn carries(variant: &impl Axes, name: &str, label: &str, id: Option<&str>) -> bo
     })
 }
 
-/// Drops selections, lowest priority first, until some kept variant matches them all.
+/// Drops selections, lowest priority first, until some kept variant matches them all. Without
+/// `preferences` (our own heuristic, catalog.md §4), each selection in request order is kept
+/// if some variant carries it with those kept before it, so a satisfiable one is never dropped
+/// for an unsatisfiable one sent before it.
 fn relax<V: Axes>(
     variants: &[V],
     request: &DetailRequest,
@@ -267,6 +272,22 @@ fn relax<V: Axes>(
         }
     }
     ordered.extend(selections);
+    if request.preferences.is_empty() {
+        let sent = ordered.len();
+        let mut kept: Vec<SelectedOption> = Vec::with_capacity(sent);
+        for selection in ordered {
+            kept.push(selection);
+            if !variants.iter().any(|variant| keep_variant(variant) && matches(variant, &kept)) {
+                kept.pop();
+            }
+        }
+        // Nothing kept: some variant must still be shown.
+        if !variants.iter().any(keep_variant) {
+            return None;
+        }
+        let relaxed = kept.len() < sent;
+        return Some((kept, relaxed));
+    }
     let mut relaxed = false;
     loop {
         if variants.iter().any(|variant| keep_variant(variant) && matches(variant, &ordered)) {
@@ -359,6 +380,26 @@ mod tests {
         let detail = super::detail(&shoe(), &request, &|_| true).unwrap();
         assert_eq!(detail.selected, vec![option("Size", "11")]);
         assert_eq!(detail.product.variants[0].id, "blue-11");
+    }
+
+    // Conformance 101, our heuristic without preferences: a selection no variant carries is
+    // dropped, and the ones that fit are kept; with none left, the featured variant anchors.
+    #[test]
+    fn without_preferences_only_the_unsatisfiable_selection_is_dropped() {
+        let request = DetailRequest {
+            variant_id: None,
+            selected: vec![option("Color", "Purple"), option("Size", "11")],
+            preferences: vec![],
+        };
+        let detail = detail(&shoe(), &request, &|_| true).unwrap();
+        assert!(detail.relaxed);
+        assert_eq!(detail.selected, vec![option("Size", "11")]);
+        assert_eq!(detail.product.variants[0].id, "blue-11");
+        let request = DetailRequest { selected: vec![option("Color", "Purple")], ..request };
+        let detail = super::detail(&shoe(), &request, &|_| true).unwrap();
+        assert!(detail.relaxed);
+        let featured = detail.product.variants[0].options.clone();
+        assert_eq!(detail.selected, featured, "anchored on the featured variant, not empty");
     }
 
     // Conformance 100: a variant id leads and its options are the selection.
