@@ -26,10 +26,25 @@ pub struct PaymentAttempt {
     /// The challenge reference, when this attempt confirms a passed 3-D Secure challenge.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confirms: Option<String>,
+    /// A digest of the credential charged ([`instrument_digest`]), never the credential: what
+    /// tells a retry with the same card from another card while a 3-D Secure challenge waits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instrument: Option<String>,
     /// The pricing charged: an order recovery places is placed at exactly this.
     pub pricing: Box<Priced>,
     /// Where the order's webhooks go (from the caller that claimed it), so an order recovery
     /// places is announced like any other.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub webhook: Option<crate::webhook::WebhookTarget>,
+}
+
+/// SHA-256 (hex) of the checkout id and a payment credential's token: the same card on the
+/// same checkout gives the same digest; the token cannot be read back from it.
+pub fn instrument_digest(checkout_id: &str, token: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hash = Sha256::new();
+    hash.update(checkout_id.as_bytes());
+    hash.update([0]);
+    hash.update(token.as_bytes());
+    hash.finalize().iter().map(|byte| format!("{byte:02x}")).collect()
 }

@@ -10,7 +10,7 @@ mod priced;
 mod pricing;
 mod rules;
 
-pub use attempt::PaymentAttempt;
+pub use attempt::{PaymentAttempt, instrument_digest};
 pub use model::{
     Buyer, Context, FulfillmentChoice, Line, LineRequest, Locked, NotClaimed, PendingAuthentication, Session,
 };
@@ -19,7 +19,7 @@ pub use priced::{
     AppliedDiscount, CatalogItem, Priced, PricedDestination, PricedFulfillment, PricedGroup, PricedLine, PricedOption,
     Total,
 };
-pub use pricing::{PricingInput, price};
+pub use pricing::{PricingInput, price, rejected_codes};
 pub use rules::{DiscountKind, DiscountRule, PricingRules, ShippingRate, ShippingRules, ShippingZone, TaxRate};
 
 use std::sync::Arc;
@@ -161,6 +161,7 @@ mod tests {
             started_at,
             in_doubt: false,
             confirms: None,
+            instrument: None,
             pricing: Box::new(pricing),
             webhook: None,
         }
@@ -191,7 +192,7 @@ mod tests {
             handler_id: "sandbox".into(),
             instrument_type: "card".into(),
             reference: "ref".into(),
-            approved: false,
+            ..Default::default()
         };
         session.claim(attempt(&session, 0)).unwrap();
         session.await_authentication(challenge());

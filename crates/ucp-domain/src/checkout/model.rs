@@ -52,7 +52,7 @@ pub struct Context {
 }
 
 /// A payment step that needs the buyer (3-D Secure), waiting on our handoff page.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PendingAuthentication {
     pub handler_id: String,
     pub instrument_type: String,
@@ -60,6 +60,18 @@ pub struct PendingAuthentication {
     pub reference: String,
     /// Set once the buyer passed the challenge on our page.
     pub approved: bool,
+    /// The challenged charge's [`super::PaymentAttempt::instrument`] (absent on challenges
+    /// stored before it was kept): a complete with another card is another payment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instrument: Option<String>,
+}
+
+impl PendingAuthentication {
+    /// Whether paying with `handler_id` and the credential of digest `instrument` is another
+    /// payment than the one this challenge waits for.
+    pub fn is_other_payment(&self, handler_id: &str, instrument: &str) -> bool {
+        self.handler_id != handler_id || self.instrument.as_deref().is_some_and(|digest| digest != instrument)
+    }
 }
 
 /// A cart or checkout session as stored.
@@ -98,6 +110,13 @@ pub struct Session {
     /// Messages that outlive one call (a declined payment), cleared by the next update.
     #[serde(default)]
     pub sticky_messages: Vec<super::Message>,
+    /// The discount codes the answer to the platform's last write rejected (upper-cased);
+    /// `None` while a write is priced, whose answer the platform sees. A code rejected now and
+    /// not among them applied at the price the platform last saw: the checkout cannot complete
+    /// at another until the codes are written again (a checkout stored before this field
+    /// counts every rejection as new, as complete always did).
+    #[serde(default = "no_rejections")]
+    pub rejections_seen: Option<Vec<String>>,
     /// A completed checkout's pricing as it was at completion: a completed checkout is
     /// immutable, so later reads show exactly what was bought and charged, not a re-pricing
     /// against today's stock and discount counts.
@@ -145,6 +164,7 @@ impl Session {
             order_id: None,
             pending_authentication: None,
             sticky_messages: Vec::new(),
+            rejections_seen: Some(Vec::new()),
             final_pricing: None,
             completed_at: None,
             version: 0,
@@ -364,4 +384,8 @@ pub struct LineRequest {
     pub id: Option<String>,
     pub item_id: String,
     pub quantity: i64,
+}
+
+fn no_rejections() -> Option<Vec<String>> {
+    Some(Vec::new())
 }

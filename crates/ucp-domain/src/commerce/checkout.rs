@@ -38,7 +38,7 @@ impl Commerce {
         let mut session = self.new_session(caller, SessionKind::Checkout);
         session.replace_lines(lines);
         apply_checkout_fields(caller, &mut session, input);
-        let priced = self.price(caller, &session).await?;
+        let priced = self.price_write(caller, &mut session).await?;
         session.status = priced.status;
         self.ports.store.insert_session(&session).await?;
         let now = self.now();
@@ -78,16 +78,25 @@ impl Commerce {
         if cart.context.is_some() {
             session.context = cart.context.clone();
         }
-        if caller.discounts && session.discount_codes.is_empty() {
+        if caller.discounts {
+            // The cart's codes carry over (checklist 117), the request's join them (a code
+            // both name, in any case, once): removing one is an update of the checkout.
+            let mut codes = cart.discount_codes.clone();
+            for code in std::mem::take(&mut session.discount_codes) {
+                if !codes.iter().any(|kept| kept.eq_ignore_ascii_case(&code)) {
+                    codes.push(code);
+                }
+            }
             // A cart stored before carts were capped may hold more codes than a checkout may.
-            if cart.discount_codes.len() > MAX_CODES {
+            if codes.len() > MAX_CODES {
                 return Err(Error::invalid(format!(
-                    "cart {cart_id} holds more than {MAX_CODES} discount codes; update the cart before checking out"
+                    "cart {cart_id} and the request hold more than {MAX_CODES} discount codes together; update the \
+                     cart before checking out"
                 )));
             }
-            session.discount_codes = cart.discount_codes.clone();
+            session.discount_codes = codes;
         }
-        let priced = self.price(caller, &session).await?;
+        let priced = self.price_write(caller, &mut session).await?;
         if session.lines.is_empty() {
             return Ok(Answer::Refused(nothing_to_sell(false)));
         }
@@ -140,7 +149,7 @@ impl Commerce {
             apply_checkout_fields(caller, &mut session, input.clone());
             session.sticky_messages.clear();
             session.abandon_authentication();
-            let priced = self.price(caller, &session).await?;
+            let priced = self.price_write(caller, &mut session).await?;
             if session.reprice(priced.status).is_err() {
                 return Ok(Attempt::Raced);
             }

@@ -1,7 +1,7 @@
 //! `complete_checkout`: claim the checkout, take the payment, place the order atomically, and
 //! give the money back whenever a charge cannot become an order.
 
-use crate::checkout::{Message, PaymentAttempt, Session, SessionKind, Severity, Status};
+use crate::checkout::{Message, PaymentAttempt, Session, SessionKind, Severity, Status, instrument_digest};
 use crate::payment::{Charge, Handler};
 
 use super::inputs::CheckoutInput;
@@ -11,7 +11,8 @@ use super::{Answer, Caller, Commerce, Error, OrderView, Refusal, SessionView};
 
 /// What a complete asks of the processor.
 enum PaymentStep {
-    Charge,
+    /// Charge the credential whose digest ([`instrument_digest`]) this is.
+    Charge(String),
     /// The buyer passed 3-D Secure on our page: confirm the pending challenge.
     Confirm(String),
 }
@@ -45,25 +46,25 @@ impl Commerce {
         if let Some(refusal) = refusal_message(&session, "completed again") {
             return done(self.view(caller, session, vec![refusal]).await?);
         }
+        // A challenge waiting for the buyer answers a complete with the same card (the buyer
+        // has yet to pass it: the checkout stays `requires_escalation`); another card or
+        // handler is another payment, made under a new key once the challenge is abandoned.
+        if let Some(pending) = session.pending_authentication.as_ref().filter(|pending| !pending.approved)
+            && let Some([instrument]) = input.payment.as_ref().map(|payment| payment.instruments.as_slice())
+            && let Some(token) = instrument.token.as_deref()
+            && pending.is_other_payment(&instrument.handler_id, &instrument_digest(&session.id, token))
+        {
+            session.abandon_authentication();
+        }
         let priced = self.price(caller, &session).await?;
         if priced.status != Status::ReadyForComplete {
             let now = self.now();
             return done(self.view_priced(caller, session, priced, Vec::new(), now));
         }
-        // Never charge a price the platform did not see: a submitted code that no longer
-        // applies (expired, used up meanwhile) stops the completion until the codes are fixed.
-        if priced.messages.iter().any(|message| {
-            message.code.starts_with("discount_code_") && message.code != "discount_code_already_applied"
-        }) {
-            let refusal = Message::error(
-                "discount_code_rejected",
-                Severity::Recoverable,
-                "A discount code no longer applies; remove or replace it (see the warnings), then complete again. No payment was taken.",
-                Some("$.discounts.codes".into()),
-            );
-            let now = self.now();
-            return done(self.view_priced(caller, session, priced, vec![refusal], now));
-        }
+        // Never charge a price the platform did not see: a code that applied at its last write
+        // and no longer does (expired, used up meanwhile) made the checkout incomplete above
+        // (`discount_code_rejected`); one its last write was already told of charges nothing
+        // the platform was not shown.
         let total = priced.totals.iter().find(|total| total.kind == "total").map_or(0, |total| total.amount);
 
         let approved_challenge = session.pending_authentication.clone().filter(|pending| pending.approved);
@@ -97,13 +98,8 @@ impl Commerce {
                 let reason = "The payment instrument needs a token credential.";
                 return self.refuse_payment(caller, session, reason).await.map(done_answer);
             };
-            // A challenge waiting for the buyer: a retry with the same way to pay asks the
-            // processor under the same key (it answers the same challenge); another handler is
-            // another payment, under a new key.
-            if session.pending_authentication.as_ref().is_some_and(|pending| pending.handler_id != handler.id) {
-                session.abandon_authentication();
-            }
-            (handler, PaymentStep::Charge, token)
+            let digest = instrument_digest(&session.id, &token);
+            (handler, PaymentStep::Charge(digest), token)
         };
 
         // Claim the checkout and record the charge before any money moves: from here until
@@ -122,8 +118,12 @@ impl Commerce {
             started_at: self.now(),
             in_doubt: false,
             confirms: match &step {
-                PaymentStep::Charge => None,
+                PaymentStep::Charge(_) => None,
                 PaymentStep::Confirm(reference) => Some(reference.clone()),
+            },
+            instrument: match &step {
+                PaymentStep::Charge(digest) => Some(digest.clone()),
+                PaymentStep::Confirm(_) => None,
             },
             pricing: Box::new(priced),
             webhook: caller.order_webhook.cloned(),
@@ -139,7 +139,7 @@ impl Commerce {
             idempotency_key: attempt.key.clone(),
         };
         let outcome = match &step {
-            PaymentStep::Charge => handler.processor.charge(&charge).await,
+            PaymentStep::Charge(_) => handler.processor.charge(&charge).await,
             PaymentStep::Confirm(reference) => handler.processor.confirm(reference, &charge).await,
         };
         match outcome {

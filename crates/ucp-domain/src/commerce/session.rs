@@ -129,6 +129,20 @@ impl Commerce {
         Ok(price(&input))
     }
 
+    /// Prices a checkout the platform is writing: the answer is what it sees, so the codes it
+    /// rejects are the ones the platform knows of (`Session::rejections_seen`).
+    /// A platform without the discount extension is shown no codes: what it last saw of them
+    /// stays as the last write that showed them left it.
+    pub(super) async fn price_write(&self, caller: &Caller<'_>, session: &mut Session) -> Result<Priced, Error> {
+        if !caller.discounts {
+            return self.price(caller, session).await;
+        }
+        session.rejections_seen = None;
+        let priced = self.price(caller, session).await?;
+        session.rejections_seen = Some(crate::checkout::rejected_codes(session, &priced.messages));
+        Ok(priced)
+    }
+
     /// The view of `session` as this call leaves it. A completed checkout shows the pricing
     /// it was completed with; anything else is priced now.
     pub(super) async fn view(

@@ -54,6 +54,7 @@ impl Commerce {
                         instrument_type: "card".into(),
                         reference,
                         approved: false,
+                        instrument: attempt.instrument.clone(),
                     });
                 }
                 Ok(if self.save(&mut session).await? { Settled::Open(session) } else { Settled::Superseded })

@@ -220,6 +220,42 @@ async fn another_platform_cannot_read_or_change_a_cart() {
     assert_eq!(mine["line_items"][0]["quantity"], 1, "the owner's cart is untouched");
 }
 
+// Checklist 117: the cart's codes carry over even when the create names codes of its own,
+// which join them (a code both name, once); an empty list removes none.
+#[tokio::test]
+async fn a_checkout_from_a_cart_keeps_the_carts_codes_beside_its_own() {
+    let app = spawn_app().await;
+    let cart = app
+        .tool(
+            "create_cart",
+            json!({ "cart": { "line_items": [line("mug-1", 1)], "discounts": { "codes": ["WELCOME10"] } } }),
+        )
+        .await;
+    let cart_id = cart["id"].as_str().unwrap();
+    let checkout = app
+        .tool(
+            "create_checkout",
+            json!({ "checkout": { "cart_id": cart_id, "line_items": [], "discounts": { "codes": ["freeship", "welcome10"] } } }),
+        )
+        .await;
+    assert_eq!(checkout["discounts"]["codes"], json!(["WELCOME10", "freeship"]), "{checkout}");
+    assert_eq!(checkout["discounts"]["applied"][0]["code"], "WELCOME10", "{checkout}");
+    let other = app
+        .tool(
+            "create_cart",
+            json!({ "cart": { "line_items": [line("mug-1", 1)], "discounts": { "codes": ["SAVE5"] } } }),
+        )
+        .await;
+    let other_id = other["id"].as_str().unwrap();
+    let checkout = app
+        .tool(
+            "create_checkout",
+            json!({ "checkout": { "cart_id": other_id, "line_items": [], "discounts": { "codes": [] } } }),
+        )
+        .await;
+    assert_eq!(checkout["discounts"]["codes"], json!(["SAVE5"]), "{checkout}");
+}
+
 // Checklist 115, 116, 117, 118: checkout from a cart, idempotent, codes carried over, changes reflected back.
 #[tokio::test]
 async fn checkout_from_cart_is_initialized_idempotent_and_linked() {

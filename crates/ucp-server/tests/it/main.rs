@@ -19,6 +19,7 @@ mod console;
 mod console_browser;
 mod console_forms;
 mod disclosures;
+mod discount_codes;
 mod discovery;
 mod fuzz;
 mod handoff;

@@ -74,10 +74,16 @@ async fn three_d_secure_requires_escalation() {
     let stored = app.tool("get_checkout", json!({ "id": id })).await;
     assert_checkout(&stored);
     assert_eq!(stored["status"], "requires_escalation");
-    // A complete before the buyer passed the challenge places no order.
-    let body = complete(&app, &id, TOKEN_SUCCESS).await;
+    // A complete with the same card before the buyer passed the challenge is that payment,
+    // asked about again under its key: the same challenge, no order.
+    let body = complete(&app, &id, TOKEN_3DS).await;
     assert!(body.get("order").is_none(), "{body}");
     assert_eq!(body["status"], "requires_escalation");
+    assert_eq!(messages_with(&body, "requires_3ds").len(), 1, "{body}");
+    // Another card is another payment, under a new key (the old one would answer the
+    // challenge again): it pays.
+    let body = complete(&app, &id, TOKEN_SUCCESS).await;
+    assert_eq!(body["status"], "completed", "{body}");
 }
 
 // Checklist 134, 135: a challenge the checkout moved on from is abandoned: after an update

@@ -2,7 +2,7 @@
 //! amount is split over the lines it discounts.
 
 use super::{AppliedDiscount, PricingInput};
-use crate::checkout::{DiscountKind, DiscountRule, Message};
+use crate::checkout::{DiscountKind, DiscountRule, Message, Session, Severity};
 
 /// The discounts priced so far: the amount off each line, what was applied, the codes whose
 /// use counts at completion, and a free-shipping rule waiting for the shipping cost.
@@ -240,4 +240,41 @@ pub(super) fn allocate(amount: i64, weights: &[i64]) -> Vec<i64> {
         }
     }
     shares
+}
+
+/// The submitted codes `messages` reject (upper-cased, in order): the discount warnings at
+/// `$.discounts.codes[i]` but "already applied".
+pub fn rejected_codes(session: &Session, messages: &[Message]) -> Vec<String> {
+    let mut codes: Vec<String> = messages
+        .iter()
+        .filter(|message| message.code.starts_with("discount_code_") && message.code != "discount_code_already_applied")
+        .filter_map(|message| {
+            message.path.as_deref()?.strip_prefix("$.discounts.codes[")?.strip_suffix(']')?.parse().ok()
+        })
+        .filter_map(|index: usize| session.discount_codes.get(index))
+        .map(|code| code.trim().to_uppercase())
+        .collect();
+    codes.dedup();
+    codes
+}
+
+/// An error when a code rejected now applied at the price the platform last saw (its last
+/// write's answer did not reject it): the checkout is `incomplete` until the codes are sent
+/// again, so nobody completes at a price the platform was not shown.
+pub(super) fn lapsed(session: &Session, messages: &[Message]) -> Option<Message> {
+    let seen = session.rejections_seen.as_ref()?;
+    let lapsed: Vec<String> =
+        rejected_codes(session, messages).into_iter().filter(|code| !seen.contains(code)).collect();
+    (!lapsed.is_empty()).then(|| {
+        Message::error(
+            "discount_code_rejected",
+            Severity::Recoverable,
+            format!(
+                "{} applied when this checkout was last updated and no longer does (see the warnings); update the \
+                 checkout's discount codes to accept the new price, then complete.",
+                lapsed.join(", ")
+            ),
+            Some("$.discounts.codes".into()),
+        )
+    })
 }

@@ -16,6 +16,7 @@ use super::priced::{
 };
 use super::{Message, SessionKind};
 use discounts::Discounts;
+pub use discounts::rejected_codes;
 pub use input::PricingInput;
 use totals::Amounts;
 
@@ -42,6 +43,7 @@ pub fn price(input: &PricingInput<'_>) -> Priced {
         totals::order_totals(&Amounts { subtotal, items_discount, order_discount, shipping: shipping.cost, tax });
     if session.kind == SessionKind::Checkout {
         status::checkout_requirements(input, &lines, &mut messages);
+        messages.extend(discounts::lapsed(session, &messages));
     }
     let status = status::status_of(session, &messages, lines.is_empty());
     // Warnings, after the status they must not change (checklist 138).

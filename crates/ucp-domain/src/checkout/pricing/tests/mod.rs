@@ -48,15 +48,12 @@ struct Fixture {
 impl Fixture {
     /// An empty session of `kind` with every extension and a payment handler available.
     fn new(kind: SessionKind) -> Fixture {
+        let mut session =
+            Session::new("chk_1".into(), kind, "USD".into(), "https://platform.example/profile".into(), NOW, 6 * 3600);
+        // Priced as the platform's write: what the answer rejects, it sees (`lapsed_codes`).
+        session.rejections_seen = None;
         Fixture {
-            session: Session::new(
-                "chk_1".into(),
-                kind,
-                "USD".into(),
-                "https://platform.example/profile".into(),
-                NOW,
-                6 * 3600,
-            ),
+            session,
             items: HashMap::new(),
             rules: PricingRules::default(),
             uses: HashMap::new(),

@@ -199,6 +199,7 @@ fn random_fixture(rng: &mut Rng) -> Fixture {
             instrument_type: "card".into(),
             reference: "3ds_ref".into(),
             approved: rng.chance(50),
+            ..Default::default()
         });
     }
     if rng.chance(10) {

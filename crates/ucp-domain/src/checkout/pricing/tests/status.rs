@@ -149,7 +149,7 @@ fn unapproved_challenge() -> PendingAuthentication {
         handler_id: "card".into(),
         instrument_type: "card".into(),
         reference: "pi_3ds".into(),
-        approved: false,
+        ..Default::default()
     }
 }
 
@@ -268,4 +268,25 @@ fn sticky_messages_are_appended() {
     fixture.session.sticky_messages = vec![declined.clone()];
     let priced = fixture.run();
     assert_eq!(priced.messages.last(), Some(&declined));
+}
+
+// Checkout.md §2, §9: a code rejected in the answer to the platform's last write is a warning
+// it saw with its price; one rejected since (it applied then) makes the checkout incomplete
+// with `discount_code_rejected`, so nobody completes at a price the platform was not shown.
+#[test]
+fn a_code_that_lapsed_since_the_last_write_holds_the_checkout() {
+    let mut fixture = Fixture::ready();
+    fixture.codes(&["nope", "Gone"]);
+    let written = fixture.run();
+    assert_eq!(written.status, Status::ReadyForComplete, "{:?}", written.messages);
+    assert_eq!(crate::checkout::rejected_codes(&fixture.session, &written.messages), ["NOPE", "GONE"]);
+    fixture.session.rejections_seen = Some(vec!["NOPE".into(), "GONE".into()]);
+    assert_eq!(fixture.run().status, Status::ReadyForComplete, "both were seen rejected");
+    fixture.session.rejections_seen = Some(vec!["NOPE".into()]);
+    let read = fixture.run();
+    assert_eq!(read.status, Status::Incomplete);
+    let lapsed: Vec<&Message> = read.messages.iter().filter(|m| m.code == "discount_code_rejected").collect();
+    assert_eq!(lapsed.len(), 1, "{:?}", read.messages);
+    assert_eq!((lapsed[0].kind, lapsed[0].path.as_deref()), (MessageKind::Error, Some("$.discounts.codes")));
+    assert!(lapsed[0].content.starts_with("Gone") || lapsed[0].content.starts_with("GONE"), "{}", lapsed[0].content);
 }
