@@ -130,7 +130,12 @@ impl Application {
         let mailer = crate::mailer::Mailer::new(data_dir.join("outbox"), &settings.business_name);
         let clock = crate::clock::Clock::default();
         let pages = Arc::new(crate::page_links::PageTokens::new(&cursor_secret, &base_url));
-        let console = crate::admin::session::ConsoleKeys::new(&cursor_secret, base_url.starts_with("https://"));
+        let admin = admin_keys(&settings, &data_dir).map_err(data_dir_error)?;
+        let console = crate::admin::session::ConsoleKeys::new(
+            &cursor_secret,
+            &admin.fingerprint(),
+            base_url.starts_with("https://"),
+        );
         let cursors = CursorCodec::new(cursor_secret);
         let core = core_of(
             &settings,
@@ -147,7 +152,6 @@ impl Application {
         )?;
         let idempotency =
             crate::idempotency::Idempotency::new(idempotency_store, clock.clone(), settings.idempotency.clone());
-        let admin = admin_keys(&settings, &data_dir).map_err(data_dir_error)?;
         // The pages show the disclosures' symbols, from wherever the merchant keeps them.
         let page_policy = layers::page_content_security_policy(
             settings.disclosures.iter().filter_map(|disclosure| disclosure.image_url.as_deref()),

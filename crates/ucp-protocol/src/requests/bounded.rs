@@ -51,7 +51,8 @@ impl<'de, T: Deserialize<'de>, const N: usize> Visitor<'de> for Bounded<T, N> {
     type Value = Vec<T>;
 
     fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(formatter, "a list of at most {N} items")
+        // A truncating bound is only how much is read; the limit the caller enforces is its own.
+        if self.truncate { write!(formatter, "a list") } else { write!(formatter, "a list of at most {N} items") }
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut sequence: A) -> Result<Vec<T>, A::Error> {

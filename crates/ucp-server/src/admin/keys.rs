@@ -27,6 +27,14 @@ impl AdminKeys {
         AdminKeys { hashes }
     }
 
+    /// The accepted keys' hashes, sorted: what a console session is bound to, so a change of
+    /// the keys (a leaked one replaced) ends every session opened with the old ones.
+    pub fn fingerprint(&self) -> Vec<u8> {
+        let mut hashes = self.hashes.clone();
+        hashes.sort_unstable();
+        hashes.concat()
+    }
+
     /// Whether any key is configured (the admin API and console exist at all).
     pub fn enabled(&self) -> bool {
         !self.hashes.is_empty()

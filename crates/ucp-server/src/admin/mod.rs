@@ -48,25 +48,43 @@ pub fn bearer(request: &Request) -> Option<&str> {
 }
 
 /// The admin API's gate: 404 when no key is configured, 401 with a `WWW-Authenticate`
-/// challenge without a valid key.
+/// challenge without a valid key (logged with the client's address, for an operator or
+/// fail2ban to see guessing). Its answers (orders with buyers' addresses, the counters) are
+/// never stored by a cache.
 pub(crate) async fn require_key(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    if !state.admin.enabled() {
-        return error(StatusCode::NOT_FOUND, "not_found", "no such route");
-    }
-    match bearer(&request) {
-        Some(key) if state.admin.accepts(key) => next.run(request).await,
-        _ => {
-            let mut response = error(
-                StatusCode::UNAUTHORIZED,
-                "unauthorized",
-                "the admin API needs `Authorization: Bearer <admin key>`",
-            );
-            response
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"ucpd-admin\""));
-            response
+    let mut response = if !state.admin.enabled() {
+        error(StatusCode::NOT_FOUND, "not_found", "no such route")
+    } else {
+        match bearer(&request) {
+            Some(key) if state.admin.accepts(key) => next.run(request).await,
+            sent => {
+                let client = client_of(&state, &request);
+                tracing::warn!(target: "ucpd::audit", %client, key_sent = sent.is_some(), path = %request.uri().path(), "admin key refused");
+                let mut response = error(
+                    StatusCode::UNAUTHORIZED,
+                    "unauthorized",
+                    "the admin API needs `Authorization: Bearer <admin key>`",
+                );
+                response
+                    .headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"ucpd-admin\""));
+                response
+            }
         }
-    }
+    };
+    let headers = response.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    response
+}
+
+/// The address a request came from (through the configured proxies' `X-Forwarded-For`), for
+/// the log; `-` when the connection's is unknown.
+pub(crate) fn client_of(state: &AppState, request: &Request) -> String {
+    request
+        .extensions()
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map_or_else(|| "-".to_owned(), |peer| state.rate_limits.client_ip(peer.0.ip(), request.headers()).to_string())
 }
 
 /// An admin API error body: `{"code": …, "message": …}`.

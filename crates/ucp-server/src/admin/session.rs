@@ -1,6 +1,7 @@
 //! The console's browser login: a session cookie carrying its own expiry under an HMAC, and a
 //! per-session CSRF token for every form. Nothing is stored server-side: a cookie is valid
-//! until it expires or the cursor secret the key is derived from is replaced.
+//! until it expires, the cursor secret the key is derived from is replaced, or the admin keys
+//! change (the key is derived from their hashes too).
 //!
 //! Cookie value: `<expiry>.<nonce>.<tag>`, `tag` = base64url(HMAC-SHA256(key,
 //! "session:<expiry>.<nonce>")); the CSRF token is base64url(HMAC-SHA256(key,
@@ -36,11 +37,13 @@ impl std::fmt::Debug for ConsoleKeys {
 }
 
 impl ConsoleKeys {
-    /// `secret` is the data directory's cursor secret; `secure` sets the cookie's `Secure`
-    /// flag (the public URL is https).
-    pub fn new(secret: &[u8], secure: bool) -> ConsoleKeys {
+    /// `secret` is the data directory's cursor secret; `admin_keys` what the sessions are
+    /// bound to (`AdminKeys::fingerprint`); `secure` sets the cookie's `Secure` flag (the
+    /// public URL is https).
+    pub fn new(secret: &[u8], admin_keys: &[u8], secure: bool) -> ConsoleKeys {
         let mut derive = Hmac::<Sha256>::new_from_slice(secret).expect("HMAC takes keys of any length");
         derive.update(KEY_CONTEXT);
+        derive.update(admin_keys);
         ConsoleKeys { key: derive.finalize().into_bytes().into(), secure }
     }
 
@@ -120,11 +123,12 @@ mod tests {
 
     #[test]
     fn sessions_expire_and_are_bound_to_the_key() {
-        let keys = ConsoleKeys::new(b"secret", false);
+        let keys = ConsoleKeys::new(b"secret", b"keys", false);
         let session = keys.issue(1_000);
         assert!(keys.verify(&session, 1_001));
         assert!(!keys.verify(&session, 1_000 + SESSION_SECS));
-        assert!(!ConsoleKeys::new(b"other", false).verify(&session, 1_001));
+        assert!(!ConsoleKeys::new(b"other", b"keys", false).verify(&session, 1_001));
+        assert!(!ConsoleKeys::new(b"secret", b"new keys", false).verify(&session, 1_001), "the admin keys changed");
         let forged = session.replacen(&(1_000 + SESSION_SECS).to_string(), &(9_000_000_000i64).to_string(), 1);
         assert!(!keys.verify(&forged, 1_001), "the expiry is under the tag");
         assert!(!keys.verify("", 0) && !keys.verify("1.2.3", 0) && !keys.verify("x.y", 0));
@@ -132,6 +136,6 @@ mod tests {
         assert!(keys.verify_csrf(&session, &csrf));
         assert!(!keys.verify_csrf(&keys.issue(1_000), &csrf), "a token is bound to its session");
         assert!(!keys.verify_csrf(&session, "nope"));
-        assert!(ConsoleKeys::new(b"s", true).set_cookie("v").ends_with("; Secure"));
+        assert!(ConsoleKeys::new(b"s", b"keys", true).set_cookie("v").ends_with("; Secure"));
     }
 }

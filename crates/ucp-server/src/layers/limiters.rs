@@ -15,10 +15,12 @@ use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use crate::config::RateLimits;
 use crate::error::{ApiError, ErrorKind};
 
-/// The limiters of one server; cheap to clone. `None` inside when rate limits are off.
+/// The limiters of one server; cheap to clone. `None` inside when rate limits are off; the
+/// trusted proxies are kept either way, for the client address the logs name.
 #[derive(Clone, Default)]
 pub struct RateLimiters {
     inner: Option<Arc<Limiters>>,
+    proxies: Arc<[ipnet::IpNet]>,
 }
 
 impl std::fmt::Debug for RateLimiters {
@@ -30,7 +32,6 @@ impl std::fmt::Debug for RateLimiters {
 struct Limiters {
     by_ip: DefaultKeyedRateLimiter<u64>,
     by_platform: DefaultKeyedRateLimiter<u64>,
-    proxies: Vec<ipnet::IpNet>,
     slots: u64,
     seed: RandomState,
     clock: DefaultClock,
@@ -46,8 +47,9 @@ impl RateLimiters {
     /// The limiters `settings` ask for (none when `enabled` is false). The settings were
     /// validated at load, so the proxies parse.
     pub fn new(settings: &RateLimits) -> RateLimiters {
+        let proxies: Arc<[ipnet::IpNet]> = settings.proxies().unwrap_or_default().into();
         if !settings.enabled {
-            return RateLimiters::default();
+            return RateLimiters { inner: None, proxies };
         }
         let quota = |rate: u32, burst: u32| {
             let rate = NonZeroU32::new(rate).unwrap_or(NonZeroU32::MIN);
@@ -57,14 +59,13 @@ impl RateLimiters {
         let limiters = Limiters {
             by_ip: RateLimiter::keyed(quota(settings.per_ip_per_sec, settings.per_ip_burst)),
             by_platform: RateLimiter::keyed(quota(settings.per_platform_per_sec, settings.per_platform_burst)),
-            proxies: settings.proxies().unwrap_or_default(),
             slots: settings.max_keys.max(1) as u64,
             seed: RandomState::new(),
             clock,
             started: Instant::now(),
             swept: AtomicU64::new(0),
         };
-        RateLimiters { inner: Some(Arc::new(limiters)) }
+        RateLimiters { inner: Some(Arc::new(limiters)), proxies }
     }
 
     /// Whether any limit is on.
@@ -72,10 +73,10 @@ impl RateLimiters {
         self.inner.is_some()
     }
 
-    /// The client IP of a request from `peer` with `headers`.
+    /// The client IP of a request from `peer` with `headers` (through the trusted proxies'
+    /// `X-Forwarded-For`), whether or not limits are on.
     pub fn client_ip(&self, peer: IpAddr, headers: &HeaderMap) -> IpAddr {
-        let Some(limiters) = &self.inner else { return peer };
-        client_ip(&limiters.proxies, peer, headers)
+        client_ip(&self.proxies, peer, headers)
     }
 
     /// One request from client address `ip`: `Ok`, or the 429 to answer.

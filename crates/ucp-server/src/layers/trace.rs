@@ -151,12 +151,15 @@ where
     }
 }
 
-/// The client's `Request-Id` when it is usable as ours, a fresh UUID otherwise.
+/// The client's `Request-Id` when it is usable as ours, a fresh UUID otherwise. Usable: at
+/// most 128 letters, digits and `-._:` (UUIDs, ULIDs, prefixed ids), since the text log writes
+/// it unquoted: a space, brace or quote in it could forge the rest of a line.
 fn request_id(request: &Request) -> HeaderValue {
-    let client = request
-        .headers()
-        .get("request-id")
-        .filter(|value| !value.is_empty() && value.len() <= MAX_CLIENT_ID && value.to_str().is_ok());
+    let client = request.headers().get("request-id").filter(|value| {
+        !value.is_empty()
+            && value.len() <= MAX_CLIENT_ID
+            && value.as_bytes().iter().all(|byte| byte.is_ascii_alphanumeric() || b"-._:".contains(byte))
+    });
     if let Some(value) = client {
         return value.clone();
     }
@@ -226,6 +229,10 @@ mod tests {
                 .body(Body::empty())
                 .unwrap(),
             axum::http::Request::get("/").header("request-id", "").body(Body::empty()).unwrap(),
+            axum::http::Request::get("/")
+                .header("request-id", "1}: ucpd::audit: console login")
+                .body(Body::empty())
+                .unwrap(),
         ] {
             let (echoed, logged) = answer(request).await;
             assert!(

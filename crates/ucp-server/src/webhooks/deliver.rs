@@ -100,7 +100,12 @@ impl Sender {
         if let Some(host) = url.host_str()
             && let Err(error) = self.dns.vet(host, self.allow_loopback).await
         {
-            return Delivery::Failed { status: None, error: format!("webhook {}", error.message) };
+            let error = format!("webhook {}", error.message);
+            // An address the guard refuses is refused for good; a name may resolve elsewhere.
+            if matches!(url.host(), Some(url::Host::Ipv4(_) | url::Host::Ipv6(_))) {
+                return Delivery::Refused { error };
+            }
+            return Delivery::Failed { status: None, error };
         }
         let body = match Self::body(event) {
             Ok(body) => body,

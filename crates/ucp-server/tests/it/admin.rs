@@ -18,11 +18,18 @@ async fn the_admin_api_takes_only_the_admin_key() {
     assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
     assert_eq!(response.headers()["www-authenticate"], "Bearer realm=\"ucpd-admin\"");
 
+    crate::helpers::capture_logs();
     let response = app.http.get(&url).bearer_auth("not-the-key").send().await.unwrap();
     assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(response.headers()["cache-control"], "no-store");
+    // Guessing shows in the log, with where it came from (never the key sent).
+    let logs = crate::helpers::captured_logs();
+    let refused = logs.lines().find(|line| line.contains("admin key refused")).unwrap_or_else(|| panic!("{logs}"));
+    assert!(refused.contains("client=127.0.0.1") && !refused.contains("not-the-key"), "{refused}");
 
     let response = app.http.get(&url).bearer_auth(KEY).send().await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()["cache-control"], "no-store", "an admin answer is never cached");
     let body: serde_json::Value = response.json().await.unwrap();
     assert_eq!(body["status"], "ok");
 }

@@ -127,7 +127,8 @@ async fn login_page(State(state): State<AppState>, headers: HeaderMap) -> Respon
 async fn login(State(state): State<AppState>, request: Request) -> Response {
     let key = request.extensions().get::<RawBody>().and_then(|body| form_field(&body.0, "key")).unwrap_or_default();
     if key.is_empty() || !state.admin.accepts(key.trim()) {
-        tracing::warn!(target: "ucpd::audit", "console login refused");
+        let client = crate::admin::client_of(&state, &request);
+        tracing::warn!(target: "ucpd::audit", %client, "console login refused");
         return html(StatusCode::UNAUTHORIZED, views::login(&state, Some("That key is not accepted.")));
     }
     tracing::info!(target: "ucpd::audit", "console login");
