@@ -41,10 +41,14 @@ pub(crate) struct ImportArgs {
     /// Feed format: gmc-text (tsv, csv), gmc-xml (rss, xml) or jsonl; detected when absent.
     #[arg(long)]
     pub(crate) format: Option<String>,
-    /// Currency of prices that name none [default: catalog.currency].
+    /// The catalog's currency, which must be the server's [config: catalog.currency; default
+    /// USD]: prices that name none are in it, and a product priced in another is skipped (the
+    /// server serves prices as stored and charges them in catalog.currency). Read from the
+    /// same --config and UCPD_* variables as `ucpd serve`; this flag only confirms it.
     #[arg(long)]
     pub(crate) currency: Option<String>,
-    /// Fail, writing nothing, if any row is skipped.
+    /// Fail, writing nothing, if any row is skipped (a value left out of a row it imports, such
+    /// as an additional image that is no URL, is only a warning).
     #[arg(long)]
     pub(crate) strict: bool,
 }
@@ -96,8 +100,19 @@ pub(crate) async fn import_feed(args: ImportArgs) -> anyhow::Result<std::process
             .with_context(|| format!("unknown --format {name:?}; use gmc-text, gmc-xml or jsonl"))?,
         None => import::detect_format(&args.file, BufReader::new(file).fill_buf()?),
     };
-    let options =
-        import::ImportOptions { default_currency: args.currency.unwrap_or_else(|| settings.catalog.currency.clone()) };
+    // The catalog's currency is the server's setting, read as `serve` reads it: a flag that
+    // names another would import products the server serves in one currency and charges in
+    // another.
+    let currency = settings.catalog.currency.clone();
+    if let Some(flag) = &args.currency
+        && !flag.trim().eq_ignore_ascii_case(&currency)
+    {
+        anyhow::bail!(
+            "--currency {flag} is not the catalog's currency {currency}: the server serves and charges prices in \
+             catalog.currency; set it in the configuration file or UCPD_CATALOG__CURRENCY, for `ucpd serve` too"
+        );
+    }
+    let options = import::ImportOptions { currency };
     let feed = args.file.display().to_string();
     // The feed is staged next to the database: a big one needs about its own size on disk,
     // which a temporary directory (often in memory) may not have.
@@ -159,7 +174,7 @@ pub(crate) async fn import_feed(args: ImportArgs) -> anyhow::Result<std::process
             anyhow::bail!("{feed}: {error}");
         }
     };
-    report_skipped(&feed, &built)?;
+    report_rows(&feed, format, &settings.catalog.currency, &built)?;
     if let Some(code) = refusal(&feed, args.strict, &built) {
         // The staging directory goes with `built`, which leaves the data directory empty if
         // this import made it.
@@ -172,8 +187,12 @@ pub(crate) async fn import_feed(args: ImportArgs) -> anyhow::Result<std::process
     let summary = imported
         .context("no import attempt was made")?
         .map_err(|error| anyhow::anyhow!("import failed, the catalog was not changed: {error}"))?;
+    let warnings = match built.warnings() {
+        0 => String::new(),
+        warnings => format!(", {warnings} values left out"),
+    };
     println!(
-        "imported {feed} in {:.1}s: {} rows, {} products ({} new, {} updated), {} variants, {} rows skipped",
+        "imported {feed} in {:.1}s: {} rows, {} products ({} new, {} updated), {} variants, {} rows skipped{warnings}",
         started.elapsed().as_secs_f64(),
         built.rows(),
         summary.products_inserted + summary.products_updated,
@@ -185,8 +204,15 @@ pub(crate) async fn import_feed(args: ImportArgs) -> anyhow::Result<std::process
     Ok(std::process::ExitCode::SUCCESS)
 }
 
-/// Prints each skipped row of the feed, in line order.
-fn report_skipped(feed: &str, built: &import::BuiltFeed) -> anyhow::Result<()> {
+/// Prints each skipped row of the feed and each value left out of a row, in line order, then
+/// a hint for what a merchant is likely to have to change: the catalog's currency, when rows
+/// were skipped for theirs, or a comma inside an image URL of a text feed.
+fn report_rows(
+    feed: &str,
+    format: import::FeedFormat,
+    currency: &str,
+    built: &import::BuiltFeed,
+) -> anyhow::Result<()> {
     let mut stderr = std::io::BufWriter::new(std::io::stderr().lock());
     let mut written = Ok(());
     built.for_each_skipped(&mut |skipped| {
@@ -194,9 +220,39 @@ fn report_skipped(feed: &str, built: &import::BuiltFeed) -> anyhow::Result<()> {
             written = writeln!(stderr, "{feed}: skipped {skipped}");
         }
     })?;
+    let mut images = false;
+    built.for_each_warning(&mut |warning| {
+        images |= warning.field == "additional_image_link";
+        if written.is_ok() {
+            written = writeln!(stderr, "{feed}: warning: {warning}");
+        }
+    })?;
     written?;
+    if images && format == import::FeedFormat::MerchantCenterText {
+        writeln!(
+            stderr,
+            "{feed}: a text feed separates the URLs of additional_image_link with commas: write a comma inside a \
+             URL as %2C"
+        )?;
+    }
+    if let Some(hint) = currency_hint(currency, &built.foreign_currencies()?) {
+        writeln!(stderr, "{feed}: {hint}")?;
+    }
     stderr.flush()?;
     Ok(())
+}
+
+/// What to do when rows were skipped for a price in another currency than the catalog's
+/// (`foreign`: each currency with how many rows, the most first); `None` if none was.
+fn currency_hint(currency: &str, foreign: &[(String, u64)]) -> Option<String> {
+    let (most, _) = foreign.first()?;
+    let counts: Vec<String> = foreign.iter().map(|(code, rows)| format!("{code} ({rows})")).collect();
+    Some(format!(
+        "rows priced in {} were skipped: the catalog's currency is {currency} (catalog.currency). If the shop \
+         sells in {most}, set `currency = \"{most}\"` under [catalog] in the configuration file, or \
+         UCPD_CATALOG__CURRENCY={most}, for `ucpd serve` too, and import again",
+        counts.join(", ")
+    ))
 }
 
 /// Why an import that wrote nothing was refused (`--strict` with skipped rows, or no valid

@@ -208,3 +208,211 @@ fn a_feed_without_a_valid_product_creates_nothing() {
     assert!(stderr.contains("holds no valid product; the catalog was not changed"), "{stderr}");
     assert!(!data.exists(), "no data directory is left behind");
 }
+
+// Prices are in the catalog's currency, `catalog.currency` as `ucpd serve` reads it (USD by
+// default; the configuration file or UCPD_CATALOG__CURRENCY): a row priced in another is
+// skipped by line, since the server would serve its price as is and charge it in the catalog's
+// currency. A --currency that names another is refused before anything is written.
+#[test]
+fn a_product_priced_in_another_currency_than_the_catalogs_is_skipped() {
+    let directory = tempfile::tempdir().unwrap();
+    let feed = directory.path().join("feed.tsv");
+    std::fs::write(&feed, format!("{HEADER}mug\t\tMug\t5.00 USD\t\ncup\t\tCup\t4.00 EUR\t\nbowl\t\tBowl\t6\t\n"))
+        .unwrap();
+
+    let data = directory.path().join("data");
+    let (success, stdout, stderr) = import(&feed, &data, &[]);
+    assert!(success, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("feed.tsv: skipped line 3: price: currency EUR is not the catalog's currency USD"),
+        "{stderr}"
+    );
+    let products: Vec<(String, String)> = catalog(&data).1.into_iter().map(|(id, _, doc)| (id, doc)).collect();
+    let ids: Vec<&str> = products.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(ids, ["mug", "bowl"]);
+    assert!(products.iter().all(|(_, doc)| doc.contains("\"currency\":\"USD\"") && !doc.contains("EUR")));
+
+    // A shop in euros, set as the server reads it.
+    let euros = directory.path().join("euros");
+    let output = ucpd()
+        .args(["import", "--data-dir"])
+        .arg(&euros)
+        .arg(&feed)
+        .env("UCPD_CATALOG__CURRENCY", "EUR")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("skipped line 2: price: currency USD is not the catalog's currency EUR"), "{stderr}");
+    let ids: Vec<String> = catalog(&euros).1.into_iter().map(|(id, _, _)| id).collect();
+    assert_eq!(ids, ["cup", "bowl"]);
+    assert!(catalog(&euros).1[1].2.contains("\"amount\":600,\"currency\":\"EUR\""), "no currency: the catalog's");
+
+    let elsewhere = directory.path().join("elsewhere");
+    let (success, stdout, stderr) = import(&feed, &elsewhere, &["--currency", "EUR"]);
+    assert!(!success, "{stdout}\n{stderr}");
+    assert!(stderr.contains("--currency EUR is not the catalog's currency USD"), "{stderr}");
+    assert!(!elsewhere.exists(), "nothing is written");
+    assert!(import(&feed, &elsewhere, &["--currency", "usd"]).0, "the catalog's own currency is accepted");
+}
+
+// A feed in euros under the default catalog currency (USD) is skipped row by row, and the
+// report ends with one hint at the setting to change, before saying no product was valid.
+#[test]
+fn a_feed_in_another_currency_ends_with_a_hint_at_the_catalogs_currency() {
+    let directory = tempfile::tempdir().unwrap();
+    let feed = directory.path().join("feed.tsv");
+    std::fs::write(&feed, format!("{HEADER}mug\t\tMug\t5.00 EUR\t\ncup\t\tCup\t4.00 EUR\t\nhat\t\tHat\t3 GBP\t\n"))
+        .unwrap();
+    let data = directory.path().join("data");
+    let (success, stdout, stderr) = import(&feed, &data, &[]);
+    assert!(!success, "{stdout}\n{stderr}");
+    let hint = "feed.tsv: rows priced in EUR (2), GBP (1) were skipped: the catalog's currency is USD \
+                (catalog.currency). If the shop sells in EUR, set `currency = \"EUR\"` under [catalog] in the \
+                configuration file, or UCPD_CATALOG__CURRENCY=EUR, for `ucpd serve` too, and import again\n";
+    assert_eq!(stderr.matches("catalog.currency").count(), 1, "one hint: {stderr}");
+    let (skips, rest) = stderr.split_once(hint).unwrap_or_else(|| panic!("{stderr}"));
+    assert_eq!(skips.lines().filter(|line| line.contains(": skipped line ")).count(), 3, "{stderr}");
+    assert!(rest.starts_with("import failed: "), "after the skipped rows, before the failure: {stderr}");
+
+    std::fs::write(&feed, format!("{HEADER}mug\t\tMug\t5.00 USD\t\n")).unwrap();
+    let (success, stdout, stderr) = import(&feed, &data, &[]);
+    assert!(success, "{stdout}\n{stderr}");
+    assert!(!stderr.contains("catalog.currency"), "no hint without such a row: {stderr}");
+}
+
+// A product's id may not be another product's item (variant) id, nor an item id another
+// product's id: get_product and cart lines would resolve it to the wrong product. Within one
+// feed the row is skipped by line; against the stored catalog the import fails whole and the
+// catalog stays as it was, as when a variant id moves to another product.
+#[test]
+fn ids_that_are_another_products_item_ids_are_refused() {
+    let directory = tempfile::tempdir().unwrap();
+    let feed = directory.path().join("feed.tsv");
+    std::fs::write(
+        &feed,
+        format!(
+            "{HEADER}tee-s\ttee\tTee\t9.00\tS\ntee-m\ttee\tTee\t9.00\tM\nmug\ttee-m\tMug\t5.00\t\ncap\t\tCap\t3.00\t\n"
+        ),
+    )
+    .unwrap();
+    let data = directory.path().join("data");
+    let (success, stdout, stderr) = import(&feed, &data, &[]);
+    assert!(success, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("feed.tsv: skipped line 4: item_group_id: product id \"tee-m\" is already the id of an item of product \"tee\""),
+        "{stderr}"
+    );
+    assert_eq!(variants_of(&data, "tee"), ["tee-s", "tee-m"]);
+    // A lone item's product has the item's id, as Merchant Center has it, and imports again.
+    assert_eq!(variants_of(&data, "cap"), ["cap"]);
+    assert!(import(&feed, &data, &[]).0);
+    let before = catalog(&data);
+
+    for (rows, named) in [
+        (
+            "hat\ttee-s\tHat\t3.00\t\n",
+            "product id \"tee-s\" is a variant id of product \"tee\", which is already in the catalog: give product \
+             \"tee-s\" another id, or put \"tee\" in the same feed without that variant",
+        ),
+        (
+            "tee\tshirts\tShirt\t3.00\t\n",
+            "variant id \"tee\" of product \"shirts\" is the id of product \"tee\", which is already in the catalog \
+             (an import never removes a product): give the variant another id",
+        ),
+    ] {
+        let other = directory.path().join("other.tsv");
+        std::fs::write(&other, format!("{HEADER}{rows}")).unwrap();
+        let (success, stdout, stderr) = import(&other, &data, &[]);
+        assert!(!success, "{stdout}\n{stderr}");
+        assert!(
+            stderr.contains(&format!("import failed, the catalog was not changed: conflict on {named}")),
+            "{stderr}"
+        );
+        assert_eq!(catalog(&data), before);
+        assert_no_staging_left(&data);
+    }
+
+    // The same feed that gives up item tee-s of tee makes it a product's id: the feed's order
+    // does not matter.
+    let (hat, tee) = ("tee-s-1\ttee-s\tHat\t3.00\t\n", "tee-m\ttee\tTee\t9.00\tM\n");
+    for (order, rows) in [format!("{hat}{tee}"), format!("{tee}{hat}")].into_iter().enumerate() {
+        let data = directory.path().join(format!("data-{order}"));
+        assert!(import(&feed, &data, &[]).0);
+        let other = directory.path().join("other.tsv");
+        std::fs::write(&other, format!("{HEADER}{rows}")).unwrap();
+        let (success, stdout, stderr) = import(&other, &data, &[]);
+        assert!(success, "{rows}\n{stdout}\n{stderr}");
+        assert_eq!(variants_of(&data, "tee"), ["tee-m"]);
+        assert_eq!(variants_of(&data, "tee-s"), ["tee-s-1"]);
+    }
+}
+
+// A link a platform would be handed (the product's page, an image) must be an absolute http(s)
+// URL: a row with "javascript:" or a relative path is skipped by line and field, and --strict
+// refuses the feed.
+#[test]
+fn rows_whose_links_are_not_web_urls_are_skipped() {
+    let directory = tempfile::tempdir().unwrap();
+    let feed = directory.path().join("feed.tsv");
+    std::fs::write(
+        &feed,
+        "id\ttitle\tprice\tlink\timage_link\n\
+         a\tA\t1.00\thttps://shop.example/a\thttps://img.example/a.jpg\n\
+         b\tB\t1.00\tjavascript:alert(1)\t\n\
+         c\tC\t1.00\t\t/images/c.jpg\n",
+    )
+    .unwrap();
+    let data = directory.path().join("data");
+    let (success, stdout, stderr) = import(&feed, &data, &["--strict"]);
+    assert!(!success, "{stdout}\n{stderr}");
+    assert!(stderr.contains("2 rows skipped and --strict is set"), "{stderr}");
+    assert!(!data.exists());
+
+    let (success, stdout, stderr) = import(&feed, &data, &[]);
+    assert!(success, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("skipped line 3: link: \"javascript:alert(1)\" is not an absolute http(s) URL"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("skipped line 4: image_link: \"/images/c.jpg\" is not an absolute http(s) URL"),
+        "{stderr}"
+    );
+    let products = catalog(&data).1;
+    assert_eq!(products.len(), 1);
+    assert!(products[0].2.contains("\"url\":\"https://shop.example/a\""), "{}", products[0].2);
+}
+
+// An additional image that is no URL is left out of its row, reported as a warning with its
+// line, and the row is imported (a text feed splits that column at commas, which a Cloudinary
+// URL holds, so the report says how to write one); --strict does not refuse the feed for it.
+#[test]
+fn an_additional_image_that_is_no_url_is_left_out_and_the_row_kept() {
+    let directory = tempfile::tempdir().unwrap();
+    let feed = directory.path().join("feed.tsv");
+    std::fs::write(
+        &feed,
+        "id\ttitle\tprice\timage_link\tadditional_image_link\n\
+         a\tA\t1.00\thttps://img.example/a.jpg\thttps://res.cloudinary.com/x/image/upload/w_400,h_400/a.jpg\n\
+         b\tB\t1.00\thttps://img.example/b.jpg\thttps://img.example/b2.jpg\n",
+    )
+    .unwrap();
+    let data = directory.path().join("data");
+    let (success, stdout, stderr) = import(&feed, &data, &["--strict"]);
+    assert!(success, "{stdout}\n{stderr}");
+    let warning = "feed.tsv: warning: line 2: additional_image_link: \"h_400/a.jpg\" is not an absolute http(s) \
+                   URL: the image is left out, the rest of the row imported\n";
+    let hint = "feed.tsv: a text feed separates the URLs of additional_image_link with commas: write a comma \
+                inside a URL as %2C\n";
+    let at = |text: &str| stderr.find(text).unwrap_or_else(|| panic!("{text}\n{stderr}"));
+    assert!(at(warning) < at(hint), "{stderr}");
+    assert_eq!(stderr.matches("%2C").count(), 1, "{stderr}");
+    assert!(
+        stdout.contains("2 products (2 new, 0 updated), 2 variants, 0 rows skipped, 1 values left out"),
+        "{stdout}"
+    );
+    let products = catalog(&data).1;
+    assert!(products[0].2.contains("\"url\":\"https://res.cloudinary.com/x/image/upload/w_400\""), "{}", products[0].2);
+    assert!(products[1].2.contains("\"url\":\"https://img.example/b2.jpg\""), "{}", products[1].2);
+}

@@ -19,7 +19,7 @@ use std::io::{self, Write};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use ucp_domain::catalog::{
-    Barcode, Category, Description, Media, PriceRange, Product, Rating, SelectedOption, Variant,
+    Barcode, Category, Description, Media, PriceRange, Product, Rating, SelectedOption, Variant, web_url,
 };
 use ucp_domain::money::{Price, currency_exponent, is_currency_code};
 
@@ -60,7 +60,8 @@ impl Default for DemoOptions {
 ///
 /// # Panics
 ///
-/// If `options.currency` is not three upper-case ASCII letters.
+/// If `options.currency` is not three upper-case ASCII letters, or `options.base_url` not an
+/// absolute http(s) URL.
 pub fn generate(options: &DemoOptions) -> impl Iterator<Item = Product> + use<> {
     let generator = Generator::new(options);
     (0..options.products).map(move |index| generator.product(index))
@@ -71,7 +72,8 @@ pub fn generate(options: &DemoOptions) -> impl Iterator<Item = Product> + use<> 
 ///
 /// # Panics
 ///
-/// If `options.currency` is not three upper-case ASCII letters.
+/// If `options.currency` is not three upper-case ASCII letters, or `options.base_url` not an
+/// absolute http(s) URL.
 pub fn product_at(options: &DemoOptions, index: u64) -> Product {
     Generator::new(options).product(index)
 }
@@ -90,6 +92,9 @@ pub fn write_json_lines(
             io::ErrorKind::InvalidInput,
             format!("{:?} is not an ISO 4217 currency code", options.currency),
         ));
+    }
+    if let Err(reason) = web_url(&options.base_url) {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("base URL {reason}")));
     }
     let mut written = 0;
     for product in generate(options) {
@@ -143,6 +148,9 @@ impl Generator {
             "demo catalog currency {:?} is not an ISO 4217 code",
             options.currency
         );
+        if let Err(reason) = web_url(&options.base_url) {
+            panic!("demo catalog base URL {reason}");
+        }
         Generator {
             seed: options.seed,
             currency: options.currency.clone(),

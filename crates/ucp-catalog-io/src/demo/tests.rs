@@ -188,6 +188,14 @@ fn write_json_lines_rejects_a_bad_currency() {
 }
 
 #[test]
+fn write_json_lines_rejects_a_base_url_that_is_no_web_url() {
+    let options = DemoOptions { base_url: "shop.example".to_owned(), ..options(3) };
+    let error = write_json_lines(&options, Vec::new(), &mut |_| {}).unwrap_err();
+    assert_eq!(error.kind(), io::ErrorKind::InvalidInput);
+    assert!(error.to_string().contains("is not an absolute http(s) URL"), "{error}");
+}
+
+#[test]
 fn ids_skus_and_handles_are_unique() {
     let products = catalog(3000);
     let mut ids = HashSet::new();

@@ -4,17 +4,11 @@
 use std::io::BufRead;
 
 use rusqlite::{Connection, OptionalExtension, params};
-use serde::Deserialize;
-use serde::de::DeserializeOwned;
-use serde_json::Value;
-use ucp_domain::catalog::{
-    Availability, Barcode, Category, Description, Media, PriceRange, Product, ProductOption, Rating, SelectedOption,
-    Seller, Variant,
-};
-use ucp_domain::money::Price;
+use ucp_domain::catalog::Product;
 
+use super::locate::parse_product_slowly;
 use super::staging::{Phase, Staging, staging_error};
-use super::{EarlyProducts, FeedError, FeedLine, FeedLines, PROGRESS_EVERY, SkippedRow};
+use super::{EarlyProducts, FeedError, FeedLine, FeedLines, ImportOptions, PROGRESS_EVERY, SkippedRow};
 
 /// The staging tables of a JSON-lines feed: the lines of the products present (a product id
 /// seen again replaces the earlier line, in its place), in order of first appearance, and which
@@ -37,6 +31,7 @@ pub(super) const SCHEMA: &str = "
 /// lines are not kept (`payloads` false), the reading stops there, abandoned).
 pub(super) fn stage_jsonl(
     reader: impl BufRead,
+    options: &ImportOptions,
     staging: Staging,
     mut early: Option<&mut dyn EarlyProducts>,
     payloads: bool,
@@ -56,10 +51,10 @@ pub(super) fn stage_jsonl(
         if rows.is_multiple_of(PROGRESS_EVERY) {
             progress(bytes);
         }
-        let product = match parse_product(content) {
+        let product = match parse_product(content, number, &options.currency) {
             Ok(product) => product,
-            Err((field, reason)) => {
-                staging.skip(&SkippedRow::new(number, field, reason), Phase::Read)?;
+            Err(skipped) => {
+                staging.skip(&skipped, Phase::Read)?;
                 if let Some(early) = &mut early {
                     early.skipped();
                 }
@@ -67,7 +62,7 @@ pub(super) fn stage_jsonl(
             }
         };
         // A product id seen again replaces the earlier product; a variant id must not belong
-        // to another product.
+        // to another product, nor be another product's id.
         let ord: Option<i64> = connection
             .prepare_cached("SELECT ord FROM products WHERE id = ?1")
             .and_then(|mut statement| statement.query_row([&product.id], |row| row.get(0)).optional())
@@ -84,7 +79,14 @@ pub(super) fn stage_jsonl(
                 if let Some(early) = early.take() {
                     early.retract();
                     if !payloads {
-                        return Ok(StagedLines { staging, rows, products, handed: None, abandoned: true });
+                        return Ok(StagedLines {
+                            staging,
+                            currency: options.currency.clone(),
+                            rows,
+                            products,
+                            handed: None,
+                            abandoned: true,
+                        });
                     }
                 }
                 connection
@@ -119,7 +121,7 @@ pub(super) fn stage_jsonl(
     }
     progress(bytes);
     let handed = early.is_some().then_some(handed);
-    Ok(StagedLines { staging, rows, products, handed, abandoned: false })
+    Ok(StagedLines { staging, currency: options.currency.clone(), rows, products, handed, abandoned: false })
 }
 
 /// What is staged of a line: all of it if `payloads`, else nothing.
@@ -127,8 +129,10 @@ fn kept(payloads: bool, content: &[u8]) -> &[u8] {
     if payloads { content } else { &[] }
 }
 
-/// The first variant of `product` (staged at `ord` if seen before) that another product
-/// holds, as the skipped row of line `number`.
+/// Where `product` (staged at `ord` if seen before) clashes with the other products, as the
+/// skipped row of line `number`: its id is another product's variant id, or one of its
+/// variants (the first) belongs to another product or is another product's id. (A variant may
+/// have its own product's id.)
 fn clash(
     connection: &Connection,
     product: &Product,
@@ -136,19 +140,44 @@ fn clash(
     number: u64,
 ) -> Result<Option<SkippedRow>, FeedError> {
     let mut owner_of = connection.prepare_cached("SELECT ord FROM owners WHERE variant = ?1").map_err(staging_error)?;
-    for (index, variant) in product.variants.iter().enumerate() {
-        let owner: Option<i64> =
-            owner_of.query_row([&variant.id], |row| row.get(0)).optional().map_err(staging_error)?;
-        let Some(owner) = owner.filter(|owner| Some(*owner) != ord) else { continue };
-        let owner: String = connection
+    let mut product_of = connection.prepare_cached("SELECT ord FROM products WHERE id = ?1").map_err(staging_error)?;
+    let id_of = |ord: i64| -> Result<String, FeedError> {
+        connection
             .prepare_cached("SELECT id FROM products WHERE ord = ?1")
-            .and_then(|mut statement| statement.query_row([owner], |row| row.get(0)))
-            .map_err(staging_error)?;
+            .and_then(|mut statement| statement.query_row([ord], |row| row.get(0)))
+            .map_err(staging_error)
+    };
+    let other = |found: Option<i64>| found.filter(|found| Some(*found) != ord);
+    let owner = owner_of.query_row([&product.id], |row| row.get(0)).optional().map_err(staging_error)?;
+    if let Some(owner) = other(owner) {
         return Ok(Some(SkippedRow::new(
             number,
-            format!("variants[{index}].id"),
-            format!("variant id {:?} already belongs to product {owner:?}", variant.id),
+            "id",
+            format!("product id {:?} already belongs to a variant of product {:?}", product.id, id_of(owner)?),
         )));
+    }
+    for (index, variant) in product.variants.iter().enumerate() {
+        let owner = owner_of.query_row([&variant.id], |row| row.get(0)).optional().map_err(staging_error)?;
+        if let Some(owner) = other(owner) {
+            return Ok(Some(SkippedRow::new(
+                number,
+                format!("variants[{index}].id"),
+                format!("variant id {:?} already belongs to product {:?}", variant.id, id_of(owner)?),
+            )));
+        }
+        if variant.id != product.id
+            && product_of
+                .query_row([&variant.id], |row| row.get::<_, i64>(0))
+                .optional()
+                .map_err(staging_error)?
+                .is_some()
+        {
+            return Ok(Some(SkippedRow::new(
+                number,
+                format!("variants[{index}].id"),
+                format!("variant id {:?} is already the id of another product", variant.id),
+            )));
+        }
     }
     Ok(None)
 }
@@ -156,6 +185,8 @@ fn clash(
 /// The valid lines of a JSON-lines feed, staged, ready to become products.
 pub(super) struct StagedLines {
     pub(super) staging: Staging,
+    /// The catalog's currency ([`ImportOptions::currency`]).
+    pub(super) currency: String,
     pub(super) rows: u64,
     /// Products staged (each product id once).
     pub(super) products: u64,
@@ -177,7 +208,7 @@ impl StagedLines {
         let mut built = 0u64;
         while let Some(found) = cursor.next().map_err(staging_error)? {
             let raw = found.get_ref(0).and_then(|value| Ok(value.as_blob()?)).map_err(staging_error)?;
-            let product = parse_product(raw)
+            let product = parse_product(raw, 0, &self.currency)
                 .map_err(|_| FeedError::Staging("a staged product no longer reads back".to_owned()))?;
             emit(product);
             built += 1;
@@ -190,120 +221,19 @@ impl StagedLines {
     }
 }
 
-/// One line into a normalized product, or the field at fault and why.
-pub(super) fn parse_product(line: &[u8]) -> Result<Product, (String, String)> {
+/// Line `number` into a normalized product priced in `currency` (the catalog's), or why it is
+/// skipped.
+pub(super) fn parse_product(line: &[u8], number: u64, currency: &str) -> Result<Product, SkippedRow> {
     let mut product = match serde_json::from_slice::<Product>(line) {
         Ok(product) => product,
-        Err(_) => parse_product_slowly(line)?,
+        Err(_) => parse_product_slowly(line).map_err(|(field, reason)| SkippedRow::new(number, field, reason))?,
     };
-    product.normalize().map_err(|invalid| (invalid.field, invalid.reason))?;
+    product.normalize().map_err(|invalid| SkippedRow::new(number, invalid.field, invalid.reason))?;
+    if let Err(invalid) = product.require_currency(currency) {
+        // Every variant is priced in the product's one currency.
+        return Err(SkippedRow::new(number, invalid.field, invalid.reason).priced_in(product.currency()));
+    }
     Ok(product)
-}
-
-/// The error path: find which field is wrong, and accept a missing `price_range` (derived).
-fn parse_product_slowly(line: &[u8]) -> Result<Product, (String, String)> {
-    let mut value: Value =
-        serde_json::from_slice(line).map_err(|error| ("json".to_owned(), format!("not valid JSON: {error}")))?;
-    let Some(object) = value.as_object_mut() else {
-        return Err(("json".to_owned(), "expected a JSON object: one product per line".to_owned()));
-    };
-    if !object.contains_key("price_range") {
-        let zero = serde_json::json!({ "amount": 0, "currency": "XXX" });
-        object.insert("price_range".to_owned(), serde_json::json!({ "min": zero, "max": zero }));
-    }
-    match locate::<Product>(&value, &product_fields()) {
-        None => Product::deserialize(&value).map_err(|error| ("product".to_owned(), error.to_string())),
-        Some((path, reason)) if path.is_empty() => Err(("product".to_owned(), reason)),
-        Some(failure) => Err(failure),
-    }
-}
-
-/// A check of one field's value: `None` if it deserializes, else the path below the field
-/// (`""`, `[2]`, `[0].price`) and the reason.
-type Probe = fn(&Value) -> Option<(String, String)>;
-
-/// Where deserializing `value` as `T` fails: the path (`""` for the object itself) and why.
-fn locate<T: DeserializeOwned>(value: &Value, fields: &[(&str, Probe)]) -> Option<(String, String)> {
-    let error = T::deserialize(value).err()?;
-    if let Some(object) = value.as_object() {
-        for (name, probe) in fields {
-            if let Some((below, reason)) = object.get(*name).and_then(probe) {
-                return Some((format!("{name}{below}"), reason));
-            }
-        }
-    }
-    let reason = error.to_string();
-    let missing = reason.strip_prefix("missing field `").and_then(|rest| rest.split('`').next());
-    Some((missing.unwrap_or_default().to_owned(), reason))
-}
-
-fn whole<T: DeserializeOwned>(value: &Value) -> Option<(String, String)> {
-    T::deserialize(value).err().map(|error| (String::new(), error.to_string()))
-}
-
-fn each<T: DeserializeOwned>(value: &Value) -> Option<(String, String)> {
-    let Some(items) = value.as_array() else {
-        return whole::<Vec<T>>(value);
-    };
-    items
-        .iter()
-        .enumerate()
-        .find_map(|(index, item)| T::deserialize(item).err().map(|error| (format!("[{index}]"), error.to_string())))
-}
-
-fn variants(value: &Value) -> Option<(String, String)> {
-    let Some(items) = value.as_array() else {
-        return whole::<Vec<Variant>>(value);
-    };
-    items.iter().enumerate().find_map(|(index, item)| {
-        locate::<Variant>(item, &variant_fields()).map(|(path, reason)| match path.as_str() {
-            "" => (format!("[{index}]"), reason),
-            path => (format!("[{index}].{path}"), reason),
-        })
-    })
-}
-
-fn product_fields() -> [(&'static str, Probe); 14] {
-    [
-        ("id", whole::<String>),
-        ("handle", whole::<Option<String>>),
-        ("title", whole::<String>),
-        ("description", whole::<Description>),
-        ("url", whole::<Option<String>>),
-        ("categories", each::<Category>),
-        ("price_range", whole::<PriceRange>),
-        ("list_price_range", whole::<Option<PriceRange>>),
-        ("media", each::<Media>),
-        ("options", each::<ProductOption>),
-        ("variants", variants),
-        ("rating", whole::<Option<Rating>>),
-        ("tags", each::<String>),
-        ("metadata", whole::<Option<ucp_domain::json::JsonMap>>),
-    ]
-}
-
-fn variant_fields() -> [(&'static str, Probe); 19] {
-    [
-        ("id", whole::<String>),
-        ("sku", whole::<Option<String>>),
-        ("barcodes", each::<Barcode>),
-        ("handle", whole::<Option<String>>),
-        ("url", whole::<Option<String>>),
-        ("title", whole::<String>),
-        ("description", whole::<Description>),
-        ("categories", each::<Category>),
-        ("price", whole::<Price>),
-        ("list_price", whole::<Option<Price>>),
-        ("unit_price", whole::<Option<ucp_domain::json::Json>>),
-        ("availability", whole::<Option<Availability>>),
-        ("options", each::<SelectedOption>),
-        ("media", each::<Media>),
-        ("rating", whole::<Option<Rating>>),
-        ("tags", each::<String>),
-        ("metadata", whole::<Option<ucp_domain::json::JsonMap>>),
-        ("seller", whole::<Option<Seller>>),
-        ("inventory_quantity", whole::<Option<i64>>),
-    ]
 }
 
 #[cfg(test)]
@@ -389,6 +319,50 @@ mod tests {
         assert!(p1.variants[0].is_available());
     }
 
+    // A product in another currency than the catalog's, with a link that is no web URL, or
+    // whose id is another product's variant id (or a variant id another product's id) is
+    // skipped; a variant may have its own product's id, and a variant id freed by a later line
+    // may become a product's id.
+    #[test]
+    fn lines_in_another_currency_with_bad_links_or_clashing_ids_are_skipped() {
+        let with = |id: &str, change: &dyn Fn(&mut serde_json::Value)| {
+            let mut value: serde_json::Value = serde_json::from_str(&line(id, &format!("{id}-v"), 100)).unwrap();
+            change(&mut value);
+            value.to_string()
+        };
+        let feed = [
+            line("p1", "v1", 100),
+            line("v1", "v9", 100),
+            line("p2", "p1", 100),
+            line("p3", "p3", 100),
+            with("p4", &|value| value["variants"][0]["price"]["currency"] = "EUR".into()),
+            with("p5", &|value| value["url"] = "javascript:alert(1)".into()),
+            with("p6", &|value| value["media"] = serde_json::json!([{ "type": "image", "url": "data:image/png," }])),
+            line("p1", "p1-b", 100),
+            line("v1", "v1-b", 100),
+        ]
+        .join("\n");
+        let parsed = parse(&feed);
+        let skipped: Vec<String> = parsed.skipped.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            skipped,
+            [
+                "line 2: id: product id \"v1\" already belongs to a variant of product \"p1\"",
+                "line 3: variants[0].id: variant id \"p1\" is already the id of another product",
+                "line 5: variants[0].price.currency: EUR is not the catalog's currency USD",
+                "line 6: url: \"javascript:alert(1)\" is not an absolute http(s) URL",
+                "line 7: media[0].url: \"data:image/png,\" is not an absolute http(s) URL",
+            ]
+        );
+        let products: Vec<(&str, &str)> =
+            parsed.products.iter().map(|product| (product.id.as_str(), product.variants[0].id.as_str())).collect();
+        assert_eq!(products, [("p1", "p1-b"), ("p3", "p3"), ("v1", "v1-b")]);
+        let in_euros = ImportOptions { currency: "EUR".to_owned() };
+        let parsed = read_feed(feed.as_bytes(), FeedFormat::JsonLines, &in_euros, &mut |_| {}).unwrap();
+        let ids: Vec<&str> = parsed.products.iter().map(|product| product.id.as_str()).collect();
+        assert_eq!(ids, ["p4"], "the other products are in dollars");
+    }
+
     #[test]
     fn round_trips_the_import_document() {
         let mut original = parse(&line("p1", "v1", 1000)).products.remove(0);
@@ -403,10 +377,11 @@ mod tests {
     }
 
     // Random feeds of repeated product ids, variants moving between products (refused) and
-    // away from them (freed), bad lines and blank lines: staged, they give exactly what the
-    // in-memory reading gives.
+    // away from them (freed), variant ids that are product ids, bad lines and blank lines:
+    // staged, they give exactly what the in-memory reading gives.
     #[test]
     fn staged_lines_match_the_in_memory_reading() {
+        let mut clashes = 0;
         for seed in 0..40 {
             let mut rng = ChaCha8Rng::seed_from_u64(seed);
             let mut feed = String::new();
@@ -416,14 +391,19 @@ mod tests {
                     1 => "  ".to_owned(),
                     _ => {
                         let id = format!("p{}", rng.random_range(0..15));
-                        let variant = format!("v{}", rng.random_range(0..25));
+                        let variant = match rng.random_range(0..10) {
+                            0 => format!("p{}", rng.random_range(0..15)),
+                            _ => format!("v{}", rng.random_range(0..25)),
+                        };
                         line(&id, &variant, rng.random_range(1..5000))
                     }
                 };
                 feed.push_str(&text);
                 feed.push('\n');
             }
-            let reference = reference_jsonl(feed.as_bytes(), &mut |_| {}).unwrap();
+            let reference = reference_jsonl(feed.as_bytes(), &ImportOptions::default(), &mut |_| {}).unwrap();
+            clashes +=
+                reference.skipped.iter().filter(|skipped| skipped.reason.contains("a variant of product")).count();
             let options = ImportOptions::default();
             let after_reading = stage_feed(feed.as_bytes(), FeedFormat::JsonLines, &options, &temp_dir(), &mut |_| {});
             let after_reading = collect(after_reading.unwrap(), Vec::new()).unwrap();
@@ -433,5 +413,6 @@ mod tests {
                 assert_eq!(staged.products, reference.products, "seed {seed}, built {how}");
             }
         }
+        assert!(clashes > 20, "product ids clash with variant ids now and then: {clashes}");
     }
 }

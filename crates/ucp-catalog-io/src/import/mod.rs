@@ -2,9 +2,14 @@
 //! XML) and our own JSON-lines form, read as a stream into validated [`Product`]s.
 //!
 //! Parsing is pure: no database, no network (a scratch file aside). Every returned product has
-//! passed [`Product::normalize`]. A row that cannot become a valid variant is skipped and
-//! reported ([`SkippedRow`]) without dropping the rest of its product; a file-level problem
-//! (unreadable input, malformed XML, a text header without `id`) is a [`FeedError`].
+//! passed [`Product::normalize`] (links are absolute http(s) URLs) and is priced in the
+//! catalog's currency ([`ImportOptions::currency`]). A row that cannot become a valid variant
+//! is skipped and reported ([`SkippedRow`]) without dropping the rest of its product (a bad
+//! `additional_image_link` only is left out of its row, reported as a [`RowWarning`]); so is a
+//! row or line that would make one product's id another product's variant id, either way round
+//! (a lookup, get_product or a cart line would find the wrong product; a product's own variant
+//! may share its id). A file-level problem (unreadable input, malformed XML, a text header
+//! without `id`) is a [`FeedError`].
 //!
 //! Merchant Center rows are grouped into products by `item_group_id` (a row without one is a
 //! single-variant product whose id is the row id). A row id seen twice replaces the earlier row;
@@ -28,15 +33,19 @@ use ucp_domain::catalog::Product;
 
 mod group;
 mod jsonl;
+mod locate;
 mod product;
 #[cfg(test)]
 mod reference;
+mod report;
 mod row;
 mod staging;
 mod stream;
 mod text;
+mod values;
 mod xml;
 
+pub use report::{RowWarning, SkippedRow};
 pub use stream::{FeedImport, ImportProgress};
 
 /// The kinds of file [`read_feed`] understands.
@@ -84,35 +93,15 @@ pub fn detect_format(path: &Path, head: &[u8]) -> FeedFormat {
 /// Choices the caller makes for a whole import.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImportOptions {
-    /// ISO 4217 code used when a feed price has no currency, e.g. `USD`.
-    pub default_currency: String,
+    /// The catalog's currency, the ISO 4217 code the server serves and charges prices in
+    /// (its `catalog.currency`), e.g. `USD`: a feed price that names no currency is in it, and
+    /// a product priced in another is skipped.
+    pub currency: String,
 }
 
 impl Default for ImportOptions {
     fn default() -> Self {
-        ImportOptions { default_currency: "USD".to_owned() }
-    }
-}
-
-/// A row (text feed), item (XML) or line (JSON lines) left out of the import, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SkippedRow {
-    /// 1-based physical line of the file where the row or item starts.
-    pub line: u64,
-    /// The feed attribute (e.g. `price`) or, for JSON lines, the JSON path at fault.
-    pub field: String,
-    pub reason: String,
-}
-
-impl SkippedRow {
-    pub(crate) fn new(line: u64, field: impl Into<String>, reason: impl Into<String>) -> Self {
-        SkippedRow { line, field: field.into(), reason: reason.into() }
-    }
-}
-
-impl fmt::Display for SkippedRow {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}: {}: {}", self.line, self.field, self.reason)
+        ImportOptions { currency: "USD".to_owned() }
     }
 }
 
@@ -125,6 +114,8 @@ pub struct ParsedFeed {
     pub rows: u64,
     /// Skipped rows in line order.
     pub skipped: Vec<SkippedRow>,
+    /// Rows imported without one of their values, in line order.
+    pub warnings: Vec<RowWarning>,
 }
 
 /// A feed that cannot be read at all.
@@ -204,7 +195,7 @@ fn stage(
         }
         FeedFormat::JsonLines => {
             let staging = staging::Staging::create(staging_dir, jsonl::SCHEMA)?;
-            Staged::Lines(jsonl::stage_jsonl(reader, staging, early, payloads, progress)?)
+            Staged::Lines(jsonl::stage_jsonl(reader, options, staging, early, payloads, progress)?)
         }
     };
     Ok(StagedFeed { staged })
@@ -336,6 +327,22 @@ impl BuiltFeed {
     pub fn for_each_skipped(&self, visit: &mut dyn FnMut(SkippedRow)) -> Result<(), FeedError> {
         self.staging.for_each_skipped(visit)
     }
+
+    /// The currencies rows were skipped for (priced in one that is not the catalog's), each
+    /// with how many rows, the most first.
+    pub fn foreign_currencies(&self) -> Result<Vec<(String, u64)>, FeedError> {
+        self.staging.foreign_currencies()
+    }
+
+    /// Rows imported without one of their values.
+    pub fn warnings(&self) -> u64 {
+        self.staging.warnings()
+    }
+
+    /// The warnings about rows imported without one of their values, in line order.
+    pub fn for_each_warning(&self, visit: &mut dyn FnMut(RowWarning)) -> Result<(), FeedError> {
+        self.staging.for_each_warning(visit)
+    }
 }
 
 impl fmt::Debug for BuiltFeed {
@@ -344,6 +351,7 @@ impl fmt::Debug for BuiltFeed {
             .field("rows", &self.rows)
             .field("products", &self.products)
             .field("skipped", &self.skipped())
+            .field("warnings", &self.warnings())
             .finish()
     }
 }
@@ -367,9 +375,10 @@ impl EarlyProducts for Collected {
 /// Pass two if needed, after the `products` pass one handed on; everything in memory.
 fn collect(staged: StagedFeed, mut products: Vec<Product>) -> Result<ParsedFeed, FeedError> {
     let built = staged.build_products(&mut |product| products.push(product), &mut |_| {})?;
-    let mut skipped = Vec::new();
+    let (mut skipped, mut warnings) = (Vec::new(), Vec::new());
     built.for_each_skipped(&mut |row| skipped.push(row))?;
-    Ok(ParsedFeed { products, rows: built.rows(), skipped })
+    built.for_each_warning(&mut |warning| warnings.push(warning))?;
+    Ok(ParsedFeed { products, rows: built.rows(), skipped, warnings })
 }
 
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";

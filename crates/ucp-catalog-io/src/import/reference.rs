@@ -10,7 +10,7 @@ use ucp_domain::catalog::{InvalidProduct, Product};
 use super::jsonl::parse_product;
 use super::product::{build_product, variant_index_of};
 use super::row::{Attr, RawItem, Row, parse_row};
-use super::{FeedError, FeedLine, FeedLines, ImportOptions, PROGRESS_EVERY, ParsedFeed, SkippedRow};
+use super::{FeedError, FeedLine, FeedLines, ImportOptions, PROGRESS_EVERY, ParsedFeed, RowWarning, SkippedRow};
 
 /// The rows of one product so far. Replaced rows leave a `None` so indexes stay valid.
 struct Group {
@@ -20,8 +20,6 @@ struct Group {
     live: usize,
     /// Rows present that have a title.
     titled: usize,
-    /// The currency of the rows present.
-    currency: String,
 }
 
 /// Collects rows into products: groups by product id, replaces rows whose id repeats.
@@ -32,6 +30,7 @@ pub(super) struct ReferenceBuilder {
     /// Variant id to (group, slot).
     variant_index: HashMap<String, (usize, usize)>,
     skipped: Vec<SkippedRow>,
+    warnings: Vec<RowWarning>,
     rows: u64,
 }
 
@@ -39,12 +38,12 @@ impl ReferenceBuilder {
     /// Takes one row; the raw item is left empty for reuse.
     pub(super) fn add(&mut self, raw: &mut RawItem, options: &ImportOptions) {
         self.rows += 1;
-        match parse_row(raw, options) {
-            Ok(row) => {
-                if let Err(skipped) = self.insert(row) {
-                    self.skipped.push(skipped);
-                }
-            }
+        let mut warnings = Vec::new();
+        match parse_row(raw, options, &mut warnings) {
+            Ok(row) => match self.insert(row) {
+                Ok(()) => self.warnings.append(&mut warnings),
+                Err(skipped) => self.skipped.push(skipped),
+            },
             Err(skipped) => self.skipped.push(skipped),
         }
     }
@@ -53,37 +52,46 @@ impl ReferenceBuilder {
         let group_at = match self.group_index.get(&row.product_id) {
             Some(index) => *index,
             None => {
-                self.groups.push(Group {
-                    id: row.product_id.clone(),
-                    rows: Vec::new(),
-                    live: 0,
-                    titled: 0,
-                    currency: String::new(),
-                });
+                self.groups.push(Group { id: row.product_id.clone(), rows: Vec::new(), live: 0, titled: 0 });
                 self.group_index.insert(row.product_id.clone(), self.groups.len() - 1);
                 self.groups.len() - 1
             }
         };
         let previous = self.variant_index.get(&row.variant.id).copied();
+        // One product's id may not be another product's variant id: the row's id may not be
+        // a product keeping other rows, nor its product, new now, the id of another's row.
+        if row.product_id != row.variant.id {
+            if let Some(&named) = self.group_index.get(&row.variant.id) {
+                let moved = previous.is_some_and(|(previous_group, _)| previous_group == named);
+                if self.groups[named].live > usize::from(moved) {
+                    return Err(SkippedRow::new(
+                        row.line,
+                        Attr::Id.name(),
+                        format!("{:?} is already the id of another product", row.variant.id),
+                    ));
+                }
+            }
+            if self.groups[group_at].live == 0
+                && let Some(&(holder, _)) = self.variant_index.get(&row.product_id)
+            {
+                return Err(SkippedRow::new(
+                    row.line,
+                    Attr::ItemGroupId.name(),
+                    format!(
+                        "product id {:?} is already the id of an item of product {:?}",
+                        row.product_id, self.groups[holder].id
+                    ),
+                ));
+            }
+        }
         let group = &self.groups[group_at];
-        // What the group holds besides the row this one replaces.
-        let (mut others, mut titled_others) = (group.live, group.titled);
+        // What the group holds with a title besides the row this one replaces.
+        let mut titled_others = group.titled;
         if let Some((previous_group, previous_slot)) = previous
             && previous_group == group_at
             && let Some(replaced) = &group.rows[previous_slot]
         {
-            others -= 1;
             titled_others -= usize::from(replaced.title.is_some());
-        }
-        if others > 0 && row.variant.price.currency != group.currency {
-            return Err(SkippedRow::new(
-                row.line,
-                Attr::Price.name(),
-                format!(
-                    "currency {} differs from {} used by the other items of product {:?}",
-                    row.variant.price.currency, group.currency, group.id
-                ),
-            ));
         }
         if titled_others == 0 && row.title.is_none() {
             return Err(SkippedRow::new(
@@ -101,7 +109,6 @@ impl ReferenceBuilder {
             old.titled -= usize::from(replaced.title.is_some());
         }
         let group = &mut self.groups[group_at];
-        group.currency.clone_from(&row.variant.price.currency);
         group.live += 1;
         group.titled += usize::from(row.title.is_some());
         let slot = match previous {
@@ -118,7 +125,7 @@ impl ReferenceBuilder {
 
     /// Builds and normalizes the products, in order of first appearance.
     pub(super) fn finish(self) -> ParsedFeed {
-        let ReferenceBuilder { groups, mut skipped, rows, .. } = self;
+        let ReferenceBuilder { groups, mut skipped, mut warnings, rows, .. } = self;
         let mut products: Vec<Product> = Vec::with_capacity(groups.len());
         let mut handles = HashSet::with_capacity(groups.len());
         for group in groups {
@@ -148,12 +155,17 @@ impl ReferenceBuilder {
             }
         }
         skipped.sort_by_key(|skipped| skipped.line);
-        ParsedFeed { products, rows, skipped }
+        warnings.sort_by_key(|warning| warning.line);
+        ParsedFeed { products, rows, skipped, warnings }
     }
 }
 
 /// JSON lines read whole into memory.
-pub(super) fn reference_jsonl(reader: impl BufRead, progress: &mut dyn FnMut(u64)) -> Result<ParsedFeed, FeedError> {
+pub(super) fn reference_jsonl(
+    reader: impl BufRead,
+    options: &ImportOptions,
+    progress: &mut dyn FnMut(u64),
+) -> Result<ParsedFeed, FeedError> {
     let mut feed = ParsedFeed::default();
     // Product id to index in `feed.products`; variant id to the product id that holds it.
     let mut product_index: HashMap<String, usize> = HashMap::new();
@@ -169,27 +181,42 @@ pub(super) fn reference_jsonl(reader: impl BufRead, progress: &mut dyn FnMut(u64
         if feed.rows.is_multiple_of(PROGRESS_EVERY) {
             progress(bytes);
         }
-        let product = match parse_product(content) {
+        let product = match parse_product(content, number, &options.currency) {
             Ok(product) => product,
-            Err((field, reason)) => {
-                feed.skipped.push(SkippedRow::new(number, field, reason));
+            Err(skipped) => {
+                feed.skipped.push(skipped);
                 continue;
             }
         };
         // A product id seen again replaces the earlier product; a variant id must not belong
-        // to another product.
-        let clash = product.variants.iter().enumerate().find_map(|(index, variant)| {
-            variant_owner
-                .get(&variant.id)
-                .filter(|owner| **owner != product.id)
-                .map(|owner| (index, &variant.id, owner))
-        });
-        if let Some((index, variant_id, owner)) = clash {
-            feed.skipped.push(SkippedRow::new(
+        // to another product, nor be another product's id.
+        let clash = match variant_owner.get(&product.id).filter(|owner| **owner != product.id) {
+            Some(owner) => Some(SkippedRow::new(
                 number,
-                format!("variants[{index}].id"),
-                format!("variant id {variant_id:?} already belongs to product {owner:?}"),
-            ));
+                "id",
+                format!("product id {:?} already belongs to a variant of product {owner:?}", product.id),
+            )),
+            None => product.variants.iter().enumerate().find_map(|(index, variant)| {
+                let field = format!("variants[{index}].id");
+                match variant_owner.get(&variant.id).filter(|owner| **owner != product.id) {
+                    Some(owner) => Some(SkippedRow::new(
+                        number,
+                        field,
+                        format!("variant id {:?} already belongs to product {owner:?}", variant.id),
+                    )),
+                    None if variant.id != product.id && product_index.contains_key(&variant.id) => {
+                        Some(SkippedRow::new(
+                            number,
+                            field,
+                            format!("variant id {:?} is already the id of another product", variant.id),
+                        ))
+                    }
+                    None => None,
+                }
+            }),
+        };
+        if let Some(skipped) = clash {
+            feed.skipped.push(skipped);
             continue;
         }
         for variant in &product.variants {

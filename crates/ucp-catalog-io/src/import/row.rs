@@ -1,11 +1,11 @@
 //! One Merchant Center row or XML item: the attributes we read, their values checked and
 //! turned into a variant plus the product-level attributes the row carries.
 
-use ucp_domain::catalog::{Availability, Barcode, Category, Description, Media, SelectedOption, Variant};
-use ucp_domain::money::{Price, is_currency_code, parse_decimal_amount};
+use ucp_domain::catalog::{Barcode, Category, Description, Media, SelectedOption, Variant, web_url};
 
 use super::staging::{put_str, take_str};
-use super::{ImportOptions, SkippedRow};
+use super::values::{parse_availability, parse_condition, parse_price, parse_quantity, parse_weight_grams};
+use super::{ImportOptions, RowWarning, SkippedRow};
 
 /// A Merchant Center attribute the importer maps; everything else in a feed is ignored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -220,7 +220,14 @@ pub(super) struct Row {
     pub(super) variant: Variant,
 }
 
-pub(super) fn parse_row(raw: &mut RawItem, options: &ImportOptions) -> Result<Row, SkippedRow> {
+/// Reads one row, or why it is skipped; a value it is read without is reported in `warnings`
+/// (the caller's, cleared first).
+pub(super) fn parse_row(
+    raw: &mut RawItem,
+    options: &ImportOptions,
+    warnings: &mut Vec<RowWarning>,
+) -> Result<Row, SkippedRow> {
+    warnings.clear();
     let line = raw.line;
     let skip = |attr: Attr, reason: String| SkippedRow::new(line, attr.name(), reason);
     if let Some((attr, reason)) = raw.error.take() {
@@ -228,7 +235,11 @@ pub(super) fn parse_row(raw: &mut RawItem, options: &ImportOptions) -> Result<Ro
     }
     let id = raw.take(Attr::Id).ok_or_else(|| skip(Attr::Id, "missing".into()))?;
     let price_text = raw.take(Attr::Price).ok_or_else(|| skip(Attr::Price, "missing".into()))?;
-    let price = parse_price(&price_text, &options.default_currency).map_err(|reason| skip(Attr::Price, reason))?;
+    let price = parse_price(&price_text, &options.currency).map_err(|reason| skip(Attr::Price, reason))?;
+    if price.currency != options.currency {
+        let reason = format!("currency {} is not the catalog's currency {}", price.currency, options.currency);
+        return Err(skip(Attr::Price, reason).priced_in(price.currency));
+    }
     let mut variant_price = price.clone();
     let mut list_price = None;
     if let Some(sale_text) = raw.take(Attr::SalePrice) {
@@ -283,9 +294,27 @@ pub(super) fn parse_row(raw: &mut RawItem, options: &ImportOptions) -> Result<Ro
     for value in raw.product_types.drain(..) {
         categories.push(Category { value, taxonomy: Some("merchant".to_owned()) });
     }
-    let mut images: Vec<String> = raw.take(Attr::ImageLink).into_iter().collect();
-    images.append(&mut raw.additional_images);
-    let link = raw.take(Attr::Link);
+    // Links are checked here, where the attribute and the line are known, as the product's
+    // normalization would (`web_url`: an absolute http(s) URL), which then takes them as they
+    // are (`normalize_with_web_links`). A bad `link` or `image_link` skips the row; a bad
+    // `additional_image_link` is only left out, reported: a text feed splits that column at
+    // commas, and some image URLs hold one (`.../upload/w_400,h_400/a.jpg`).
+    let checked = |attr: Attr, text: &str| web_url(text).map_err(|reason| skip(attr, reason));
+    let mut images = Vec::with_capacity(1 + raw.additional_images.len());
+    if let Some(text) = raw.take(Attr::ImageLink) {
+        images.push(checked(Attr::ImageLink, &text)?);
+    }
+    let link = raw.take(Attr::Link).map(|text| checked(Attr::Link, &text)).transpose()?;
+    for text in raw.additional_images.drain(..) {
+        match web_url(&text) {
+            Ok(url) => images.push(url),
+            Err(reason) => warnings.push(RowWarning::new(
+                line,
+                Attr::AdditionalImageLink.name(),
+                format!("{reason}: the image is left out, the rest of the row imported"),
+            )),
+        }
+    }
     let barcodes = raw.take(Attr::Gtin).map(|value| Barcode { kind: "GTIN".to_owned(), value }).into_iter().collect();
     let sku = raw.take(Attr::Mpn).unwrap_or_else(|| id.clone());
     let product_id = raw.take(Attr::ItemGroupId).unwrap_or_else(|| id.clone());
@@ -329,79 +358,6 @@ pub(super) fn image(url: &str) -> Media {
     Media { kind: "image".to_owned(), url: url.to_owned(), alt_text: None, width: None, height: None }
 }
 
-/// `19.99 USD`, `19.99USD`, `USD 19.99` or `19.99` (in `default_currency`).
-pub(super) fn parse_price(text: &str, default_currency: &str) -> Result<Price, String> {
-    let text = text.trim();
-    let invalid = |detail: String| format!("{text:?} is not a price like \"19.99 USD\": {detail}");
-    let leading = text.bytes().take_while(u8::is_ascii_alphabetic).count();
-    let trailing = text.bytes().rev().take_while(u8::is_ascii_alphabetic).count();
-    let (amount, currency) = match (leading, trailing) {
-        (0, 0) => {
-            if !is_currency_code(default_currency) {
-                return Err(invalid(format!(
-                    "it has no currency and the default currency {default_currency:?} is not an ISO 4217 code"
-                )));
-            }
-            (text, default_currency.to_owned())
-        }
-        (3, 0) => (text[3..].trim(), text[..3].to_ascii_uppercase()),
-        (0, 3) => (text[..text.len() - 3].trim(), text[text.len() - 3..].to_ascii_uppercase()),
-        _ => {
-            return Err(invalid("the currency must be a 3-letter ISO 4217 code".to_owned()));
-        }
-    };
-    let amount = parse_decimal_amount(amount, &currency).map_err(invalid)?;
-    Ok(Price::new(amount, currency))
-}
-
-/// `in_stock`/`in stock`, `out_of_stock`/`out of stock`, `preorder`, `backorder`.
-pub(super) fn parse_availability(text: &str) -> Result<Availability, String> {
-    let status = text.trim().to_ascii_lowercase().replace(' ', "_");
-    match status.as_str() {
-        "in_stock" | "out_of_stock" | "preorder" | "backorder" => {
-            Ok(Availability { available: Some(status != "out_of_stock"), status: Some(status) })
-        }
-        _ => Err(format!("{text:?} is not one of in_stock, out_of_stock, preorder, backorder")),
-    }
-}
-
-fn parse_quantity(text: &str) -> Result<i64, String> {
-    text.trim()
-        .parse::<i64>()
-        .ok()
-        .filter(|quantity| *quantity >= 0)
-        .ok_or_else(|| format!("{text:?} is not a whole number of units (0 or more)"))
-}
-
-fn parse_condition(text: &str) -> Result<String, String> {
-    let condition = text.trim().to_ascii_lowercase();
-    match condition.as_str() {
-        "new" | "refurbished" | "used" => Ok(condition),
-        _ => Err(format!("{text:?} is not one of new, refurbished, used")),
-    }
-}
-
-/// `1.5 kg`, `3 lb`, `12oz`, `500 g` in whole grams.
-pub(super) fn parse_weight_grams(text: &str) -> Result<i64, String> {
-    let text = text.trim();
-    let split = text.find(|ch: char| !(ch.is_ascii_digit() || ch == '.')).unwrap_or(text.len());
-    let (number, unit) = (&text[..split], text[split..].trim().to_ascii_lowercase());
-    let invalid = || format!("{text:?} is not a weight like \"1.5 kg\" (units g, kg, oz, lb)");
-    let value: f64 = number.parse().map_err(|_| invalid())?;
-    let grams_per_unit = match unit.as_str() {
-        "g" => 1.0,
-        "kg" => 1000.0,
-        "oz" => 28.349_523_125,
-        "lb" | "lbs" => 453.592_37,
-        _ => return Err(invalid()),
-    };
-    let grams = (value * grams_per_unit).round();
-    if !grams.is_finite() || !(0.0..=1e12).contains(&grams) {
-        return Err(invalid());
-    }
-    Ok(grams as i64)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -417,34 +373,6 @@ mod tests {
         for attr in Attr::ALL {
             assert_eq!(Attr::from_name(attr.name().as_bytes()), Some(attr));
         }
-    }
-
-    #[test]
-    fn prices_in_every_accepted_form() {
-        let usd = |amount| Ok(Price::new(amount, "USD".to_owned()));
-        assert_eq!(parse_price("19.99 USD", "EUR"), usd(1999));
-        assert_eq!(parse_price("19.99USD", "EUR"), usd(1999));
-        assert_eq!(parse_price("USD 19.99", "EUR"), usd(1999));
-        assert_eq!(parse_price("usd19.99", "EUR"), usd(1999));
-        assert_eq!(parse_price(" 19.99 ", "USD"), usd(1999));
-        assert_eq!(parse_price("1500 JPY", "USD"), Ok(Price::new(1500, "JPY".to_owned())));
-        assert!(parse_price("19.999 USD", "USD").is_err());
-        assert!(parse_price("abc", "USD").is_err());
-        assert!(parse_price("USD", "USD").is_err());
-        assert!(parse_price("-5 USD", "USD").is_err());
-        assert!(parse_price("$5", "USD").is_err());
-        assert!(parse_price("5", "dollars").is_err());
-    }
-
-    #[test]
-    fn availability_values() {
-        let in_stock = parse_availability("in stock").unwrap();
-        assert_eq!((in_stock.available, in_stock.status.as_deref()), (Some(true), Some("in_stock")));
-        let out = parse_availability("Out_Of_Stock").unwrap();
-        assert_eq!((out.available, out.status.as_deref()), (Some(false), Some("out_of_stock")));
-        assert_eq!(parse_availability("preorder").unwrap().available, Some(true));
-        assert_eq!(parse_availability("backorder").unwrap().status.as_deref(), Some("backorder"));
-        assert!(parse_availability("maybe").is_err());
     }
 
     #[test]
@@ -474,7 +402,9 @@ mod tests {
         let mut decoded = RawItem::default();
         decoded.decode(7, &encoded).unwrap();
         let options = ImportOptions::default();
-        let (original, again) = (parse_row(&mut raw, &options).unwrap(), parse_row(&mut decoded, &options).unwrap());
+        let mut warnings = Vec::new();
+        let original = parse_row(&mut raw, &options, &mut warnings).unwrap();
+        let again = parse_row(&mut decoded, &options, &mut warnings).unwrap();
         assert_eq!(again.line, 7);
         assert_eq!(
             (&again.product_id, &again.title, &again.images),
@@ -483,17 +413,5 @@ mod tests {
         assert_eq!(again.categories, original.categories);
         assert_eq!(again.variant, original.variant);
         assert!(decoded.decode(1, &[200, 0]).is_none());
-    }
-
-    #[test]
-    fn weights_in_grams() {
-        assert_eq!(parse_weight_grams("1.5 kg"), Ok(1500));
-        assert_eq!(parse_weight_grams("3 lb"), Ok(1361));
-        assert_eq!(parse_weight_grams("16oz"), Ok(454));
-        assert_eq!(parse_weight_grams("250 G"), Ok(250));
-        assert!(parse_weight_grams("heavy").is_err());
-        assert!(parse_weight_grams("12").is_err());
-        assert!(parse_weight_grams("1,5 kg").is_err());
-        assert!(parse_weight_grams("2 stone").is_err());
     }
 }

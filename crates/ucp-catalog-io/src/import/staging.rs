@@ -5,14 +5,15 @@
 //!
 //! Besides what each reader stages, it keeps the skipped rows (on disk too: a feed may have
 //! millions of bad rows), read back in line order: of one line, those skipped while reading
-//! first, then those skipped while building products, each in the order they were skipped.
+//! first, then those skipped while building products, each in the order they were skipped;
+//! and the warnings about rows imported without a value, in line order too.
 
 use std::cell::Cell;
 use std::path::Path;
 
 use rusqlite::{Connection, params};
 
-use super::{FeedError, SkippedRow};
+use super::{FeedError, RowWarning, SkippedRow};
 
 /// Page cache of the scratch database. Its hot pages are the B-tree interiors of what is
 /// looked up row by row (row ids, group ids, handles); the rows themselves stream through.
@@ -25,7 +26,16 @@ const SCHEMA: &str = "
         seq    INTEGER NOT NULL,
         field  TEXT    NOT NULL,
         reason TEXT    NOT NULL,
+        -- The currency of a row skipped for not being priced in the catalog's.
+        currency TEXT,
         PRIMARY KEY (line, phase, seq)
+    ) WITHOUT ROWID;
+    CREATE TABLE warnings (
+        line   INTEGER NOT NULL,
+        seq    INTEGER NOT NULL,
+        field  TEXT    NOT NULL,
+        reason TEXT    NOT NULL,
+        PRIMARY KEY (line, seq)
     ) WITHOUT ROWID;";
 
 /// When a row was skipped.
@@ -44,6 +54,8 @@ pub(super) struct Staging {
     /// Skipped rows recorded, and the next arrival number (which keeps rows of one line in the
     /// order they were skipped, as a stable sort by line would).
     skipped: Cell<u64>,
+    /// Warnings recorded, and the next arrival number.
+    warnings: Cell<u64>,
 }
 
 impl Staging {
@@ -66,7 +78,7 @@ impl Staging {
             ))
             .map_err(staging_error)?;
         connection.set_prepared_statement_cache_capacity(32);
-        Ok(Staging { connection, _directory: directory, skipped: Cell::new(0) })
+        Ok(Staging { connection, _directory: directory, skipped: Cell::new(0), warnings: Cell::new(0) })
     }
 
     pub(super) fn connection(&self) -> &Connection {
@@ -77,12 +89,28 @@ impl Staging {
     pub(super) fn skip(&self, skipped: &SkippedRow, phase: Phase) -> Result<(), FeedError> {
         let seq = self.skipped.get();
         self.connection
-            .prepare_cached("INSERT INTO skipped (line, phase, seq, field, reason) VALUES (?1, ?2, ?3, ?4, ?5)")
+            .prepare_cached(
+                "INSERT INTO skipped (line, phase, seq, field, reason, currency) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )
             .and_then(|mut statement| {
-                statement.execute(params![skipped.line as i64, phase as i64, seq as i64, skipped.field, skipped.reason])
+                let SkippedRow { line, field, reason, currency } = skipped;
+                statement.execute(params![*line as i64, phase as i64, seq as i64, field, reason, currency])
             })
             .map_err(staging_error)?;
         self.skipped.set(seq + 1);
+        Ok(())
+    }
+
+    /// Records a warning about a row imported without one of its values.
+    pub(super) fn warn(&self, warning: &RowWarning) -> Result<(), FeedError> {
+        let seq = self.warnings.get();
+        self.connection
+            .prepare_cached("INSERT INTO warnings (line, seq, field, reason) VALUES (?1, ?2, ?3, ?4)")
+            .and_then(|mut statement| {
+                statement.execute(params![warning.line as i64, seq as i64, warning.field, warning.reason])
+            })
+            .map_err(staging_error)?;
+        self.warnings.set(seq + 1);
         Ok(())
     }
 
@@ -101,11 +129,16 @@ impl Staging {
         self.skipped.get()
     }
 
+    /// How many warnings were recorded so far.
+    pub(super) fn warnings(&self) -> u64 {
+        self.warnings.get()
+    }
+
     /// The skipped rows in line order (rows of one line in the order they were skipped).
     pub(super) fn for_each_skipped(&self, visit: &mut dyn FnMut(SkippedRow)) -> Result<(), FeedError> {
         let mut statement = self
             .connection
-            .prepare("SELECT line, field, reason FROM skipped ORDER BY line, phase, seq")
+            .prepare("SELECT line, field, reason, currency FROM skipped ORDER BY line, phase, seq")
             .map_err(staging_error)?;
         let mut rows = statement.query([]).map_err(staging_error)?;
         while let Some(row) = rows.next().map_err(staging_error)? {
@@ -114,9 +147,42 @@ impl Staging {
                 line: line as u64,
                 field: row.get(1).map_err(staging_error)?,
                 reason: row.get(2).map_err(staging_error)?,
+                currency: row.get(3).map_err(staging_error)?,
             });
         }
         Ok(())
+    }
+
+    /// The warnings in line order (those of one line in the order they came).
+    pub(super) fn for_each_warning(&self, visit: &mut dyn FnMut(RowWarning)) -> Result<(), FeedError> {
+        let mut statement = self
+            .connection
+            .prepare("SELECT line, field, reason FROM warnings ORDER BY line, seq")
+            .map_err(staging_error)?;
+        let mut rows = statement.query([]).map_err(staging_error)?;
+        while let Some(row) = rows.next().map_err(staging_error)? {
+            let read = || -> rusqlite::Result<(i64, String, String)> { Ok((row.get(0)?, row.get(1)?, row.get(2)?)) };
+            let (line, field, reason) = read().map_err(staging_error)?;
+            visit(RowWarning::new(line as u64, field, reason));
+        }
+        Ok(())
+    }
+
+    /// The currencies of the rows skipped for not being priced in the catalog's, each with how
+    /// many rows, the most first.
+    pub(super) fn foreign_currencies(&self) -> Result<Vec<(String, u64)>, FeedError> {
+        let mut statement = self
+            .connection
+            .prepare(
+                "SELECT currency, count(*) FROM skipped WHERE currency IS NOT NULL \
+                 GROUP BY currency ORDER BY count(*) DESC, currency",
+            )
+            .map_err(staging_error)?;
+        let found = statement
+            .query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)? as u64)))
+            .and_then(Iterator::collect)
+            .map_err(staging_error)?;
+        Ok(found)
     }
 }
 

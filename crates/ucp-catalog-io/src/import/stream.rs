@@ -253,3 +253,68 @@ impl Iterator for Received {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{ImportOptions, stage_feed};
+    use super::*;
+
+    // Rows skipped for a price in another currency than the catalog's are counted by currency,
+    // in a Merchant Center feed and in JSON lines alike (other skipped rows are not).
+    #[test]
+    fn rows_skipped_for_their_currency_are_counted_by_currency() {
+        let text =
+            "id\ttitle\tprice\nmug\tMug\t5 EUR\ncup\tCup\t4 EUR\nhat\tHat\t3 GBP\nbowl\tBowl\t6\nbad\tBad\tfree\n";
+        let line = |id: &str, currency: &str| {
+            format!(
+                r#"{{"id":"{id}","title":"T","description":{{}},"variants":[{{"id":"{id}","title":"","description":{{}},"price":{{"amount":5,"currency":"{currency}"}}}}]}}"#
+            )
+        };
+        let lines = [line("mug", "EUR"), line("cup", "EUR"), line("hat", "GBP"), line("bowl", "USD"), line("bad", "")];
+        for (feed, format) in
+            [(text.to_owned(), FeedFormat::MerchantCenterText), (lines.join("\n"), FeedFormat::JsonLines)]
+        {
+            let options = ImportOptions::default();
+            let staged = stage_feed(feed.as_bytes(), format, &options, &std::env::temp_dir(), &mut |_| {}).unwrap();
+            let built = staged.build_products(&mut |_| {}, &mut |_| {}).unwrap();
+            assert_eq!((built.products(), built.skipped()), (1, 4), "{format:?}");
+            assert_eq!(built.foreign_currencies().unwrap(), [("EUR".to_owned(), 2), ("GBP".to_owned(), 1)]);
+        }
+    }
+
+    // A feed whose first reading guessed wrong is read again: a value left out of a row is
+    // reported once, and the row imported.
+    #[test]
+    fn a_value_left_out_is_reported_once_when_the_feed_is_read_again() {
+        let feed = "id\titem_group_id\ttitle\tprice\tadditional_image_link\n\
+                    tee-s\ttee\tTee\t9\thttps://img.example/upload/w_4,h_4/a.jpg\n\
+                    mug\t\tMug\t5\t\n\
+                    tee-m\ttee\tTee\t9\t\n";
+        let open = move || Ok(io::Cursor::new(feed.as_bytes()));
+        let staging = tempfile::tempdir().unwrap();
+        let import = FeedImport::start(
+            open,
+            FeedFormat::MerchantCenterText,
+            ImportOptions::default(),
+            staging.path().to_owned(),
+            false,
+            Box::new(|_| {}),
+        )
+        .unwrap();
+        let mut attempts = Vec::new();
+        while let Some(products) = import.next_attempt() {
+            attempts.push(products.map(|product| product.map(|product| product.id)).collect::<Vec<_>>());
+        }
+        assert_eq!(attempts.len(), 2, "the first attempt is abandoned");
+        let ids: Vec<String> = attempts.pop().unwrap().into_iter().map(Result::unwrap).collect();
+        assert_eq!(ids, ["tee", "mug"]);
+        let built = import.finish().unwrap();
+        let mut warnings = Vec::new();
+        built.for_each_warning(&mut |warning| warnings.push(warning.to_string())).unwrap();
+        assert_eq!(
+            warnings,
+            ["line 2: additional_image_link: \"h_4/a.jpg\" is not an absolute http(s) URL: the image is left out, \
+              the rest of the row imported"]
+        );
+    }
+}

@@ -164,7 +164,7 @@ mod tests {
     use super::*;
 
     fn parse(feed: &str) -> ParsedFeed {
-        let options = ImportOptions { default_currency: "USD".to_owned() };
+        let options = ImportOptions { currency: "USD".to_owned() };
         read_feed(feed.as_bytes(), FeedFormat::MerchantCenterText, &options, &mut |_| {}).unwrap()
     }
 
@@ -259,14 +259,14 @@ tee-red-m\ttee\tClassic Tee\tSoft cotton tee\thttps://shop.example/tee?r\thttps:
     fn bad_rows_are_skipped_with_their_line_and_field_and_the_group_survives() {
         let feed = "\
 id\titem_group_id\ttitle\tprice\tavailability\tsize\tquantity
-s1\tshoe\tRunner\t80 EUR\tin_stock\t40\t3
+s1\tshoe\tRunner\t80 USD\tin_stock\t40\t3
 
-s2\tshoe\tRunner\teighty EUR\tin_stock\t41\t3
-s3\tshoe\tRunner\t80 EUR\tsometimes\t42\t3
-s4\tshoe\tRunner\t80 EUR\tin_stock\t43\t-1
-s5\tshoe\tRunner\t80 EUR\tout of stock\t44\t
-s6\tshoe\tRunner\t80 EUR\tin stock\t45\t0
-\tshoe\tRunner\t80 EUR\tin stock\t46\t1
+s2\tshoe\tRunner\teighty USD\tin_stock\t41\t3
+s3\tshoe\tRunner\t80 USD\tsometimes\t42\t3
+s4\tshoe\tRunner\t80 USD\tin_stock\t43\t-1
+s5\tshoe\tRunner\t80 USD\tout of stock\t44\t
+s6\tshoe\tRunner\t80 USD\tin stock\t45\t0
+\tshoe\tRunner\t80 USD\tin stock\t46\t1
 ";
         let parsed = parse(feed);
         assert_eq!(parsed.rows, 7);
@@ -282,7 +282,54 @@ s6\tshoe\tRunner\t80 EUR\tin stock\t45\t0
         assert!(!shoe.variants[1].is_available());
         assert_eq!(shoe.variants[2].inventory_quantity, Some(0));
         assert!(!shoe.variants[2].is_available());
-        assert_eq!(shoe.price_range.min.currency, "EUR");
+        assert_eq!(shoe.price_range.min.currency, "USD");
+    }
+
+    // A link a platform would be handed must be an absolute http(s) URL: a row whose `link` or
+    // `image_link` is another is skipped, naming the attribute; a bad `additional_image_link`
+    // is only left out of its row, reported (a text feed splits that column at commas, which a
+    // Cloudinary URL holds); a good one is kept in its normalized form.
+    #[test]
+    fn rows_whose_links_are_not_web_urls_are_skipped() {
+        let feed = "\
+id\ttitle\tprice\tlink\timage_link\tadditional_image_link
+a\tA\t1\tHTTPS://Shop.Example/a b\thttps://img.example/a.jpg\thttps://img.example/a2.jpg,http://img.example/a3.jpg
+b\tB\t1\tnot a url\t\t
+c\tC\t1\t\tjavascript:alert(1)\t
+d\tD\t1\t\t\thttps://img.example/d.jpg,/images/d2.jpg
+e\tE\t1\tdata:text/html;base64,PHNjcmlwdD4=\t\t
+f\tF\t1\thttps://shop.example/f\t\t
+g\tG\t1\t\thttps://img.example/g.jpg\thttps://res.cloudinary.com/x/image/upload/w_400,h_400/g.jpg
+";
+        let parsed = parse(feed);
+        let skipped: Vec<String> = parsed.skipped.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            skipped,
+            [
+                "line 3: link: \"not a url\" is not an absolute http(s) URL",
+                "line 4: image_link: \"javascript:alert(1)\" is not an absolute http(s) URL",
+                "line 6: link: \"data:text/html;base64,PHNjcmlwdD4=\" is not an absolute http(s) URL",
+            ]
+        );
+        let warnings: Vec<String> = parsed.warnings.iter().map(ToString::to_string).collect();
+        let left_out = ": the image is left out, the rest of the row imported";
+        assert_eq!(
+            warnings,
+            [
+                format!("line 5: additional_image_link: \"/images/d2.jpg\" is not an absolute http(s) URL{left_out}"),
+                format!("line 8: additional_image_link: \"h_400/g.jpg\" is not an absolute http(s) URL{left_out}"),
+            ]
+        );
+        let ids: Vec<&str> = parsed.products.iter().map(|product| product.id.as_str()).collect();
+        assert_eq!(ids, ["a", "d", "f", "g"]);
+        let media = |at: usize| -> Vec<&str> { parsed.products[at].media.iter().map(|m| m.url.as_str()).collect() };
+        assert_eq!(media(1), ["https://img.example/d.jpg"]);
+        assert_eq!(media(3), ["https://img.example/g.jpg", "https://res.cloudinary.com/x/image/upload/w_400"]);
+        let a = &parsed.products[0];
+        assert_eq!(a.url.as_deref(), Some("https://shop.example/a%20b"));
+        assert_eq!(a.variants[0].url.as_deref(), Some("https://shop.example/a%20b"));
+        let media: Vec<&str> = a.media.iter().map(|media| media.url.as_str()).collect();
+        assert_eq!(media, ["https://img.example/a.jpg", "https://img.example/a2.jpg", "http://img.example/a3.jpg"]);
     }
 
     #[test]

@@ -242,7 +242,7 @@ mod tests {
     use super::*;
 
     fn parse(feed: &str) -> Result<ParsedFeed, FeedError> {
-        let options = ImportOptions { default_currency: "EUR".to_owned() };
+        let options = ImportOptions { currency: "EUR".to_owned() };
         read_feed(feed.as_bytes(), FeedFormat::MerchantCenterXml, &options, &mut |_| {})
     }
 
@@ -339,7 +339,7 @@ mod tests {
 
     #[test]
     fn item_lines_count_newlines_inside_the_tag() {
-        let feed = "<rss xmlns:g=\"http://base.google.com/ns/1.0\"><channel>\n<item\n><g:id>a</g:id></item>\n\n<item><g:id>b</g:id><g:price>1 USD</g:price></item></channel></rss>";
+        let feed = "<rss xmlns:g=\"http://base.google.com/ns/1.0\"><channel>\n<item\n><g:id>a</g:id></item>\n\n<item><g:id>b</g:id><g:price>1 EUR</g:price></item></channel></rss>";
         let parsed = parse(feed).unwrap();
         let lines: Vec<(u64, &str)> =
             parsed.skipped.iter().map(|skipped| (skipped.line, skipped.field.as_str())).collect();
@@ -353,11 +353,11 @@ mod tests {
   <entry>
     <google:id>a-s</google:id><google:item_group_id>a</google:item_group_id>
     <title>Socks</title><link href="https://shop.example/socks?x=1&amp;y=2"/>
-    <google:price>5 USD</google:price><google:size>S</google:size><x:size>XXL</x:size>
+    <google:price>5 EUR</google:price><google:size>S</google:size><x:size>XXL</x:size>
   </entry>
   <entry>
     <google:id>a-m</google:id><google:item_group_id>a</google:item_group_id>
-    <google:price>6 USD</google:price><google:size>M</google:size>
+    <google:price>6 EUR</google:price><google:size>M</google:size>
   </entry>
 </feed>"#;
         let parsed = parse(feed).unwrap();
@@ -373,7 +373,7 @@ mod tests {
     #[test]
     fn undeclared_g_prefix_is_still_merchant_center() {
         let feed =
-            "<rss><channel><item><g:id>1</g:id><g:title>Cup</g:title><g:price>2 USD</g:price></item></channel></rss>";
+            "<rss><channel><item><g:id>1</g:id><g:title>Cup</g:title><g:price>2 EUR</g:price></item></channel></rss>";
         let parsed = parse(feed).unwrap();
         assert!(parsed.skipped.is_empty(), "{:?}", parsed.skipped);
         assert_eq!(parsed.products[0].title, "Cup");

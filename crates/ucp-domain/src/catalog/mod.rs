@@ -23,6 +23,7 @@ pub use detail::{
     Choice, DetailRequest, ProductDetail, default_choice, default_product_detail, default_view, default_view_of, detail,
 };
 pub use lookup::{LookupMatch, assemble_lookup};
+pub use normalize::web_url;
 pub use served::{
     DefaultDetail, Derive, Fact, Outline, Outliner, Parse, ProductJson, Served, Shown, StoredDocument, StoredVariant,
     ViewParts,
@@ -294,6 +295,107 @@ mod tests {
         assert_eq!(duplicated.normalize().unwrap_err().field, "variants[1].id");
         let mut empty = product(vec![]);
         assert_eq!(empty.normalize().unwrap_err().field, "variants");
+    }
+
+    // A link that is not an absolute http(s) URL refuses the product, naming the field; a good
+    // one is kept in its normalized form, a valid `format: uri`.
+    #[test]
+    fn normalize_refuses_links_that_are_not_web_urls_and_normalizes_the_others() {
+        fn image(url: &str) -> Media {
+            Media { kind: "image".into(), url: url.into(), alt_text: None, width: None, height: None }
+        }
+        type Spoil = fn(&mut Product);
+        let cases: [(Spoil, &str); 6] = [
+            (|p| p.url = Some("not a url".into()), "url"),
+            (|p| p.media = vec![image("https://shop.example/a.jpg"), image("javascript:alert(1)")], "media[1].url"),
+            (|p| p.variants[0].url = Some("data:text/html,<script>alert(1)</script>".into()), "variants[0].url"),
+            (|p| p.variants[0].media = vec![image("/images/a.jpg")], "variants[0].media[0].url"),
+            (|p| p.variants[0].url = Some("https://".into()), "variants[0].url"),
+            (
+                |p| {
+                    p.variants[0].seller = Some(Seller {
+                        name: None,
+                        links: vec![Link { kind: "about".into(), url: "mailto:a@shop.example".into(), title: None }],
+                    })
+                },
+                "variants[0].seller.links[0].url",
+            ),
+        ];
+        for (spoil, field) in cases {
+            let mut shirt = product(vec![variant("s", 1500, None)]);
+            spoil(&mut shirt);
+            let refused = shirt.normalize().unwrap_err();
+            assert_eq!(refused.field, field);
+            assert!(refused.reason.contains("is not an absolute http(s) URL"), "{}", refused.reason);
+        }
+
+        let mut shirt = product(vec![variant("s", 1500, None)]);
+        shirt.url = Some(" HTTPS://Shop.Example/shirts/café blue ".into());
+        shirt.media = vec![image("http://img.example/a.jpg")];
+        shirt.normalize().unwrap();
+        assert_eq!(shirt.url.as_deref(), Some("https://shop.example/shirts/caf%C3%A9%20blue"));
+        assert_eq!(shirt.media[0].url, "http://img.example/a.jpg");
+        let long = format!("data:text/plain,{}", "x".repeat(10_000));
+        assert!(web_url(&long).unwrap_err().len() < 120, "a message quotes the start of a long value");
+    }
+
+    // What the `url` crate's serialization leaves that RFC 3986 does not allow (in a path, a
+    // query, a fragment or user info) is percent-encoded, so every link served is a
+    // `format: uri`; a host RFC 3986 cannot hold is refused; and an answer is its own answer.
+    #[test]
+    fn web_urls_hold_only_what_a_uri_may() {
+        let cases = [
+            (
+                "https://a.example/p|q^r[s]t{u}v`w?q=|^[]{}`\\%zz%41#f|^[]{}`%#g\"",
+                "https://a.example/p%7Cq%5Er%5Bs%5Dt%7Bu%7Dv%60w?q=%7C%5E%5B%5D%7B%7D%60%5C%25zz%41\
+                 #f%7C%5E%5B%5D%7B%7D%60%25%23g%22",
+            ),
+            ("https://user:p|a%@host.example/", "https://user:p%7Ca%25@host.example/"),
+            ("HTTPS://Héllo.Example:8080/ç?é", "https://xn--hllo-bpa.example:8080/%C3%A7?%C3%A9"),
+            ("https://[::1]/a%2Cb", "https://[::1]/a%2Cb"),
+            (
+                "https://res.cloudinary.com/x/image/upload/w_400,h_400/a.jpg",
+                "https://res.cloudinary.com/x/image/upload/w_400,h_400/a.jpg",
+            ),
+        ];
+        let uri_byte = |byte: &u8| byte.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@/?#[]%".contains(byte);
+        for (text, expected) in cases {
+            assert_eq!(web_url(text).as_deref(), Ok(expected), "{text}");
+            assert_eq!(web_url(expected).as_deref(), Ok(expected), "{expected} is its own answer");
+            assert!(expected.bytes().all(|byte| uri_byte(&byte)), "{expected}");
+        }
+        for text in ["https://a{b}.example/", "https://a`b.example/", "https://a\"b.example/", "https://"] {
+            assert!(web_url(text).is_err(), "{text}");
+        }
+    }
+
+    // A product whose links are web_url's answers normalizes the same without asking again.
+    #[test]
+    fn normalizing_with_web_links_is_normalizing() {
+        let image =
+            |url: &str| Media { kind: "image".into(), url: url.into(), alt_text: None, width: None, height: None };
+        let mut shirt = product(vec![variant("s", 1500, None), variant("m", 1500, None)]);
+        shirt.url = Some(web_url("https://shop.example/shirt|blue").unwrap());
+        shirt.media = vec![image(&web_url("https://img.example/a b.jpg").unwrap())];
+        shirt.variants[1].url = shirt.url.clone();
+        shirt.variants[1].media = shirt.media.clone();
+        let mut again = shirt.clone();
+        shirt.normalize().unwrap();
+        again.normalize_with_web_links().unwrap();
+        assert_eq!(again, shirt);
+        assert_eq!(shirt.url.as_deref(), Some("https://shop.example/shirt%7Cblue"));
+    }
+
+    #[test]
+    fn a_product_in_another_currency_than_the_catalogs_is_refused() {
+        let mut shirt = product(vec![variant("s", 1500, None), variant("m", 1500, None)]);
+        shirt.normalize().unwrap();
+        assert_eq!(shirt.require_currency("USD"), Ok(()));
+        let refused = shirt.require_currency("EUR").unwrap_err();
+        assert_eq!(
+            (refused.field.as_str(), refused.reason.as_str()),
+            ("variants[0].price.currency", "USD is not the catalog's currency EUR")
+        );
     }
 
     #[test]

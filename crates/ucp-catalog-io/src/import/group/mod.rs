@@ -15,7 +15,7 @@ use ucp_domain::catalog::{InvalidProduct, Product};
 use super::product::{build_product, variant_index_of};
 use super::row::{Attr, RawItem, Row, parse_row};
 use super::staging::{Phase, Staging, staging_error};
-use super::{EarlyProducts, FeedError, ImportOptions, PROGRESS_EVERY, SkippedRow};
+use super::{EarlyProducts, FeedError, ImportOptions, PROGRESS_EVERY, RowWarning, SkippedRow};
 
 mod staged;
 mod state;
@@ -37,7 +37,6 @@ pub(super) const SCHEMA: &str = "
         id        TEXT    NOT NULL UNIQUE,
         live      INTEGER NOT NULL,
         titled    INTEGER NOT NULL,
-        currency  TEXT    NOT NULL,
         next_slot INTEGER NOT NULL
     );
     CREATE TABLE rows (
@@ -88,6 +87,8 @@ pub(super) struct FeedBuilder<'a> {
     live_groups: u64,
     /// The row being added, encoded (empty unless `payloads`).
     encoded: Vec<u8>,
+    /// What the row being added is read without ([`parse_row`]), reported once it is staged.
+    warnings: Vec<RowWarning>,
     early: Option<Early<'a>>,
     /// Rows are staged with their values, so products can be built from the staging.
     payloads: bool,
@@ -127,6 +128,7 @@ impl<'a> FeedBuilder<'a> {
             rows: 0,
             live_groups: 0,
             encoded: Vec::new(),
+            warnings: Vec::new(),
             early,
             payloads,
             abandoned: false,
@@ -143,9 +145,14 @@ impl<'a> FeedBuilder<'a> {
         if self.payloads {
             raw.encode(&mut self.encoded);
         }
-        match parse_row(raw, options) {
+        match parse_row(raw, options, &mut self.warnings) {
             Ok(row) => match self.insert(&row)? {
-                Ok(placed) => self.guess(row, &placed)?,
+                Ok(placed) => {
+                    for warning in &self.warnings {
+                        self.staging.warn(warning)?;
+                    }
+                    self.guess(row, &placed)?;
+                }
                 Err(skipped) => self.skip(&skipped)?,
             },
             Err(skipped) => self.skip(&skipped)?,
@@ -203,44 +210,38 @@ impl<'a> FeedBuilder<'a> {
     }
 
     /// Stages `row` (whose values are in `self.encoded`), or answers why it cannot join its
-    /// group. The rule, for a row joining group G and replacing the row of the same id (if any,
-    /// in G or another group): what G holds besides the replaced row must share the row's
-    /// currency, and hold a title if the row has none.
+    /// group. The rules, for a row joining group G and replacing the row of the same id (if
+    /// any, in G or another group): ids may not clash ([`FeedBuilder::clash`]), and what G
+    /// holds besides the replaced row must hold a title if the row has none.
     fn insert(&mut self, row: &Row) -> Result<Result<Placed, SkippedRow>, FeedError> {
         let connection = self.staging.connection();
         let ord = self.groups.ord_of(connection, &row.product_id)?;
+        if let Some(skipped) = self.clash(row, ord)? {
+            return Ok(Err(skipped));
+        }
+        let connection = self.staging.connection();
         let titled = u64::from(row.title.is_some());
         let group = self.groups.state(connection, ord)?;
         // Most rows have an id not seen before: try that first, and look for the row it
         // replaces only if the id is taken (or the row would be refused without one).
-        if admit(row, group.live, group.titled, &group.currency).is_ok() {
+        if admit(row, group.titled).is_ok() {
             let slot = group.next_slot;
             if insert_row(connection, row_key(ord, slot, row)?, row, titled, &self.encoded, true)? {
                 self.live_groups += u64::from(group.live == 0);
                 group.next_slot += 1;
-                join(group, row, titled);
+                join(group, titled);
                 return Ok(Ok(Placed { ord, slot, replaced: None }));
             }
         }
-        let previous = connection
-            .prepare_cached("SELECT key, titled FROM rows WHERE variant = ?1")
-            .and_then(|mut statement| {
-                statement
-                    .query_row([&row.variant.id], |found| {
-                        Ok((split_key(found.get(0)?), found.get::<_, i64>(1)? as u64))
-                    })
-                    .optional()
-            })
-            .map_err(staging_error)?;
+        let previous = staged_row(connection, &row.variant.id)?;
         let group = self.groups.state(connection, ord)?;
-        let (mut others, mut titled_others) = (group.live, group.titled);
+        let mut titled_others = group.titled;
         if let Some(((previous_group, _), previous_titled)) = previous
             && previous_group == ord
         {
-            others -= 1;
             titled_others -= previous_titled;
         }
-        if let Err(skipped) = admit(row, others, titled_others, &group.currency) {
+        if let Err(skipped) = admit(row, titled_others) {
             return Ok(Err(skipped));
         }
         match previous {
@@ -254,7 +255,7 @@ impl<'a> FeedBuilder<'a> {
                     .map_err(staging_error)?;
                 group.live -= 1;
                 group.titled -= previous_titled;
-                join(group, row, titled);
+                join(group, titled);
                 Ok(Ok(Placed { ord, slot, replaced: Some((ord, slot)) }))
             }
             previous => {
@@ -275,13 +276,54 @@ impl<'a> FeedBuilder<'a> {
                 let key = row_key(ord, slot, row)?;
                 self.live_groups += u64::from(group.live == 0);
                 group.next_slot += 1;
-                join(group, row, titled);
+                join(group, titled);
                 if !insert_row(connection, key, row, titled, &self.encoded, false)? {
                     return Err(FeedError::Staging(format!("row id {:?} is staged twice", row.variant.id)));
                 }
                 Ok(Ok(Placed { ord, slot, replaced: previous.map(|(group_slot, _)| group_slot) }))
             }
         }
+    }
+
+    /// Why `row`, joining group `ord`, would make one product's id another product's variant
+    /// id, if it would: its own id is the id of a product that keeps rows besides the one it
+    /// replaces, or its group is a product only from now on and its id is a row of another
+    /// product. (A lone row's product shares its id with its variant, as Merchant Center has
+    /// it; that is no clash.) The rows staged so far never clash, so these are the only two
+    /// ways a new row can make one.
+    fn clash(&mut self, row: &Row, ord: u64) -> Result<Option<SkippedRow>, FeedError> {
+        let (product_id, variant_id) = (&row.product_id, &row.variant.id);
+        if product_id == variant_id {
+            return Ok(None);
+        }
+        let connection = self.staging.connection();
+        if let Some(named) = self.groups.find(connection, variant_id)? {
+            let mut others = self.groups.state(connection, named)?.live;
+            if others > 0
+                && let Some(((previous_group, _), _)) = staged_row(connection, variant_id)?
+                && previous_group == named
+            {
+                others -= 1;
+            }
+            if others > 0 {
+                return Ok(Some(SkippedRow::new(
+                    row.line,
+                    Attr::Id.name(),
+                    format!("{variant_id:?} is already the id of another product"),
+                )));
+            }
+        }
+        if self.groups.state(connection, ord)?.live == 0
+            && let Some(((holder, _), _)) = staged_row(connection, product_id)?
+        {
+            let holder = &self.groups.state(connection, holder)?.id;
+            return Ok(Some(SkippedRow::new(
+                row.line,
+                Attr::ItemGroupId.name(),
+                format!("product id {product_id:?} is already the id of an item of product {holder:?}"),
+            )));
+        }
+        Ok(None)
     }
 
     /// The feed is read: what was staged, ready for [`StagedRows::build`] (which reads the
@@ -305,6 +347,21 @@ impl<'a> FeedBuilder<'a> {
         }
         Ok(StagedRows { staging, rows, groups: live_groups, options: options.clone(), handed, guessed, abandoned })
     }
+}
+
+/// Where a row is staged, its group and slot, and whether it has a title (1 or 0).
+type StagedRow = ((u64, u64), u64);
+
+/// The staged row of id `variant_id`, if there is one.
+fn staged_row(connection: &Connection, variant_id: &str) -> Result<Option<StagedRow>, FeedError> {
+    connection
+        .prepare_cached("SELECT key, titled FROM rows WHERE variant = ?1")
+        .and_then(|mut statement| {
+            statement
+                .query_row([variant_id], |found| Ok((split_key(found.get(0)?), found.get::<_, i64>(1)? as u64)))
+                .optional()
+        })
+        .map_err(staging_error)
 }
 
 /// Stages a row at `key`; `false` if its id is staged already (only when `may_exist`).
@@ -335,7 +392,8 @@ fn insert_row(
 fn finish_group(staging: &Staging, rows: Vec<Row>, emit: &mut dyn FnMut(Product)) -> Result<bool, FeedError> {
     let lines: Vec<u64> = rows.iter().map(|row| row.line).collect();
     let mut product = build_product(rows[0].product_id.clone(), rows);
-    match product.normalize() {
+    // Every link is a row's, which `parse_row` made with `web_url`.
+    match product.normalize_with_web_links() {
         Ok(()) => {
             if let Some(handle) = &mut product.handle {
                 let base_len = handle.len();

@@ -42,6 +42,8 @@ impl StagedRows {
             connection.prepare("SELECT key, line, raw FROM rows ORDER BY key").map_err(staging_error)?;
         let mut cursor = statement.query([]).map_err(staging_error)?;
         let mut raw = RawItem::default();
+        // Reported when pass one read the rows.
+        let mut warnings = Vec::new();
         let mut rows: Vec<Row> = Vec::new();
         let mut current = None;
         let (mut groups, mut built) = (0u64, 0u64);
@@ -63,7 +65,7 @@ impl StagedRows {
             let line: i64 = found.get(1).map_err(staging_error)?;
             let bytes = found.get_ref(2).and_then(|value| Ok(value.as_blob()?)).map_err(staging_error)?;
             raw.decode(line as u64, bytes).ok_or_else(corrupt)?;
-            rows.push(parse_row(&mut raw, &self.options).map_err(|_| corrupt())?);
+            rows.push(parse_row(&mut raw, &self.options, &mut warnings).map_err(|_| corrupt())?);
         }
         progress(groups);
         Ok(built)

@@ -4,9 +4,11 @@
 //! Two threads share the work: a preparer on the blocking pool drains the stream (whatever
 //! building the products costs the stream happens there) and renders each product's document and
 //! search text; the writer thread runs one write job, upserting the prepared products batch by
-//! batch inside one savepoint, then moves `catalog_meta.version`. The preparer hands over at
-//! most [`QUEUE`] batches ahead, so memory is bounded whatever the catalog's size. An `Err` in
-//! the stream, or a stream that ends without saying it is complete (the preparer panicked),
+//! batch inside one savepoint, checks that no product's id is another's variant id (`ids.rs`,
+//! once, on the catalog as the whole import leaves it), then moves `catalog_meta.version`. The
+//! preparer hands over at most [`QUEUE`] batches ahead, so memory is bounded whatever the
+//! catalog's size (besides a bit per product row written, for the check). An `Err` in the
+//! stream, or a stream that ends without saying it is complete (the preparer panicked),
 //! rolls the savepoint back: the catalog stays as it was.
 
 use std::sync::atomic::Ordering;
@@ -20,6 +22,8 @@ use ucp_domain::catalog::category_paths;
 use ucp_domain::store::{ImportSummary, ProductStream, StoreError};
 
 use super::{SqliteStore, backend, document};
+
+mod ids;
 
 /// Products per batch handed to the writer.
 const BATCH: usize = 256;
@@ -146,10 +150,11 @@ fn write_batches(connection: &mut Connection, batches: &mpsc::Receiver<Batch>) -
     let fresh: bool =
         savepoint.query_row("SELECT NOT EXISTS (SELECT 1 FROM products)", [], |row| row.get(0)).map_err(backend)?;
     let mut summary = ImportSummary::default();
+    let mut touched = ids::Touched::default();
     loop {
         match batches.recv() {
             Ok(Batch::Products(batch)) => {
-                let written = upsert_all(&savepoint, &batch, fresh)?;
+                let written = upsert_all(&savepoint, &batch, fresh, &mut touched)?;
                 summary.products_inserted += written.products_inserted;
                 summary.products_updated += written.products_updated;
                 summary.variants += written.variants;
@@ -159,6 +164,7 @@ fn write_batches(connection: &mut Connection, batches: &mpsc::Receiver<Batch>) -
             Err(_) => return Err(StoreError::Backend("the import stream ended before its end".to_owned())),
         }
     }
+    ids::check(&savepoint, &touched)?;
     savepoint
         .prepare_cached("UPDATE catalog_meta SET version = version + 1")
         .map_err(backend)?
@@ -168,7 +174,13 @@ fn write_batches(connection: &mut Connection, batches: &mpsc::Receiver<Batch>) -
     Ok(summary)
 }
 
-fn upsert_all(connection: &Connection, products: &[Prepared], fresh: bool) -> Result<ImportSummary, StoreError> {
+/// Writes one batch, noting each product's row in `touched`.
+fn upsert_all(
+    connection: &Connection,
+    products: &[Prepared],
+    fresh: bool,
+    touched: &mut ids::Touched,
+) -> Result<ImportSummary, StoreError> {
     let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|elapsed| elapsed.as_secs() as i64).unwrap_or(0);
     let mut find = connection.prepare_cached("SELECT row FROM products WHERE id = ?1").map_err(backend)?;
     let mut insert_product = connection
@@ -234,6 +246,7 @@ fn upsert_all(connection: &Connection, products: &[Prepared], fresh: bool) -> Re
                 connection.last_insert_rowid()
             }
         };
+        touched.insert(row);
         for (position, variant) in product.variants.iter().enumerate() {
             insert_variant
                 .execute(params![variant.id, row, position as i64, variant.sku, variant.price, variant.stock])
@@ -258,208 +271,4 @@ fn upsert_all(connection: &Connection, products: &[Prepared], fresh: bool) -> Re
 }
 
 #[cfg(test)]
-pub(super) mod tests {
-    use ucp_domain::catalog::{Description, PriceRange, Variant};
-    use ucp_domain::money::Price;
-    use ucp_domain::store::CatalogStore;
-
-    use super::*;
-
-    pub(in crate::sqlite) fn product(id: &str, variant_id: &str, amount: i64) -> Product {
-        let price = Price::new(amount, "USD".to_owned());
-        let mut product = Product {
-            id: id.to_owned(),
-            handle: Some(format!("handle-{id}")),
-            title: format!("Product {id}"),
-            description: Description::plain("A thing"),
-            url: None,
-            categories: Vec::new(),
-            price_range: PriceRange { min: price.clone(), max: price.clone() },
-            list_price_range: None,
-            media: Vec::new(),
-            options: Vec::new(),
-            variants: vec![Variant {
-                id: variant_id.to_owned(),
-                sku: Some(format!("sku-{variant_id}")),
-                barcodes: Vec::new(),
-                handle: None,
-                url: None,
-                title: String::new(),
-                description: Description::default(),
-                categories: Vec::new(),
-                price,
-                list_price: None,
-                unit_price: None,
-                availability: None,
-                options: Vec::new(),
-                media: Vec::new(),
-                rating: None,
-                tags: Vec::new(),
-                metadata: None,
-                seller: None,
-                inventory_quantity: Some(3),
-            }],
-            rating: None,
-            tags: Vec::new(),
-            metadata: None,
-        };
-        product.normalize().unwrap();
-        product
-    }
-
-    pub(in crate::sqlite) fn store(dir: &tempfile::TempDir) -> SqliteStore {
-        SqliteStore::open(&dir.path().join("catalog.db"), 1).unwrap()
-    }
-
-    fn catalog(store: &SqliteStore) -> (i64, Vec<(String, i64)>) {
-        let connection = Connection::open(store.path()).unwrap();
-        let version = connection.query_row("SELECT version FROM catalog_meta", [], |row| row.get(0)).unwrap();
-        let rows = connection
-            .prepare("SELECT p.id, v.price FROM products p JOIN variants v ON v.product_row = p.row ORDER BY p.row")
-            .unwrap()
-            .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
-            .unwrap()
-            .map(Result::unwrap)
-            .collect();
-        (version, rows)
-    }
-
-    // Many batches in one transaction: all of them land, counted, and the version moves once.
-    #[tokio::test]
-    async fn a_stream_of_many_batches_imports_in_one_go() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = store(&dir);
-        let count = BATCH * 3 + 7;
-        let products: Vec<Product> =
-            (0..count).map(|n| product(&format!("p{n}"), &format!("v{n}"), n as i64 + 1)).collect();
-        let summary = store.import_products(Box::new(products.into_iter().map(Ok))).await.unwrap();
-        assert_eq!(
-            summary,
-            ImportSummary { products_inserted: count as u64, products_updated: 0, variants: count as u64 }
-        );
-        let (version, rows) = catalog(&store);
-        assert_eq!(version, 1);
-        assert_eq!(rows.len(), count);
-        assert_eq!(rows[count - 1], (format!("p{}", count - 1), count as i64));
-
-        // Again, with some products changed: updated in place.
-        let again = (0..10).map(|n| Ok(product(&format!("p{n}"), &format!("v{n}"), 999)));
-        let summary = store.import_products(Box::new(again)).await.unwrap();
-        assert_eq!((summary.products_inserted, summary.products_updated), (0, 10));
-        let (version, rows) = catalog(&store);
-        assert_eq!(version, 2);
-        assert_eq!(rows[0], ("p0".to_owned(), 999));
-        assert_eq!(store.product_count().await.unwrap(), count as u64);
-    }
-
-    // Documents are stored compressed; a catalog written before that keeps them as TEXT, and
-    // both read back as the product.
-    #[tokio::test]
-    async fn documents_are_stored_compressed_and_old_text_documents_still_read() {
-        let dir = tempfile::tempdir().unwrap();
-        let writer = store(&dir);
-        writer.upsert_products(vec![product("p1", "v1", 100), product("p2", "v2", 200)]).await.unwrap();
-        drop(writer);
-        let connection = Connection::open(dir.path().join("catalog.db")).unwrap();
-        let kinds: Vec<String> = connection
-            .prepare("SELECT typeof(doc) FROM products ORDER BY row")
-            .unwrap()
-            .query_map([], |row| row.get(0))
-            .unwrap()
-            .map(Result::unwrap)
-            .collect();
-        assert_eq!(kinds, ["blob", "blob"]);
-        // p2 as an earlier release stored it.
-        let old = serde_json::to_string(&product("p2", "v2", 250)).unwrap();
-        connection.execute("UPDATE products SET doc = ?1 WHERE id = 'p2'", [old]).unwrap();
-        drop(connection);
-
-        let store = store(&dir);
-        let mut served = store.products(&["p1".to_owned(), "p2".to_owned()]).await.unwrap();
-        served.sort_by(|a, b| a.product().id.cmp(&b.product().id));
-        let prices: Vec<(&str, i64)> = served
-            .iter()
-            .map(|served| (served.product().id.as_str(), served.product().variants[0].price.amount))
-            .collect();
-        assert_eq!(prices, [("p1", 100), ("p2", 250)]);
-        assert_eq!(served[1].product().variants[0].inventory_quantity, Some(3), "stock comes from its column");
-    }
-
-    // A rebuild of the search index that fails (a row it cannot read) is tried again by the next
-    // search; the index from before the change does not go on answering.
-    #[tokio::test]
-    async fn a_failed_index_rebuild_is_retried_by_the_next_search() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = store(&dir);
-        store.upsert_products(vec![product("p1", "v1", 100)]).await.unwrap();
-        let query = super::super::cache::tests::query("p2");
-        assert!(store.search(&query).await.unwrap().products.is_empty());
-
-        let connection = Connection::open(dir.path().join("catalog.db")).unwrap();
-        connection.execute("UPDATE products SET search_title = x'00' WHERE id = 'p1'", []).unwrap();
-        store.upsert_products(vec![product("p2", "v2", 200)]).await.unwrap();
-        assert!(store.search(&query).await.is_err(), "the rebuild reads a title that is not text");
-
-        connection.execute("UPDATE products SET search_title = 'Product p1' WHERE id = 'p1'", []).unwrap();
-        let found = store.search(&query).await.unwrap();
-        let ids: Vec<&str> = found.products.iter().map(|served| served.product().id.as_str()).collect();
-        assert_eq!(ids, ["p2"]);
-    }
-
-    // In an empty catalog products are written as new without a lookup; an id that comes
-    // again in the same import still replaces the earlier product, as in a full catalog.
-    #[tokio::test]
-    async fn a_repeated_id_replaces_the_earlier_product_in_an_empty_catalog_too() {
-        for preloaded in [false, true] {
-            let dir = tempfile::tempdir().unwrap();
-            let store = store(&dir);
-            if preloaded {
-                store.upsert_products(vec![product("other", "v-other", 1)]).await.unwrap();
-            }
-            let products = vec![product("p1", "v1", 100), product("p2", "v2", 200), product("p1", "v1", 300)];
-            let summary = store.upsert_products(products).await.unwrap();
-            assert_eq!((summary.products_inserted, summary.products_updated, summary.variants), (2, 1, 3));
-            let rows = catalog(&store).1;
-            let ours: Vec<&(String, i64)> = rows.iter().filter(|(id, _)| id != "other").collect();
-            assert_eq!(ours, [&("p1".to_owned(), 300), &("p2".to_owned(), 200)], "preloaded: {preloaded}");
-        }
-    }
-
-    // A stream that fails after several batches, or a product the store refuses late in the
-    // stream, leaves the previous catalog exactly as it was.
-    #[tokio::test]
-    async fn a_failed_import_leaves_the_old_catalog() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = store(&dir);
-        store.upsert_products(vec![product("old", "v-old", 5)]).await.unwrap();
-        let before = catalog(&store);
-        let writer_cache = || {
-            store.write(|connection| {
-                connection.query_row("PRAGMA cache_size", [], |row| row.get::<_, i64>(0)).map_err(backend)
-            })
-        };
-        let cache_before = writer_cache().await.unwrap();
-
-        let failing = (0..BATCH * 2)
-            .map(|n| Ok(product(&format!("p{n}"), &format!("v{n}"), 1)))
-            .chain(std::iter::once(Err(StoreError::Backend("the feed broke".to_owned()))))
-            .chain(std::iter::once(Ok(product("late", "v-late", 1))));
-        let error = store.import_products(Box::new(failing)).await.unwrap_err();
-        assert!(error.to_string().contains("the feed broke"), "{error}");
-        assert_eq!(catalog(&store), before);
-
-        // The variant of "old" claimed by another product: a conflict, nothing written.
-        let conflicting = (0..BATCH + 1)
-            .map(|n| product(&format!("p{n}"), &format!("v{n}"), 1))
-            .chain(std::iter::once(product("thief", "v-old", 1)))
-            .map(Ok);
-        let error = store.import_products(Box::new(conflicting)).await.unwrap_err();
-        assert!(matches!(error, StoreError::Conflict { .. }), "{error}");
-        assert_eq!(catalog(&store), before);
-
-        // The store still writes, and its page cache is back to the writer's own size.
-        store.upsert_products(vec![product("new", "v-new", 2)]).await.unwrap();
-        assert_eq!(catalog(&store).1.len(), 2);
-        assert_eq!(writer_cache().await.unwrap(), cache_before);
-    }
-}
+pub(super) mod tests;
