@@ -40,10 +40,15 @@ pub fn page_content_security_policy<'a>(images: impl IntoIterator<Item = &'a str
     HeaderValue::from_str(&policy).unwrap_or_else(|_| HeaderValue::from_static(PAGE_CONTENT_SECURITY_POLICY))
 }
 
-/// The security headers of every answer to a buyer's browser, `policy` the pages'
-/// Content-Security-Policy ([`page_content_security_policy`]).
-pub fn page_headers(mut response: Response, policy: &HeaderValue) -> Response {
+/// The security headers of every answer to a buyer's (or the merchant's) browser, `policy` the
+/// pages' Content-Security-Policy ([`page_content_security_policy`]); `https`: the shop's
+/// public URL is https, so browsers are told to come back over https only (HSTS, a year; not
+/// the merchant's other subdomains).
+pub fn page_headers(mut response: Response, policy: &HeaderValue, https: bool) -> Response {
     let headers = response.headers_mut();
+    if https {
+        headers.insert(header::STRICT_TRANSPORT_SECURITY, HeaderValue::from_static("max-age=31536000"));
+    }
     headers.insert(header::CONTENT_SECURITY_POLICY, policy.clone());
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));

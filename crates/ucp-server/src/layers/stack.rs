@@ -98,7 +98,10 @@ async fn run(scope: Scope, present: Present, mut request: Request, inner: impl E
     let binding = scope.binding;
     let response = panic::caught(binding, &slot, steps(&scope, present, request, inner)).await;
     match binding {
-        Binding::Page => render::page_headers(response, &scope.state.page_policy),
+        Binding::Page => {
+            let https = scope.state.profile.base_url.starts_with("https://");
+            render::page_headers(response, &scope.state.page_policy, https)
+        }
         Binding::Mcp | Binding::Rest => response,
     }
 }

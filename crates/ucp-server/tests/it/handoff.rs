@@ -52,6 +52,7 @@ async fn page(app: &TestApp, path: &str) -> (StatusCode, String) {
     );
     assert_eq!(headers["x-frame-options"], "DENY", "{path}");
     assert_eq!(headers["cache-control"], "no-store", "{path}");
+    assert!(headers.get("strict-transport-security").is_none(), "not over plain http: {path}");
     (status, response.text().await.unwrap())
 }
 

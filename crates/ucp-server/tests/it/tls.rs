@@ -177,6 +177,10 @@ async fn a_client_without_a_certificate_is_served_over_https() {
     assert!(!text.contains("http://127.0.0.1"), "{text}");
 
     search_over_both_bindings(&app).await;
+    // A browser that reached an https shop's page comes back over https only.
+    let page = app.http.get(format!("{}/policies/privacy", app.base_url)).send().await.unwrap();
+    assert_eq!(page.status(), StatusCode::OK);
+    assert_eq!(page.headers()["strict-transport-security"], "max-age=31536000");
 }
 
 // Checklist 63: a client certificate from the configured CA completes the handshake and the
