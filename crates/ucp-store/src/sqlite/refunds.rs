@@ -76,16 +76,6 @@ pub(super) fn begin(
 /// What `intent`'s order has left to give back now: its payment less the refunds recorded on
 /// it and pending under other keys (`None`: no order or no payment, refused before asking).
 fn left_to_refund(connection: &Connection, intent: &RefundIntent) -> Result<Option<i64>, StoreError> {
-    let paid: Option<i64> = connection
-        .prepare_cached("SELECT paid_amount FROM orders WHERE id = ?1")
-        .map_err(backend)?
-        .query_row([&intent.order_id], |row| row.get(0))
-        .optional()
-        .map_err(backend)?
-        .flatten();
-    if paid.is_none() {
-        return Ok(None);
-    }
     let Some(order) = super::orders::read(connection, &intent.order_id)? else { return Ok(None) };
     let Some(payment) = &order.payment else { return Ok(None) };
     let pending: i64 = connection
@@ -265,33 +255,19 @@ mod tests {
         }
     }
 
+    /// A store holding order `ord_1`, with no payment recorded.
     async fn store(dir: &tempfile::TempDir) -> SqliteStore {
         let store = SqliteStore::open(&dir.path().join("refunds.db"), 1).unwrap();
-        store
-            .write(|connection| {
-                connection
-                    .execute(
-                        "INSERT INTO orders (id, checkout_id, platform, doc, created_at) \
-                         VALUES ('ord_1', 'chk_1', 'p', '{}', 1)",
-                        [],
-                    )
-                    .map_err(super::backend)
-            })
-            .await
-            .unwrap();
+        insert_order(&store, "ord_1", None).await;
         store
     }
 
-    // A refund is kept pending only within what its order has left to give back, the refunds
-    // pending for other requests counted: two asked at once cannot both take the remainder.
-    #[tokio::test]
-    async fn a_refund_past_what_is_left_once_the_pending_ones_are_counted_is_not_kept() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = store(&dir).await;
+    /// Inserts an order without lines, paid `paid` (USD, handler `acme`) if given.
+    async fn insert_order(store: &SqliteStore, id: &'static str, paid: Option<i64>) {
         let order = ucp_domain::order::Order {
-            id: "ord_2".into(),
-            checkout_id: "chk_2".into(),
-            permalink_url: "https://shop.example/orders/ord_2".into(),
+            id: id.into(),
+            checkout_id: format!("chk_{id}"),
+            permalink_url: format!("https://shop.example/orders/{id}"),
             line_items: Vec::new(),
             fulfillment: Default::default(),
             currency: "USD".into(),
@@ -300,19 +276,36 @@ mod tests {
             adjustments: Vec::new(),
         };
         let doc = serde_json::to_string(&order).unwrap();
+        let payment = paid.map(|amount| ("acme", "ch_1", amount, "USD"));
         store
             .write(move |connection| {
                 connection
                     .execute(
                         "INSERT INTO orders (id, checkout_id, platform, doc, created_at, payment_handler, \
-                         payment_reference, paid_amount, paid_currency) \
-                         VALUES ('ord_2', 'chk_2', 'p', ?1, 1, 'acme', 'ch_1', 1000, 'USD')",
-                        [doc],
+                         payment_reference, paid_amount, paid_currency) VALUES (?1, ?2, 'p', ?3, 1, ?4, ?5, ?6, ?7)",
+                        rusqlite::params![
+                            id,
+                            order.checkout_id,
+                            doc,
+                            payment.map(|payment| payment.0),
+                            payment.map(|payment| payment.1),
+                            payment.map(|payment| payment.2),
+                            payment.map(|payment| payment.3)
+                        ],
                     )
                     .map_err(super::backend)
             })
             .await
             .unwrap();
+    }
+
+    // A refund is kept pending only within what its order has left to give back, the refunds
+    // pending for other requests counted: two asked at once cannot both take the remainder.
+    #[tokio::test]
+    async fn a_refund_past_what_is_left_once_the_pending_ones_are_counted_is_not_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store(&dir).await;
+        insert_order(&store, "ord_2", Some(1000)).await;
         let of_order = |key: &str, amount| RefundIntent { order_id: "ord_2".into(), ..intent(key, 1, amount) };
         let begin = |intent: RefundIntent| {
             let store = store.clone();
