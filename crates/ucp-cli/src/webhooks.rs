@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Subcommand;
 use ucp_domain::store::WebhookOutbox;
-use ucp_domain::webhook::{EventStatus, RetrySelector};
+use ucp_domain::webhook::{EventStatus, Retried, RetrySelector};
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum WebhooksCommand {
@@ -12,7 +12,8 @@ pub(crate) enum WebhooksCommand {
     List {
         #[command(flatten)]
         store: StoreArgs,
-        /// Only events in this state: pending, delivered or dead.
+        /// Only events in this state: pending, delivered, dead or superseded (dead-lettered,
+        /// and its order changed since: a later event carries it).
         #[arg(long)]
         status: Option<String>,
         /// At most this many events.
@@ -20,7 +21,10 @@ pub(crate) enum WebhooksCommand {
         limit: usize,
     },
     /// Make an event (by its Webhook-Id) or every dead-lettered one due now, with a fresh
-    /// retry horizon. A running server sends them within its poll interval.
+    /// retry horizon. A running server sends them within its poll interval. An event whose
+    /// order has changed since is superseded and not sent (the platform would get an older
+    /// order after a newer one); its order's latest event is made due in its place when that
+    /// one is dead-lettered too.
     Retry {
         #[command(flatten)]
         store: StoreArgs,
@@ -67,10 +71,9 @@ pub(crate) async fn run(command: WebhooksCommand) -> anyhow::Result<std::process
         WebhooksCommand::List { store, status, limit } => {
             let status = match status.as_deref() {
                 None => None,
-                Some(text) => Some(
-                    EventStatus::parse(text)
-                        .ok_or_else(|| anyhow::anyhow!("unknown --status {text:?}; use pending, delivered or dead"))?,
-                ),
+                Some(text) => Some(EventStatus::parse(text).ok_or_else(|| {
+                    anyhow::anyhow!("unknown --status {text:?}; use pending, delivered, dead or superseded")
+                })?),
             };
             let events = open(&store)?.list_events(status, limit.clamp(1, 10_000)).await?;
             if events.is_empty() {
@@ -87,6 +90,7 @@ pub(crate) async fn run(command: WebhooksCommand) -> anyhow::Result<std::process
                     EventStatus::Pending => format!("next {}", time_of(event.next_attempt_at_ms)),
                     EventStatus::Delivered => format!("at {}", event.delivered_at_ms.map(time_of).unwrap_or_default()),
                     EventStatus::Dead => "dead-lettered".to_owned(),
+                    EventStatus::Superseded => "dead-lettered; its order changed since (not sent again)".to_owned(),
                 };
                 let latency = event.last_latency_ms.map(|ms| format!(" ({ms} ms)")).unwrap_or_default();
                 println!(
@@ -111,12 +115,23 @@ pub(crate) async fn run(command: WebhooksCommand) -> anyhow::Result<std::process
                 (None, false) => anyhow::bail!("name an event id or pass --dead"),
             };
             let now = time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000;
-            let changed = open(&store)?.retry_events(&selector, i64::try_from(now).unwrap_or(i64::MAX)).await?;
-            if changed == 0 {
-                eprintln!("no such webhook event");
+            let retried = open(&store)?.retry_events(&selector, i64::try_from(now).unwrap_or(i64::MAX)).await?;
+            if retried == Retried::default() {
+                eprintln!("{}", if dead { "no dead-lettered webhook event" } else { "no such webhook event" });
                 return Ok(std::process::ExitCode::FAILURE);
             }
-            println!("{changed} webhook event(s) due again");
+            // Superseded: sending it would take the platform's view of its order back.
+            match (dead, retried.superseded, retried.due) {
+                (false, 1, due) => println!(
+                    "webhook event superseded, not sent: its order changed since, and its latest event {}",
+                    if due == 1 { "is due again in its place" } else { "was delivered or is still pending" }
+                ),
+                (_, 0, due) => println!("{due} webhook event(s) due again"),
+                (_, superseded, due) => println!(
+                    "{due} webhook event(s) due again; {superseded} superseded, not sent: their order changed since, \
+                     and a later event carries it"
+                ),
+            }
         }
     }
     Ok(std::process::ExitCode::SUCCESS)

@@ -33,6 +33,10 @@ pub enum EventStatus {
     Delivered,
     /// Given up after the retry horizon (or refused for good); `ucpd webhooks retry` revives it.
     Dead,
+    /// Given up, and its order has changed since: a later event carries the order as it is
+    /// now, so this one's older order is never sent again (`retry` passes it over for that
+    /// later event, which it revives when that one is dead-lettered too).
+    Superseded,
 }
 
 impl EventStatus {
@@ -41,6 +45,7 @@ impl EventStatus {
             EventStatus::Pending => "pending",
             EventStatus::Delivered => "delivered",
             EventStatus::Dead => "dead",
+            EventStatus::Superseded => "superseded",
         }
     }
 
@@ -49,6 +54,7 @@ impl EventStatus {
             "pending" => Some(EventStatus::Pending),
             "delivered" => Some(EventStatus::Delivered),
             "dead" => Some(EventStatus::Dead),
+            "superseded" => Some(EventStatus::Superseded),
             _ => None,
         }
     }
@@ -58,6 +64,8 @@ impl EventStatus {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Backlog {
     pub pending: u64,
+    /// Dead-lettered events that carry their order as it is now (superseded ones do not count:
+    /// a later event of their order carries it).
     pub dead: u64,
     /// Unix ms at which the oldest pending event was committed.
     pub oldest_pending_ms: Option<i64>,
@@ -149,6 +157,18 @@ pub enum RetrySelector {
     Dead,
 }
 
+/// What `retry` did: a selected event is sent again only while its order is still as it
+/// carries it, so a platform never gets an older order after a newer one.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Retried {
+    /// Events made due now with a fresh horizon: selected ones, and in place of a superseded
+    /// one its order's latest event when that was dead-lettered.
+    pub due: u64,
+    /// Selected events left as they were, their order having changed since (a later event
+    /// carries it): not sent again.
+    pub superseded: u64,
+}
+
 /// The retry schedule: exponential backoff with jitter, until a horizon after the event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {
@@ -204,7 +224,7 @@ mod tests {
 
     #[test]
     fn statuses_round_trip() {
-        for status in [EventStatus::Pending, EventStatus::Delivered, EventStatus::Dead] {
+        for status in [EventStatus::Pending, EventStatus::Delivered, EventStatus::Dead, EventStatus::Superseded] {
             assert_eq!(EventStatus::parse(status.as_str()), Some(status));
         }
         assert_eq!(EventStatus::parse("queued"), None);

@@ -451,11 +451,13 @@ pub trait WebhookOutbox: Send + Sync + std::fmt::Debug {
         std::future::pending::<()>().await;
     }
 
-    /// What is waiting: pending and dead-lettered events, and when the oldest pending one was
-    /// committed (`/metrics`).
+    /// What is waiting: pending and dead-lettered events (not superseded ones), and when the
+    /// oldest pending one was committed (`/metrics`).
     async fn backlog(&self) -> Result<crate::webhook::Backlog, StoreError>;
 
-    /// The newest events first, at most `limit`, optionally of one status.
+    /// The newest events first, at most `limit`, optionally of one status. A dead-lettered
+    /// event whose order has changed since it was written (its order's version is past the
+    /// event's) is `Superseded`.
     async fn list_events(
         &self,
         status: Option<crate::webhook::EventStatus>,
@@ -463,8 +465,18 @@ pub trait WebhookOutbox: Send + Sync + std::fmt::Debug {
     ) -> Result<Vec<crate::webhook::EventSummary>, StoreError>;
 
     /// Makes the selected events pending and due at `now_ms` with a fresh horizon (their
-    /// attempts so far stay in the log); returns how many.
-    async fn retry_events(&self, selector: &crate::webhook::RetrySelector, now_ms: i64) -> Result<u64, StoreError>;
+    /// attempts so far stay in the log), each only if it is pending or its order is still at
+    /// the event's version: one whose order has changed since is superseded and left as it is
+    /// (a platform must never get an older order after a newer one), and its order's event at
+    /// the order's version is made due in its place when that one is dead-lettered (so the
+    /// latest order still goes out). One atomic decision: no change of the order may commit
+    /// between the comparison of versions and the revival (on PostgreSQL, hold the order row,
+    /// `FOR SHARE`, in the same transaction).
+    async fn retry_events(
+        &self,
+        selector: &crate::webhook::RetrySelector,
+        now_ms: i64,
+    ) -> Result<crate::webhook::Retried, StoreError>;
 
     /// Deletes finished events (delivered or dead-lettered) created, and if revived revived,
     /// before `before_ms`, with their attempts and order snapshots: at most `limit`, the oldest

@@ -32,8 +32,8 @@ pub(crate) enum Answer {
 
 #[derive(Debug, Clone)]
 pub(crate) struct Received {
-    headers: HeaderMap,
-    body: Bytes,
+    pub(crate) headers: HeaderMap,
+    pub(crate) body: Bytes,
 }
 
 /// The platform's webhook endpoint: records every request; answers from the script, then 200.
@@ -148,7 +148,7 @@ pub(crate) async fn events_until(
     events
 }
 
-fn header<'a>(received: &'a Received, name: &str) -> &'a str {
+pub(crate) fn header<'a>(received: &'a Received, name: &str) -> &'a str {
     received.headers.get(name).unwrap_or_else(|| panic!("no {name} header")).to_str().unwrap()
 }
 
@@ -389,7 +389,8 @@ async fn refused_and_hanging_webhook_urls_get_a_bounded_retry_schedule() {
 
     // `ucpd webhooks retry` (the store call behind it) revives it with a fresh horizon.
     let now = time::OffsetDateTime::now_utc().unix_timestamp() * 1000;
-    assert_eq!(store.retry_events(&ucp_domain::webhook::RetrySelector::Dead, now).await.unwrap(), 1);
+    let retried = store.retry_events(&ucp_domain::webhook::RetrySelector::Dead, now).await.unwrap();
+    assert_eq!(retried, ucp_domain::webhook::Retried { due: 1, superseded: 0 });
     let received = receiver.wait_for(attempts + 1).await;
     let last = received.last().unwrap();
     assert_eq!(header(last, "webhook-id"), events[0].id, "the same event, sent again");

@@ -1,6 +1,6 @@
 //! The webhook deliveries page: the outbox's newest 100 events (event, order, type, status,
 //! attempts, the last attempt's HTTP status and error, the next attempt), dead and failing
-//! ones marked, read straight from `Shared::outbox`.
+//! ones marked, superseded ones explained, read straight from `Shared::outbox`.
 
 use axum::Extension;
 use axum::extract::State;
@@ -58,6 +58,8 @@ impl DeliveryRow {
 struct WebhooksPage {
     frame: Frame,
     events: Vec<DeliveryRow>,
+    /// Some event shown is superseded: the page says what that means.
+    superseded: bool,
 }
 
 pub(super) async fn list(State(state): State<AppState>, Extension(session): Extension<Session>) -> Response {
@@ -68,6 +70,7 @@ pub(super) async fn list(State(state): State<AppState>, Extension(session): Exte
     };
     let page = WebhooksPage {
         frame: Frame::new(&state, Section::Webhooks, Some(&session)),
+        superseded: events.iter().any(|event| event.status == EventStatus::Superseded),
         events: events.into_iter().map(DeliveryRow::of).collect(),
     };
     html(StatusCode::OK, render(&page))

@@ -5,13 +5,16 @@
 //! Leases make two instances sharing one database safe: a claim sets `lease_owner` and
 //! `lease_until` in one write transaction, and only the owner's outcome moves the event on
 //! (a delivery is recorded whoever made it). Each order's events go out in order: an event
-//! waits while an earlier event of its order is pending.
+//! waits while an earlier event of its order is pending. A dead-lettered event whose order has
+//! changed since is superseded ([`MOVED_ON`]): a revival never sends it, so a platform never
+//! gets an older order after a newer one.
 
 use async_trait::async_trait;
 use rusqlite::params;
 use ucp_domain::store::{StoreError, StoredOrder, WebhookOutbox};
 use ucp_domain::webhook::{
-    AttemptOutcome, AttemptRecord, Backlog, ClaimRequest, EventStatus, EventSummary, RetrySelector, WebhookEvent,
+    AttemptOutcome, AttemptRecord, Backlog, ClaimRequest, EventStatus, EventSummary, Retried, RetrySelector,
+    WebhookEvent,
 };
 
 use super::{SqliteStore, backend};
@@ -26,6 +29,15 @@ impl SqliteStore {
         self.inner.outbox_wake.notify_one();
     }
 }
+
+/// Whether event `e`'s order has changed since the event's change: a later event carries the
+/// order as it is now (every change of an order with a target adds one). False for an event
+/// written before migration 8, whose version is unknown.
+const MOVED_ON: &str = "COALESCE(e.order_version < (SELECT o.version FROM orders o WHERE o.id = e.order_id), FALSE)";
+
+/// Makes the events `WHERE` picks (alias `e`, bound `?1` the time now) due now with a fresh horizon.
+const REVIVE: &str = "UPDATE webhook_events AS e SET status = 'pending', next_attempt = ?1, horizon_from = ?1, \
+                      lease_owner = NULL, lease_until = NULL, delivered_at = NULL";
 
 fn encoding(error: serde_json::Error) -> rusqlite::Error {
     rusqlite::Error::ToSqlConversionFailure(Box::new(error))
@@ -126,11 +138,11 @@ impl WebhookOutbox for SqliteStore {
 
     async fn backlog(&self) -> Result<Backlog, StoreError> {
         self.read(|connection| {
-            let count = |status: &str| -> Result<u64, StoreError> {
+            let count = |condition: &str| -> Result<u64, StoreError> {
                 connection
-                    .prepare_cached("SELECT COUNT(*) FROM webhook_events WHERE status = ?1")
+                    .prepare_cached(&format!("SELECT COUNT(*) FROM webhook_events e WHERE {condition}"))
                     .map_err(backend)?
-                    .query_row([status], |row| row.get::<_, i64>(0))
+                    .query_row([], |row| row.get::<_, i64>(0))
                     .map(|count| u64::try_from(count).unwrap_or(0))
                     .map_err(backend)
             };
@@ -139,7 +151,8 @@ impl WebhookOutbox for SqliteStore {
                 .map_err(backend)?
                 .query_row([], |row| row.get::<_, Option<i64>>(0))
                 .map_err(backend)?;
-            Ok(Backlog { pending: count("pending")?, dead: count("dead")?, oldest_pending_ms })
+            let dead = count(&format!("e.status = 'dead' AND NOT {MOVED_ON}"))?;
+            Ok(Backlog { pending: count("e.status = 'pending'")?, dead, oldest_pending_ms })
         })
         .await
     }
@@ -149,20 +162,25 @@ impl WebhookOutbox for SqliteStore {
     }
 
     async fn list_events(&self, status: Option<EventStatus>, limit: usize) -> Result<Vec<EventSummary>, StoreError> {
+        // A superseded event is stored dead: `?1` is the stored status, `?3` the shown one.
+        let stored = status.map(|status| match status {
+            EventStatus::Superseded => EventStatus::Dead.as_str(),
+            other => other.as_str(),
+        });
         let status = status.map(EventStatus::as_str);
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         self.read(move |connection| {
-            let mut statement = connection
-                .prepare_cached(
-                    "SELECT e.id, e.order_id, e.platform, e.event_type, json_extract(e.target, '$.url'), e.status, \
-                     e.attempts, e.created_at, e.next_attempt, e.delivered_at, a.status_code, a.error, a.latency_ms \
-                     FROM webhook_events e LEFT JOIN webhook_attempts a ON a.event_id = e.id \
-                     AND a.attempt = (SELECT MAX(attempt) FROM webhook_attempts WHERE event_id = e.id) \
-                     WHERE ?1 IS NULL OR e.status = ?1 ORDER BY e.seq DESC LIMIT ?2",
-                )
-                .map_err(backend)?;
+            let shown = format!("CASE WHEN e.status = 'dead' AND {MOVED_ON} THEN 'superseded' ELSE e.status END");
+            let sql = format!(
+                "SELECT e.id, e.order_id, e.platform, e.event_type, json_extract(e.target, '$.url'), {shown}, \
+                 e.attempts, e.created_at, e.next_attempt, e.delivered_at, a.status_code, a.error, a.latency_ms \
+                 FROM webhook_events e LEFT JOIN webhook_attempts a ON a.event_id = e.id \
+                 AND a.attempt = (SELECT MAX(attempt) FROM webhook_attempts WHERE event_id = e.id) \
+                 WHERE (?1 IS NULL OR e.status = ?1) AND (?3 IS NULL OR {shown} = ?3) ORDER BY e.seq DESC LIMIT ?2"
+            );
+            let mut statement = connection.prepare_cached(&sql).map_err(backend)?;
             let rows = statement
-                .query_map(params![status, limit], |row| {
+                .query_map(params![stored, limit, status], |row| {
                     let status: String = row.get(5)?;
                     Ok(EventSummary {
                         id: row.get(0)?,
@@ -186,20 +204,49 @@ impl WebhookOutbox for SqliteStore {
         .await
     }
 
-    async fn retry_events(&self, selector: &RetrySelector, now_ms: i64) -> Result<u64, StoreError> {
+    async fn retry_events(&self, selector: &RetrySelector, now_ms: i64) -> Result<Retried, StoreError> {
         let selector = selector.clone();
+        // One write: the single writer commits no order change between the comparison of
+        // versions and the revival.
         self.write(move |connection| {
-            const REVIVE: &str = "UPDATE webhook_events SET status = 'pending', next_attempt = ?1, horizon_from = ?1, \
-                                  lease_owner = NULL, lease_until = NULL, delivered_at = NULL";
-            let changed = match &selector {
+            let transaction = connection.savepoint().map_err(backend)?;
+            let count = |sql: &str, parameters: &[&dyn rusqlite::ToSql]| -> Result<u64, StoreError> {
+                transaction.execute(sql, parameters).map(|changed| changed as u64).map_err(backend)
+            };
+            let retried = match &selector {
                 RetrySelector::Event(id) => {
-                    connection.execute(&format!("{REVIVE} WHERE id = ?2"), params![now_ms, id]).map_err(backend)?
+                    let sql = format!("{REVIVE} WHERE e.id = ?2 AND (e.status = 'pending' OR NOT {MOVED_ON})");
+                    let due = count(&sql, params![now_ms, id])?;
+                    let exists: bool = transaction
+                        .prepare_cached("SELECT EXISTS (SELECT 1 FROM webhook_events WHERE id = ?1)")
+                        .map_err(backend)?
+                        .query_row([id], |row| row.get(0))
+                        .map_err(backend)?;
+                    if due == 1 || !exists {
+                        Retried { due, superseded: 0 }
+                    } else {
+                        // Superseded: its order's latest event goes in its place, if it is dead.
+                        let sql = format!(
+                            "{REVIVE} WHERE e.status = 'dead' AND e.order_id = (SELECT order_id FROM webhook_events \
+                             WHERE id = ?2) AND e.order_version = (SELECT o.version FROM orders o WHERE o.id = e.order_id)"
+                        );
+                        Retried { due: count(&sql, params![now_ms, id])?, superseded: 1 }
+                    }
                 }
                 RetrySelector::Dead => {
-                    connection.execute(&format!("{REVIVE} WHERE status = 'dead'"), [now_ms]).map_err(backend)?
+                    let superseded = transaction
+                        .prepare_cached(&format!(
+                            "SELECT COUNT(*) FROM webhook_events e WHERE e.status = 'dead' AND {MOVED_ON}"
+                        ))
+                        .map_err(backend)?
+                        .query_row([], |row| row.get::<_, i64>(0))
+                        .map_err(backend)?;
+                    let due = count(&format!("{REVIVE} WHERE e.status = 'dead' AND NOT {MOVED_ON}"), params![now_ms])?;
+                    Retried { due, superseded: u64::try_from(superseded).unwrap_or(0) }
                 }
             };
-            Ok(changed as u64)
+            transaction.commit().map_err(backend)?;
+            Ok(retried)
         })
         .await
     }
