@@ -19,6 +19,7 @@ fn filters_of(filters: Option<Filters>) -> core::CatalogFilters {
         categories: filters.categories.unwrap_or_default(),
         price_min: price.min,
         price_max: price.max,
+        unsupported: filters.unsupported,
     }
 }
 

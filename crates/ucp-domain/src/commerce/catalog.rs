@@ -31,6 +31,9 @@ pub struct CatalogFilters {
     pub categories: Vec<String>,
     pub price_min: Option<u64>,
     pub price_max: Option<u64>,
+    /// Names of the other filters sent (`filters` is open to merchant filters; we support
+    /// none): not applied, and said so (a few, capped by the transport).
+    pub unsupported: Vec<String>,
 }
 
 impl CatalogFilters {
@@ -38,6 +41,32 @@ impl CatalogFilters {
     pub fn has_price(&self) -> bool {
         self.price_min.is_some() || self.price_max.is_some()
     }
+
+    /// The info messages saying which filters were not applied: none unless some were sent.
+    /// Without a path, since a request member has none in the response (as `currency_unavailable`).
+    fn unsupported_messages(&self) -> impl Iterator<Item = Message> + '_ {
+        self.unsupported.iter().map(|name| {
+            let content = format!("{} is not supported and was not applied.", filter_member(name));
+            Message::info("filter_unsupported", content, None)
+        })
+    }
+
+    /// The refusal of a search with nothing to search by but filters we do not support.
+    fn unsupported_only(&self) -> Error {
+        let members: Vec<String> = self.unsupported.iter().map(|name| filter_member(name)).collect();
+        let (verb, them) = if members.len() == 1 { ("is not a filter", "it") } else { ("are not filters", "them") };
+        Error::invalid(format!(
+            "{} {verb} this store supports (categories, price); put {them} in catalog.query",
+            members.join(", ")
+        ))
+    }
+}
+
+/// The request member of a filter's name: `catalog.filters.brand`, or for a name that is not
+/// a plain word `catalog.filters["shipping speed"]`.
+fn filter_member(name: &str) -> String {
+    let plain = !name.is_empty() && name.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '-');
+    if plain { format!("catalog.filters.{name}") } else { format!("catalog.filters[{name:?}]") }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -205,6 +234,10 @@ impl Commerce {
         let has_filters = !categories.is_empty() || request.filters.has_price();
         if terms.is_empty() && !has_filters {
             match query_text {
+                // Nothing to search by but filters we do not apply: say so, not that none were sent.
+                None | Some("") if !request.filters.unsupported.is_empty() => {
+                    return Err(request.filters.unsupported_only());
+                }
                 // Checklist 90: a search with neither query nor filters is invalid (and an
                 // empty query string is no query: our policy, catalog.md "Input presence").
                 None => return Err(Error::invalid("a search needs catalog.query or catalog.filters")),
@@ -216,7 +249,7 @@ impl Commerce {
                         products: Vec::new(),
                         has_next_page: false,
                         cursor: None,
-                        messages: Vec::new(),
+                        messages: request.filters.unsupported_messages().collect(),
                     });
                 }
             }
@@ -257,6 +290,7 @@ impl Commerce {
             page = self.ports.catalog.search(&query).await?;
         }
         let mut messages: Vec<Message> = currency_message.into_iter().collect();
+        messages.extend(request.filters.unsupported_messages());
         let disclosures = &self.ports.rules.disclosures;
         let products: Vec<Shown> = page
             .products
@@ -319,6 +353,7 @@ impl Commerce {
             .map(|id| Message::info("not_found", id.clone(), None))
             .collect();
         messages.extend(currency_message);
+        messages.extend(request.filters.unsupported_messages());
         messages.append(&mut disclosed);
         Ok(LookupResults { products: matches, messages })
     }
@@ -381,6 +416,7 @@ impl Commerce {
         };
         let has_axes = has_options || !selected.is_empty();
         let mut messages: Vec<Message> = currency_message.into_iter().collect();
+        messages.extend(request.filters.unsupported_messages());
         // From the product the id named: a default view would derive a product to be read.
         self.ports.rules.disclosures.warn_served(&product, || "$.product".to_owned(), &mut messages);
         Ok(Answer::Resource(ProductView { product: shown, selected: has_axes.then_some(selected), messages }))

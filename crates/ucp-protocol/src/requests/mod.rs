@@ -97,14 +97,27 @@ pub struct RequestContext {
     pub currency: Option<String>,
 }
 
+/// Most names of unsupported filters one request keeps (for its messages); others are skipped.
+pub const MAX_UNSUPPORTED_FILTERS: usize = 8;
+/// Longest name of an unsupported filter kept, in characters; the rest is cut.
+pub const MAX_FILTER_NAME_CHARS: usize = 64;
+
 /// All filters combine with AND. categories: any of the values. price: minor units of context.currency.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Default, JsonSchema)]
 pub struct Filters {
     #[serde(default, deserialize_with = "bounded::optional_list::<_, _, MAX_OPTIONS>")]
     pub categories: Option<Vec<String>>,
     #[serde(default)]
     pub price: Option<PriceFilter>,
+    /// The other members' names, in the order sent (search_filters.json is open to merchant
+    /// filters; we have none): at most [`MAX_UNSUPPORTED_FILTERS`], their values never read.
+    #[schemars(skip)]
+    pub unsupported: Vec<String>,
 }
+
+// Deserialized by hand (`filters.rs`): a derive drops the members it does not know, and
+// `flatten` would buffer them.
+mod filters;
 
 /// A price range in minor units.
 #[derive(Debug, Default, Deserialize, JsonSchema)]

@@ -9,6 +9,7 @@ mod admin;
 mod auth;
 mod cart;
 mod catalog;
+mod catalog_filters_unknown;
 mod checkout;
 mod checkout_edges;
 mod checkout_invariants;
