@@ -99,7 +99,7 @@ impl Builder {
         if let Some(term) = self.words.get(word) {
             return *term;
         }
-        let lower = word.to_lowercase();
+        let lower = folded(word);
         let stem = self.stemmer.stem(&lower);
         let term = match self.term_numbers.get(stem.as_ref()) {
             Some(term) => *term,

@@ -25,6 +25,8 @@ use std::io::{self, Read, Write};
 
 use rust_stemmers::{Algorithm, Stemmer};
 use ucp_domain::store::{SearchPosition, SearchQuery};
+use unicode_normalization::UnicodeNormalization;
+use unicode_normalization::char::is_combining_mark;
 
 mod build;
 mod file;
@@ -278,15 +280,23 @@ fn strictly_increasing(list: &[u32]) -> bool {
     !list.iter().zip(rest).fold(false, |unordered, (before, after)| unordered | (before >= after))
 }
 
-/// The words of `text`, as written.
+/// The words of `text`, as written: runs of letters and digits, with the accents a text in
+/// decomposed form writes after its letters.
 fn words(text: &str) -> impl Iterator<Item = &str> {
-    text.split(|ch: char| !ch.is_alphanumeric()).filter(|word| !word.is_empty())
+    text.split(|ch: char| !ch.is_alphanumeric() && !is_combining_mark(ch)).filter(|word| !word.is_empty())
 }
 
-/// Lower-cased, stemmed words of `text`.
+/// A word as the index keeps it, before stemming: lower-cased and, when it is not ASCII,
+/// without accents (decomposed, the combining marks dropped), so `Café`, `cafe` and `CAFÉ` are
+/// one term. Letters that do not decompose (`ø`, `ß`, `ł`) stay as they are.
+fn folded(word: &str) -> String {
+    if word.is_ascii() {
+        return word.to_ascii_lowercase();
+    }
+    word.to_lowercase().nfd().filter(|ch| !is_combining_mark(*ch)).collect()
+}
+
+/// Folded, stemmed words of `text`.
 fn tokens<'a>(stemmer: &'a Stemmer, text: &'a str) -> impl Iterator<Item = String> + 'a {
-    words(text).map(move |word| {
-        let lower = word.to_lowercase();
-        stemmer.stem(&lower).into_owned()
-    })
+    words(text).map(move |word| stemmer.stem(&folded(word)).into_owned())
 }
