@@ -14,6 +14,7 @@ pub mod money;
 pub mod order;
 pub mod payment;
 pub mod store;
+pub mod tax;
 pub mod time;
 pub mod webhook;
 

@@ -33,15 +33,7 @@ pub struct ShippingRate {
     pub max_days: u32,
 }
 
-/// A tax rate (basis points: 725 = 7.25 %) for a country, optionally one region of it.
-#[derive(Debug, Clone)]
-pub struct TaxRate {
-    pub country: String,
-    pub region: Option<String>,
-    pub basis_points: i64,
-    /// Whether shipping is taxed too.
-    pub shipping_taxable: bool,
-}
+pub use crate::tax::TaxRate;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DiscountKind {

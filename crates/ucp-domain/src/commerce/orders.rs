@@ -218,6 +218,7 @@ impl Commerce {
                 action,
                 paid,
                 pending,
+                &self.ports.rules.taxes,
                 Stamp { occurred_at: state.occurred_at, ids: &mut ids },
             )
         };

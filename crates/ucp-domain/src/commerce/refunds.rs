@@ -18,6 +18,7 @@ use crate::order::action::OrderAction;
 use crate::order::changes::{self, Applied, ChangeError, Stamp};
 use crate::payment::{Handler, Refund, RefundError};
 use crate::store::{OrderPayment, RefundBegun, RefundEnd, RefundIntent, StoredOrder};
+use crate::tax::TaxRate;
 
 use super::orders::{OrderOutcome, Refunded, Settling, changed, holds_record, record_id};
 use super::recovery::Overdue;
@@ -248,7 +249,7 @@ impl Commerce {
             return self.after_end(stored, &intent.key, refunded).await;
         }
         let pending = self.pending_besides(&stored.id, &intent.key).await?;
-        let applied = match applied_again(&stored, intent, pending, occurred_at) {
+        let applied = match applied_again(&stored, intent, pending, &self.ports.rules.taxes, occurred_at) {
             Ok(applied) => applied,
             Err(refusal) => return self.abandon(&stored, intent, &refusal.to_string()).await,
         };
@@ -393,11 +394,13 @@ impl Commerce {
 /// for, so its adjustment carries the refund's key; refused where the order moved on so that
 /// the request no longer gives back that amount under that key (another change took the lines
 /// it cancels, say): a refund the order does not justify is never made. `pending`: what the
-/// other refunds pending on the order ask back, counted as when the request was worked out.
+/// other refunds pending on the order ask back, counted as when the request was worked out;
+/// `rates`: the merchant's tax rates, as `changes::apply` reads them.
 pub(super) fn applied_again(
     stored: &StoredOrder,
     intent: &RefundIntent,
     pending: i64,
+    rates: &[TaxRate],
     occurred_at: &str,
 ) -> Result<Applied, ChangeError> {
     let paid = stored.payment.as_ref().map(|payment| payment.amount);
@@ -407,7 +410,8 @@ pub(super) fn applied_again(
         index += 1;
         record_id(prefix, &stored.id, intent.version, &intent.action, index - 1)
     };
-    let applied = changes::apply(&stored.order, &intent.action, paid, pending, Stamp { occurred_at, ids: &mut ids })?;
+    let applied =
+        changes::apply(&stored.order, &intent.action, paid, pending, rates, Stamp { occurred_at, ids: &mut ids })?;
     if applied.refund != Some(intent.amount)
         || applied.records.last().map(changes::OrderRecord::id) != Some(intent.key.as_str())
     {

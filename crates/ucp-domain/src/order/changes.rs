@@ -5,6 +5,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::tax::TaxRate;
+
 pub use super::action::{LineQuantity, OrderAction, Tracking};
 use super::{
     AdjustedLine, Adjustment, AdjustmentStatus, ExpectedLine, FulfillmentEvent, LineStatus, Order, OrderStatus,
@@ -86,12 +88,14 @@ pub struct Stamp<'a> {
 
 /// Applies `action` to `order`. `paid`: what the buyer was charged (None: no payment recorded);
 /// `pending`: refunds asked of the processor for other requests and not recorded yet, which
-/// count as given back (a refund never asks for money another one is already taking back).
+/// count as given back (a refund never asks for money another one is already taking back);
+/// `rates`: the merchant's tax rates, which say whether the order's shipping was taxed.
 pub fn apply(
     order: &Order,
     action: &OrderAction,
     paid: Option<i64>,
     pending: i64,
+    rates: &[TaxRate],
     stamp: Stamp<'_>,
 ) -> Result<Applied, ChangeError> {
     let given_back = order.refunded().saturating_add(pending);
@@ -177,17 +181,14 @@ pub fn apply(
                     return Err(too_many(id, *quantity, available, "are not yet shipped"));
                 }
                 line.quantity.total -= quantity;
-                let line_total = line
-                    .totals
-                    .iter()
-                    .find(|total| total.kind == "total")
-                    .or_else(|| line.totals.iter().find(|total| total.kind == "subtotal"))
-                    .map_or(line.item.price.saturating_mul(line.quantity.original), |total| total.amount);
-                share += line_total.saturating_mul(*quantity) / line.quantity.original.max(1);
+                share =
+                    share.saturating_add(line_total(line).saturating_mul(*quantity) / line.quantity.original.max(1));
             }
+            share = share.saturating_add(tax_share(order, share, rates));
             let remaining = paid.map(|paid| paid - given_back).unwrap_or(0).max(0);
             // Nothing was ever fulfilled and nothing is left: the whole payment goes back
-            // (shipping and taxes too); otherwise the canceled units' share of their lines.
+            // (shipping and taxes too); otherwise the canceled units' share of their lines
+            // and of the tax.
             let money = match amount {
                 Some(amount) => {
                     check_refund(*amount, paid, given_back, true)?;
@@ -198,6 +199,7 @@ pub fn apply(
             };
             let description = text(description)?;
             let money_back = (money > 0).then_some(money);
+            withdraw_expectations(&mut next, &lines);
             records.push(adjustment(ids(CANCELLATION), CANCELLATION, &at, &lines, money_back, description));
             refund = money_back;
         }
@@ -242,6 +244,64 @@ pub fn apply(
         }
     }
     Ok(Applied { order: next, records, refund })
+}
+
+/// Takes canceled units out of the buyer-facing promises (`fulfillment.expectations`): a
+/// promise keeps only units still coming, and one left with none is gone, so a canceled order
+/// no longer says when it arrives.
+fn withdraw_expectations(order: &mut Order, canceled: &BTreeMap<String, i64>) {
+    for (id, units) in canceled {
+        let mut left = *units;
+        for expectation in &mut order.fulfillment.expectations {
+            for line in expectation.line_items.iter_mut().filter(|line| &line.id == id) {
+                let taken = left.min(line.quantity);
+                line.quantity -= taken;
+                left -= taken;
+            }
+            expectation.line_items.retain(|line| line.quantity > 0);
+        }
+    }
+    order.fulfillment.expectations.retain(|expectation| !expectation.line_items.is_empty());
+}
+
+/// What a line came to when the order was placed: its `total` (after its discounts), else its
+/// `subtotal`, else its price times its units.
+fn line_total(line: &super::OrderLine) -> i64 {
+    line.totals
+        .iter()
+        .find(|total| total.kind == "total")
+        .or_else(|| line.totals.iter().find(|total| total.kind == "subtotal"))
+        .map_or(line.item.price.saturating_mul(line.quantity.original), |total| total.amount)
+}
+
+/// The order's tax on `goods` (an amount of its lines, after their discounts), rounded down:
+/// the tax in proportion to what it was charged on, the lines and, where the rate for the
+/// order's destination taxes it, the shipping after its discount. When the rates no longer
+/// give the tax the order was charged (they changed since), it is spread over the lines and
+/// the shipping, which is never more than the goods carried.
+fn tax_share(order: &Order, goods: i64, rates: &[TaxRate]) -> i64 {
+    let amount = |kind: &str| {
+        order.totals.iter().filter(|total| total.kind == kind).map(|total| total.amount).fold(0, i64::saturating_add)
+    };
+    let tax = amount("tax");
+    let lines: i64 = order.line_items.iter().map(line_total).fold(0, i64::saturating_add);
+    let shipping = amount("fulfillment").saturating_add(amount("discount")).max(0);
+    let rate = order.fulfillment.expectations.first().and_then(|expected| {
+        let country = expected.destination.address_country.as_deref()?.to_uppercase();
+        TaxRate::find(rates, &country, expected.destination.address_region.as_deref())
+    });
+    let shipping_taxed = rate
+        .and_then(|rate| {
+            let base = if rate.shipping_taxable { lines.saturating_add(shipping) } else { lines };
+            (rate.on(base) == tax).then_some(rate.shipping_taxable)
+        })
+        .unwrap_or(true);
+    let base = if shipping_taxed { lines.saturating_add(shipping) } else { lines };
+    if tax <= 0 || goods <= 0 || base <= 0 {
+        return 0;
+    }
+    let share = i128::from(tax) * i128::from(goods.min(base)) / i128::from(base);
+    i64::try_from(share).unwrap_or(0)
 }
 
 /// Units shipped and not yet delivered (nor returned), by line.
@@ -339,8 +399,13 @@ fn is_web_url(url: &str) -> bool {
 /// Optional free text, trimmed, at most [`MAX_TEXT`] characters.
 fn text(value: &Option<String>) -> Result<Option<String>, ChangeError> {
     let Some(value) = value.as_deref().map(str::trim).filter(|value| !value.is_empty()) else { return Ok(None) };
-    if value.chars().count() > MAX_TEXT || value.chars().any(|c| c.is_control() && c != '\n') {
-        return Err(ChangeError::Invalid(format!("description must be at most {MAX_TEXT} printable characters")));
+    if value.chars().count() > MAX_TEXT {
+        return Err(ChangeError::Invalid(format!("description must be at most {MAX_TEXT} characters")));
+    }
+    if value.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
+        return Err(ChangeError::Invalid(
+            "description may not hold control characters other than tab and newline".into(),
+        ));
     }
     Ok(Some(value.to_owned()))
 }

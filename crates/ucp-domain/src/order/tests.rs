@@ -2,6 +2,7 @@
 
 use super::changes::{ChangeError, LineQuantity, OrderAction, Stamp, Tracking, apply, in_transit};
 use super::*;
+use crate::tax::TaxRate;
 
 fn quantity(total: i64, fulfilled: i64) -> OrderQuantity {
     OrderQuantity { original: total.max(1), total, fulfilled }
@@ -58,7 +59,7 @@ fn run(order: &Order, action: OrderAction) -> Result<changes::Applied, ChangeErr
         counter += 1;
         format!("{kind}_{counter}")
     };
-    apply(order, &action, Some(3000), 0, Stamp { occurred_at: "2026-01-01T00:00:00Z", ids: &mut ids })
+    apply(order, &action, Some(3000), 0, &[], Stamp { occurred_at: "2026-01-01T00:00:00Z", ids: &mut ids })
 }
 
 fn units(id: &str, quantity: i64) -> LineQuantity {
@@ -157,6 +158,95 @@ fn canceling_part_refunds_the_units_share() {
     assert!(matches!(run(&shipped, shipped_unit), Err(ChangeError::TooMany { available: 1, .. })));
 }
 
+/// `order()` with shipping (500, less `shipping_discount`) and `tax` in its totals.
+fn taxed_order(shipping_discount: i64, tax: i64) -> Order {
+    let mut order = order();
+    let total = 2500 + 500 - shipping_discount + tax;
+    order.totals =
+        [("subtotal", 2500), ("discount", -shipping_discount), ("fulfillment", 500), ("tax", tax), ("total", total)]
+            .into_iter()
+            .filter(|(_, amount)| *amount != 0)
+            .map(|(kind, amount)| OrderTotal { kind: kind.into(), amount, display_text: None })
+            .collect();
+    order
+}
+
+#[test]
+fn canceling_part_gives_back_the_units_tax_too() {
+    let cancel_one = OrderAction::Cancel { lines: Some(vec![units("li_1", 1)]), amount: None, description: None };
+    let refund = |order: &Order| {
+        let shipped = run(order, ship(vec![units("li_1", 1)])).unwrap().order;
+        run(&shipped, cancel_one.clone()).unwrap().refund
+    };
+    // 8 % on goods and shipping (240 on 3000): the unit's 1000 carried 80.
+    assert_eq!(refund(&taxed_order(0, 240)), Some(1080));
+    // Free shipping: 8 % of the goods alone (200 on 2500), still 80 on the unit.
+    assert_eq!(refund(&taxed_order(500, 200)), Some(1080));
+    // Shipping untaxed (200 on 2500 while shipping costs 500): spread over both, never more than
+    // the unit carried (66 < 80); the merchant names an amount to give back more.
+    assert_eq!(refund(&taxed_order(0, 200)), Some(1066));
+    // Where the rate for the order's destination says shipping was untaxed and gives the tax
+    // the order was charged (8 % of 2500), the goods carried all of it: 80 on the unit.
+    let rates = |shipping_taxable| {
+        vec![TaxRate { country: "US".into(), region: Some("CA".into()), basis_points: 800, shipping_taxable }]
+    };
+    let mut untaxed_shipping = taxed_order(0, 200);
+    untaxed_shipping.fulfillment.expectations.push(Expectation {
+        id: "exp_1".into(),
+        line_items: Vec::new(),
+        method_type: "shipping".into(),
+        destination: Address {
+            address_country: Some("us".into()),
+            address_region: Some("ca".into()),
+            ..Address::default()
+        },
+        description: None,
+        fulfillable_on: "now".into(),
+    });
+    let with_rates = |order: &Order, rates: &[TaxRate]| {
+        let shipped = run(order, ship(vec![units("li_1", 1)])).unwrap().order;
+        let stamp = Stamp { occurred_at: "2026-01-01T00:00:00Z", ids: &mut |kind: &str| kind.to_owned() };
+        apply(&shipped, &cancel_one, Some(3200), 0, rates, stamp).unwrap().refund
+    };
+    assert_eq!(with_rates(&untaxed_shipping, &rates(false)), Some(1080));
+    // Rates that no longer give the order's tax (shipping taxed now: 240, not 200): spread.
+    assert_eq!(with_rates(&untaxed_shipping, &rates(true)), Some(1066));
+    // Canceling every unit, one at a time after one shipped, gives back no more than was paid.
+    let order = taxed_order(0, 240);
+    let mut current = run(&order, ship(vec![units("li_2", 1)])).unwrap().order;
+    let mut given = 0;
+    for _ in 0..2 {
+        let applied = run(&current, cancel_one.clone()).unwrap();
+        given += applied.refund.unwrap_or(0);
+        current = applied.order;
+    }
+    assert_eq!(given, 2160, "two units of 1000 with their 80 of tax each");
+    assert!(given <= 3240);
+}
+
+#[test]
+fn canceled_units_leave_the_promises() {
+    let mut order = order();
+    let expected = |lines: &[(&str, i64)]| Expectation {
+        id: "exp_1".into(),
+        line_items: lines.iter().map(|(id, quantity)| ExpectedLine { id: (*id).into(), quantity: *quantity }).collect(),
+        method_type: "shipping".into(),
+        destination: Address::default(),
+        description: Some("Arrives in 2-3 business days".into()),
+        fulfillable_on: "now".into(),
+    };
+    order.fulfillment.expectations = vec![expected(&[("li_1", 2), ("li_2", 1)])];
+    let one = OrderAction::Cancel { lines: Some(vec![units("li_1", 1)]), amount: None, description: None };
+    let applied = run(&order, one).unwrap().order;
+    assert_eq!(applied.fulfillment.expectations, [expected(&[("li_1", 1), ("li_2", 1)])]);
+    let line = OrderAction::Cancel { lines: Some(vec![units("li_2", 1)]), amount: None, description: None };
+    let applied = run(&applied, line).unwrap().order;
+    assert_eq!(applied.fulfillment.expectations, [expected(&[("li_1", 1)])]);
+    let rest = run(&applied, OrderAction::Cancel { lines: None, amount: None, description: None }).unwrap().order;
+    assert_eq!(rest.status(), OrderStatus::Canceled);
+    assert!(rest.fulfillment.expectations.is_empty(), "a canceled order promises nothing");
+}
+
 #[test]
 fn refunds_never_exceed_what_was_paid() {
     let first = run(&order(), OrderAction::Refund { amount: 1200, description: Some("Damaged box".into()) }).unwrap();
@@ -175,6 +265,7 @@ fn refunds_never_exceed_what_was_paid() {
             &action,
             Some(3000),
             800,
+            &[],
             Stamp { occurred_at: "2026-01-01T00:00:00Z", ids: &mut |kind: &str| kind.to_owned() },
         )
     };
@@ -216,4 +307,17 @@ fn adjustments_keep_their_sign_and_reserved_types_are_refused() {
     for amount in [i64::MIN, -most - 1, most + 1, i64::MAX] {
         assert!(matches!(run(&order(), adjust("credit", amount)), Err(ChangeError::Invalid(_))), "{amount}");
     }
+}
+
+#[test]
+fn descriptions_are_bounded_and_say_why_when_refused() {
+    let refund = |description: &str| OrderAction::Refund { amount: 1, description: Some(description.into()) };
+    let kept = run(&order(), refund("Damaged\tbox\nsecond line")).unwrap();
+    assert_eq!(kept.order.adjustments[0].description.as_deref(), Some("Damaged\tbox\nsecond line"));
+    let refused = |description: &str| match run(&order(), refund(description)).unwrap_err() {
+        ChangeError::Invalid(message) => message,
+        other => panic!("{other:?}"),
+    };
+    assert!(refused("bell\u{7}").contains("control characters"), "{}", refused("bell\u{7}"));
+    assert!(refused(&"x".repeat(10_000)).contains("at most"));
 }

@@ -270,7 +270,20 @@ async fn partial_cancel_and_return_adjust_the_quantities() {
         .as_i64()
         .unwrap()
         / 2;
-    assert_eq!(refunded, unit_share, "the canceled unit's share of its line");
+    // And its share of the tax (this order ships free: all of its tax is the lines').
+    let amount = |kind: &str| {
+        placed["totals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|total| total["type"] == kind)
+            .map(|total| total["amount"].as_i64().unwrap())
+            .sum::<i64>()
+    };
+    let base = amount("subtotal") + amount("items_discount") + (amount("fulfillment") + amount("discount")).max(0);
+    assert!(amount("tax") > 0, "the test order is taxed: {placed}");
+    let tax_share = amount("tax") * unit_share / base;
+    assert_eq!(refunded, unit_share + tax_share, "the canceled unit's share of its line and of the tax");
 
     let (status, _) = admin(
         &app,
@@ -291,6 +304,39 @@ async fn partial_cancel_and_return_adjust_the_quantities() {
         admin(&app, &format!("/orders/{id}/return"), Some(json!({ "line_items": [{ "id": sweater, "quantity": 1 }] })))
             .await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "returned once");
+}
+
+// A partial cancel where shipping costs and is not taxed (CA, in the test rates): the unit
+// gives back its own tax, all of which the goods carried, not a share spread over shipping.
+#[tokio::test]
+async fn a_partial_cancel_gives_back_the_tax_the_units_carried() {
+    let app = app_with(|_| {}).await;
+    let created = app.tool("create_checkout", json!({ "checkout": ready_checkout("mug-1", 2) })).await;
+    let completed = complete(&app, created["id"].as_str().unwrap(), TOKEN_SUCCESS).await;
+    let id = completed["order"]["id"].as_str().unwrap().to_owned();
+    let placed = get_order(&app, &id).await;
+    let amount = |kind: &str| {
+        placed["totals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|total| total["type"] == kind)
+            .map(|total| total["amount"].as_i64().unwrap())
+    };
+    // 2 × 1500, standard shipping 599 (free only from 5000), CA tax 7.25 % of the goods: 218.
+    assert_eq!(
+        (amount("subtotal"), amount("fulfillment"), amount("tax")),
+        (Some(3000), Some(599), Some(218)),
+        "{placed}"
+    );
+    let mug = line_id(&placed, 0);
+    let (status, _) =
+        admin(&app, &format!("/orders/{id}/cancel"), Some(json!({ "line_items": [{ "id": mug, "quantity": 1 }] })))
+            .await;
+    assert_eq!(status, StatusCode::OK);
+    let order = get_order(&app, &id).await;
+    let refunded = -order["adjustments"][0]["totals"][0]["amount"].as_i64().unwrap();
+    assert_eq!(refunded, 1500 + 109, "the mug and its half of the tax (218 × 1500 / 3000)");
 }
 
 #[tokio::test]

@@ -1,7 +1,7 @@
 //! Tax and the order totals.
 
 use super::Total;
-use crate::checkout::PricingRules;
+use crate::checkout::{PricingRules, TaxRate};
 
 /// The tax for `destination` (country, region): the region's rate, else the country's; none
 /// without a destination or a rate. Shipping is taxed, after its discount, where the rate says
@@ -14,19 +14,9 @@ pub(super) fn tax(
     order_discount: i64,
 ) -> Option<i64> {
     let (country, region) = destination?;
-    let rate = rules
-        .taxes
-        .iter()
-        .find(|rate| {
-            rate.country == *country
-                && rate.region.is_some()
-                && rate.region.as_deref().map(str::to_uppercase) == region.as_deref().map(str::to_uppercase)
-        })
-        .or_else(|| rules.taxes.iter().find(|rate| rate.country == *country && rate.region.is_none()))?;
+    let rate = TaxRate::find(&rules.taxes, country, region.as_deref())?;
     let shipping_base = if rate.shipping_taxable { shipping_cost.unwrap_or(0) - order_discount } else { 0 };
-    let base = discounted_items + shipping_base.max(0);
-    let tax = (i128::from(base) * i128::from(rate.basis_points) * 2 + 10_000) / 20_000;
-    Some(i64::try_from(tax).unwrap_or(i64::MAX))
+    Some(rate.on(discounted_items + shipping_base.max(0)))
 }
 
 /// The order's amounts so far, each non-negative; `order_totals` signs them.
