@@ -9,6 +9,9 @@
 //! twice, is dropped as it is read, and the items past the limit are skipped unread. Nothing a
 //! platform puts there fails a request: the schema asks a business to ignore the values it
 //! does not recognize, without error.
+//!
+//! The context's `currency` is read the same way (a code, or nothing): a session is in the
+//! store's currency, and one asked for in another gets a `currency_unavailable` note.
 
 use std::fmt;
 
@@ -119,6 +122,32 @@ pub(super) fn claims<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Optio
     deserializer.deserialize_any(Claims)
 }
 
+/// Deserializes `context.currency`: an ISO 4217 code (three ASCII letters), upper-cased; `None`
+/// for anything else, read through and not kept, as before the member was read at all.
+pub(super) fn currency_hint<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+    struct Currency;
+    impl<'de> Visitor<'de> for Currency {
+        type Value = Option<String>;
+
+        fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+            formatter.write_str("a currency code")
+        }
+
+        fn visit_str<E: de::Error>(self, code: &str) -> Result<Self::Value, E> {
+            let valid = code.len() == 3 && code.bytes().all(|byte| byte.is_ascii_alphabetic());
+            Ok(valid.then(|| code.to_ascii_uppercase()))
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(None)
+        }
+
+        ignores_the_rest!('de, None);
+    }
+    deserializer.deserialize_any(Currency)
+}
+
 /// An item of the list: a string, or `None` for any other value (read through, not kept).
 struct Item(Option<String>);
 
@@ -144,6 +173,18 @@ impl<'de> Deserialize<'de> for Item {
             ignores_the_rest!('de, Item(None));
         }
         deserializer.deserialize_any(ItemVisitor)
+    }
+}
+
+/// A `currency_unavailable` note when the context asks for another currency than the
+/// session's (carts and checkouts are in the store's; the catalog says the same of its answers).
+pub(super) fn other_currency(context: Option<&Context>, currency: &str, messages: &mut Vec<Message>) {
+    if let Some(asked) = context.and_then(|context| context.currency.as_deref()).filter(|asked| *asked != currency) {
+        messages.push(Message::info(
+            "currency_unavailable",
+            format!("Prices are in {currency}; {asked} is not offered for carts and checkouts."),
+            Some("$.context.currency".into()),
+        ));
     }
 }
 
@@ -206,6 +247,15 @@ mod tests {
         let context: Context = serde_json::from_str(&json).unwrap();
         assert_eq!(context.eligibility.as_deref(), Some(&many[..MAX_CLAIMS]), "the first {MAX_CLAIMS}");
         assert_eq!(context.postal_code.as_deref(), Some("1"), "read on past the skipped claims");
+    }
+
+    #[test]
+    fn a_currency_hint_is_three_letters_or_nothing() {
+        let read = |json: &str| serde_json::from_str::<Context>(json).map(|context| context.currency).unwrap();
+        assert_eq!(read(r#"{"currency":"eur"}"#), Some("EUR".to_owned()));
+        for other in [r#"5"#, r#""EURO""#, r#""€€""#, r#"{"a":[1]}"#, "null", r#"["EUR"]"#, r#""""#] {
+            assert_eq!(read(&format!(r#"{{"currency":{other},"postal_code":"1"}}"#)), None, "{other}");
+        }
     }
 
     #[test]

@@ -33,6 +33,11 @@ pub struct FulfillmentChoice {
     pub destinations: Vec<Address>,
     pub selected_destination_id: Option<String>,
     pub selected_option_id: Option<String>,
+    /// The types of the methods it asked for that we do not offer (`pickup`, or `other` for
+    /// any type of the platform's own), each once: the checkout cannot be completed until
+    /// they are gone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unsupported: Vec<String>,
 }
 
 /// Buyer context hints that change what we compute (tax and shipping region), and the
@@ -49,6 +54,11 @@ pub struct Context {
     /// answered with an `eligibility_not_accepted` warning.
     #[serde(default, deserialize_with = "super::eligibility::claims", skip_serializing_if = "Option::is_none")]
     pub eligibility: Option<Vec<String>>,
+    /// The currency the platform would rather pay in (ISO 4217, upper-cased; anything else is
+    /// ignored without error, as before it was read): a session is in the store's currency,
+    /// and one in another gets a `currency_unavailable` note saying so.
+    #[serde(default, deserialize_with = "super::eligibility::currency_hint", skip_serializing_if = "Option::is_none")]
+    pub currency: Option<String>,
 }
 
 /// A payment step that needs the buyer (3-D Secure), waiting on our handoff page.

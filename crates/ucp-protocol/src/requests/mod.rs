@@ -280,16 +280,41 @@ impl std::fmt::Debug for CredentialRequest {
 }
 
 impl FulfillmentRequest {
-    /// The one shipping method we support; pickup requests are ignored (we offer no pickup).
+    /// The one shipping method we support, and the types of the methods we do not offer
+    /// (pickup, or a type of the platform's own), which the checkout then refuses to complete
+    /// rather than ship what was meant to be collected. None when no method was sent.
     pub fn into_choice(self) -> Option<FulfillmentChoice> {
-        let method =
-            self.methods.into_iter().find(|method| method.kind.as_deref().is_none_or(|kind| kind == "shipping"))?;
-        let selected_option_id = method.groups.into_iter().find_map(|group| group.selected_option_id);
-        Some(FulfillmentChoice {
-            destinations: method.destinations,
-            selected_destination_id: method.selected_destination_id,
-            selected_option_id,
-        })
+        if self.methods.is_empty() {
+            return None;
+        }
+        let mut unsupported: Vec<String> = Vec::new();
+        let mut shipping = None;
+        for method in self.methods {
+            match method.kind.as_deref() {
+                None | Some("shipping") => {
+                    if shipping.is_none() {
+                        shipping = Some(method);
+                    }
+                }
+                Some(kind) => {
+                    // Named back only as the schema's `pickup`: a platform's own words are
+                    // not repeated on every read of the checkout.
+                    let kind = if kind == "pickup" { kind } else { "other" };
+                    if !unsupported.iter().any(|seen| seen == kind) {
+                        unsupported.push(kind.to_owned());
+                    }
+                }
+            }
+        }
+        let (destinations, selected_destination_id, selected_option_id) = match shipping {
+            Some(method) => (
+                method.destinations,
+                method.selected_destination_id,
+                method.groups.into_iter().find_map(|group| group.selected_option_id),
+            ),
+            None => (Vec::new(), None, None),
+        };
+        Some(FulfillmentChoice { destinations, selected_destination_id, selected_option_id, unsupported })
     }
 }
 

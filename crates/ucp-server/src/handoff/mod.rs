@@ -263,6 +263,8 @@ fn update_input(session: &Session, form: &CheckoutForm) -> CheckoutInput {
         },
         selected_destination_id: None,
         selected_option_id: non_empty(&form.shipping_option),
+        // The buyer chose shipping on the page: what the platform asked for besides is gone.
+        unsupported: Vec::new(),
     });
     CheckoutInput {
         lines: Some(lines),

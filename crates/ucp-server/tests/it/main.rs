@@ -11,6 +11,7 @@ mod cart;
 mod catalog;
 mod catalog_filters_unknown;
 mod checkout;
+mod checkout_asks;
 mod checkout_edges;
 mod checkout_invariants;
 mod concurrency;

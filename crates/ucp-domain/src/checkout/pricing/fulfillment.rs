@@ -80,6 +80,18 @@ pub(super) fn price_fulfillment(
 ) -> PricedFulfillment {
     let session = input.session;
     let choice = session.fulfillment.clone().unwrap_or_default();
+    if !choice.unsupported.is_empty() {
+        // Completing would ship what the buyer meant to collect (or receive otherwise).
+        messages.push(Message::error(
+            "fulfillment_method_unsupported",
+            Severity::Recoverable,
+            format!(
+                "This store only ships; it offers no {} fulfillment. Remove that method and give a shipping address.",
+                choice.unsupported.join(" or ")
+            ),
+            Some("$.fulfillment".into()),
+        ));
+    }
     let line_item_ids: Vec<String> = session.lines.iter().map(|line| line.id.clone()).collect();
     let destinations: Vec<PricedDestination> = choice
         .destinations

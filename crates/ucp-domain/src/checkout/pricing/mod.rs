@@ -48,6 +48,7 @@ pub fn price(input: &PricingInput<'_>) -> Priced {
     let status = status::status_of(session, &messages, lines.is_empty());
     // Warnings, after the status they must not change (checklist 138).
     super::eligibility::not_accepted(session.context.as_ref(), &mut messages);
+    super::eligibility::other_currency(session.context.as_ref(), &session.currency, &mut messages);
     // The disclosures of each line's product (a line's categories: its product's and its
     // variant's).
     let disclosures = &input.rules.disclosures;

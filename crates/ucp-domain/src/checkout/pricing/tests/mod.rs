@@ -104,6 +104,7 @@ impl Fixture {
             destinations: vec![address],
             selected_destination_id: None,
             selected_option_id: option.map(String::from),
+            ..Default::default()
         });
     }
 

@@ -164,7 +164,7 @@ fn random_fixture(rng: &mut Rng) -> Fixture {
             None
         };
         fixture.session.fulfillment =
-            Some(FulfillmentChoice { destinations, selected_destination_id, selected_option_id });
+            Some(FulfillmentChoice { destinations, selected_destination_id, selected_option_id, ..Default::default() });
     }
 
     // Tax rates, with and without region, shipping taxable or not.
@@ -182,6 +182,7 @@ fn random_fixture(rng: &mut Rng) -> Fixture {
             address_region: if rng.chance(50) { Some("ca".into()) } else { None },
             postal_code: None,
             eligibility: if rng.chance(30) { Some(vec!["com.example.loyalty_gold".into()]) } else { None },
+            currency: if rng.chance(30) { Some(rng.pick(&["USD", "EUR"]).to_string()) } else { None },
         });
     }
 

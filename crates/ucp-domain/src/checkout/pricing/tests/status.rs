@@ -69,6 +69,7 @@ fn missing_destination_is_required() {
         destinations: vec![address("US", None), address("US", Some("NY"))],
         selected_destination_id: None,
         selected_option_id: Some("std".into()),
+        ..Default::default()
     });
     let priced = fixture.run();
     assert_eq!(path(only(&priced, "field_required")), "$.fulfillment.methods[0].selected_destination_id");
@@ -289,4 +290,29 @@ fn a_code_that_lapsed_since_the_last_write_holds_the_checkout() {
     assert_eq!(lapsed.len(), 1, "{:?}", read.messages);
     assert_eq!((lapsed[0].kind, lapsed[0].path.as_deref()), (MessageKind::Error, Some("$.discounts.codes")));
     assert!(lapsed[0].content.starts_with("Gone") || lapsed[0].content.starts_with("GONE"), "{}", lapsed[0].content);
+}
+
+// Checklist 124: a method we do not offer (pickup) keeps the checkout from completing, rather
+// than shipping what the buyer meant to collect.
+#[test]
+fn a_pickup_method_keeps_the_checkout_incomplete() {
+    let mut fixture = Fixture::ready();
+    fixture.session.fulfillment.as_mut().unwrap().unsupported = vec!["pickup".into()];
+    let priced = fixture.run();
+    assert_eq!(priced.status, Status::Incomplete);
+    let message = only(&priced, "fulfillment_method_unsupported");
+    assert_eq!((message.severity, path(message)), (Some(Severity::Recoverable), "$.fulfillment"));
+    assert!(message.content.contains("pickup"), "{message:?}");
+    // The shipping method is priced all the same, so the platform sees what shipping costs.
+    assert!(amount_of(&priced.totals, "fulfillment").is_some());
+
+    // A context asking for another currency: a note, the status unchanged.
+    let mut fixture = Fixture::ready();
+    fixture.session.context = Some(Context { currency: Some("EUR".into()), ..Context::default() });
+    let priced = fixture.run();
+    assert_eq!(priced.status, Status::ReadyForComplete);
+    let note = only(&priced, "currency_unavailable");
+    assert_eq!((note.kind, path(note)), (MessageKind::Info, "$.context.currency"));
+    fixture.session.context = Some(Context { currency: Some("USD".into()), ..Context::default() });
+    assert!(fixture.run().messages.is_empty(), "the store's own currency needs no note");
 }
