@@ -125,7 +125,11 @@ async fn list(
         Some(Some(before)) => Some(before),
         Some(None) => return error(StatusCode::BAD_REQUEST, "invalid_input", "before must be a `next` value"),
     };
-    let limit = query.limit.unwrap_or(20).clamp(1, ucp_domain::commerce::MAX_ORDER_PAGE);
+    // Above the page's cap is the cap (documented); 0 asks for a page of nothing.
+    if query.limit == Some(0) {
+        return error(StatusCode::BAD_REQUEST, "invalid_input", "limit must be at least 1");
+    }
+    let limit = query.limit.unwrap_or(20).min(ucp_domain::commerce::MAX_ORDER_PAGE);
     let orders = match state.core.list_orders(OrderFilter { status, limit, before }).await {
         Ok(orders) => orders,
         Err(failure) => return domain_error(failure),

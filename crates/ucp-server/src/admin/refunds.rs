@@ -78,7 +78,11 @@ async fn list(
             return error(StatusCode::BAD_REQUEST, "invalid_input", message);
         }
     };
-    let limit = query.limit.unwrap_or(20).clamp(1, ucp_domain::store::MAX_REFUND_PAGE);
+    // Above the page's cap is the cap (documented); 0 asks for a page of nothing.
+    if query.limit == Some(0) {
+        return error(StatusCode::BAD_REQUEST, "invalid_input", "limit must be at least 1");
+    }
+    let limit = query.limit.unwrap_or(20).min(ucp_domain::store::MAX_REFUND_PAGE);
     match state.core.refunds(wanted, limit, query.before.as_deref()).await {
         Ok(RefundPage::Refunds(RefundList { refunds, next })) => {
             // `next`: the cursor for the page after a full one (there may be more).

@@ -360,6 +360,14 @@ async fn orders_list_newest_first_by_status() {
     let (_, rest) = admin(&app, &format!("/orders?limit=1&before={next}"), None).await;
     assert_eq!(rest["orders"].as_array().unwrap().len(), 1);
     assert_ne!(rest["orders"][0]["id"], page["orders"][0]["id"]);
+    // `limit` is 1-100 (the admin OpenAPI): 0 is refused, not read as 1; above 100 is 100.
+    for listing in ["/orders?limit=0", "/refunds?limit=0"] {
+        let (status, refused) = admin(&app, listing, None).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{listing}: {refused}");
+        assert_eq!(refused["message"], "limit must be at least 1", "{refused}");
+    }
+    let (status, all) = admin(&app, "/orders?limit=1000", None).await;
+    assert_eq!((status, all["orders"].as_array().unwrap().len()), (StatusCode::OK, 2));
     let (status, _) = admin(&app, "/orders?status=shipped", None).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
 
