@@ -14,6 +14,7 @@ use crate::catalog::{
 };
 use crate::checkout::Message;
 use crate::store::{Resolution, SearchPosition, SearchQuery, resolved_products};
+use unicode_normalization::char::is_combining_mark;
 
 use super::presentment::Presentment;
 use super::{Answer, Commerce, Error, Refusal, RefusalCode};
@@ -460,10 +461,13 @@ fn variants_for_search(served: &Served, filter: &VariantFilter) -> Option<Vec<us
     (!in_order).then_some(picked)
 }
 
-/// Lower-cased words of a query, at most [`MAX_TERMS`], each at most 64 characters.
+/// Lower-cased words of a query, at most [`MAX_TERMS`], each at most 64 characters. A word
+/// keeps the combining marks written after its letters (a decomposed `cre\u{300}me`), as the
+/// index's words do, which then fold the accents away.
 fn terms_of(text: &str) -> Vec<String> {
     let mut terms: Vec<String> = Vec::new();
-    for word in text.split(|ch: char| !ch.is_alphanumeric()).filter(|word| !word.is_empty()) {
+    let separator = |ch: char| !ch.is_alphanumeric() && (ch.is_ascii() || !is_combining_mark(ch));
+    for word in text.split(separator).filter(|word| word.chars().any(char::is_alphanumeric)) {
         let word: String = word.to_lowercase().chars().take(64).collect();
         if !terms.contains(&word) {
             terms.push(word);
@@ -482,6 +486,7 @@ mod tests {
     #[test]
     fn query_terms_are_lowercased_words() {
         assert_eq!(terms_of("Running  SHOES, running!"), vec!["running", "shoes"]);
+        assert_eq!(terms_of("cre\u{300}me \u{301} brûlée"), vec!["cre\u{300}me", "brûlée"], "marks stay in their word");
         assert!(terms_of("  !!! ").is_empty());
     }
 }

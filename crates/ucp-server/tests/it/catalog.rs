@@ -377,3 +377,23 @@ async fn a_limit_past_the_maximum_page_is_clamped_silently() {
     assert!(body["pagination"]["cursor"].is_string(), "{body}");
     assert!(body.get("messages").is_none(), "{body}");
 }
+
+// Accents: a query without them (or with them decomposed, as some keyboards send) finds a
+// product whose title has them, and the other way round.
+#[tokio::test]
+async fn accents_do_not_keep_a_query_from_its_products() {
+    let mut mug: ucp_domain::catalog::Product = serde_json::from_value(json!({
+        "id": "mug-creme", "title": "Café Crème Mug", "description": { "plain": "For crème brûlée lovers." },
+        "price_range": { "min": { "amount": 1500, "currency": "USD" }, "max": { "amount": 1500, "currency": "USD" } },
+        "variants": [{ "id": "mug-creme-1", "title": "Mug", "description": { "plain": "Mug" }, "price": { "amount": 1500, "currency": "USD" }, "inventory_quantity": 5 }]
+    }))
+    .unwrap();
+    mug.normalize().unwrap();
+    let mut products = crate::helpers::fixture_products();
+    products.push(mug);
+    let app = spawn_app_with(products, |_, _| {}).await;
+    for query in ["cafe creme", "CAFÉ", "cre\u{300}me brulee", "Cafe\u{301}"] {
+        let found = app.tool("search_catalog", json!({ "catalog": { "query": query } })).await;
+        assert_eq!(ids(&found), vec!["mug-creme"], "{query}: {found}");
+    }
+}

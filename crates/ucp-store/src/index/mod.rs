@@ -280,20 +280,29 @@ fn strictly_increasing(list: &[u32]) -> bool {
     !list.iter().zip(rest).fold(false, |unordered, (before, after)| unordered | (before >= after))
 }
 
-/// The words of `text`, as written: runs of letters and digits, with the accents a text in
-/// decomposed form writes after its letters.
+/// The words of `text`, as written: runs of letters and digits, with the combining marks a text
+/// in decomposed form writes after its letters; a run of accents alone is no word.
 fn words(text: &str) -> impl Iterator<Item = &str> {
-    text.split(|ch: char| !ch.is_alphanumeric() && !is_combining_mark(ch)).filter(|word| !word.is_empty())
+    text.split(|ch: char| !ch.is_alphanumeric() && (ch.is_ascii() || !is_combining_mark(ch)))
+        .filter(|word| word.chars().any(|ch| ch.is_alphanumeric() && !is_accent(ch)))
+}
+
+/// Whether `ch` is one of the combining diacritics that accent Latin, Greek and Cyrillic
+/// letters (the Combining Diacritical Marks blocks), which folding drops. Other scripts' marks
+/// (a Devanagari vowel sign, the Japanese voicing mark) tell words apart and are kept.
+fn is_accent(ch: char) -> bool {
+    matches!(ch as u32, 0x0300..=0x036F | 0x1AB0..=0x1AFF | 0x1DC0..=0x1DFF | 0x20D0..=0x20FF | 0xFE20..=0xFE2F)
 }
 
 /// A word as the index keeps it, before stemming: lower-cased and, when it is not ASCII,
-/// without accents (decomposed, the combining marks dropped), so `Café`, `cafe` and `CAFÉ` are
-/// one term. Letters that do not decompose (`ø`, `ß`, `ł`) stay as they are.
+/// without accents (decomposed, the diacritics dropped, composed again), so `Café`, `cafe`,
+/// `CAFÉ` and a decomposed `Cafe\u{301}` are one term. Letters that do not decompose (`ø`,
+/// `ß`, `ł`) stay as they are.
 fn folded(word: &str) -> String {
     if word.is_ascii() {
         return word.to_ascii_lowercase();
     }
-    word.to_lowercase().nfd().filter(|ch| !is_combining_mark(*ch)).collect()
+    word.to_lowercase().nfd().filter(|ch| !is_accent(*ch)).nfc().collect()
 }
 
 /// Folded, stemmed words of `text`.

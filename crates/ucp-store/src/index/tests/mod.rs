@@ -67,6 +67,20 @@ fn accents_and_case_do_not_keep_a_word_from_its_matches() {
 }
 
 #[test]
+fn folding_drops_accents_and_keeps_the_marks_that_tell_words_apart() {
+    for (word, expected) in [("Café", "cafe"), ("Cafe\u{301}", "cafe"), ("ÅNGSTRÖM", "angstrom"), ("naïve", "naive")]
+    {
+        assert_eq!(folded(word), expected, "{word}");
+    }
+    // Japanese: ガラス (glass) is not カラス (crow); Hindi: a vowel sign is part of the word.
+    assert_ne!(folded("ガラス"), folded("カラス"));
+    assert_eq!(folded("ガラス"), folded("カ\u{3099}ラス"), "composed or not, one word");
+    assert_eq!(folded("किताब"), "किताब");
+    // A run of accents alone is no word; a word keeps the marks written after its letters.
+    assert_eq!(words("a \u{301} cafe\u{301}, x").collect::<Vec<_>>(), ["a", "cafe\u{301}", "x"]);
+}
+
+#[test]
 fn any_term_mode_and_missing_terms() {
     let index = index();
     assert!(index.search(&query(&["wool", "zebra"], true, 10)).rows.is_empty());
