@@ -254,8 +254,9 @@ impl CatalogIndex {
 pub(super) const MAGIC: [u8; 8] = *b"ucpdidx\n";
 /// The layout, tokenization and scoring a file holds: bump it when any of them changes, so
 /// that an older file is refused (and the index rebuilt) rather than misread.
-/// 2: words without their accents (`folded`).
-pub(super) const FORMAT: u32 = 2;
+/// 2: words without their accents (`folded`); 3: only the Latin, Greek and Cyrillic diacritics
+/// dropped, and composed again.
+pub(super) const FORMAT: u32 = 3;
 /// The array lengths in the header.
 pub(super) const COUNTS: usize = 12;
 /// Magic, format, a reserved word, the counts, the header's checksum.
