@@ -17,8 +17,11 @@ pub fn render(binding: Binding, id: &Value, error: &ApiError) -> Response {
     }
 }
 
-/// The buyer pages' Content-Security-Policy: inline styles, nothing else; forms post only here.
-pub const PAGE_CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'";
+/// The buyer pages' Content-Security-Policy: inline styles, nothing else; forms post only here;
+/// no page frames them (`X-Frame-Options: DENY` says the same to older browsers) and no `<base>`
+/// moves their relative links.
+pub const PAGE_CONTENT_SECURITY_POLICY: &str =
+    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 /// [`PAGE_CONTENT_SECURITY_POLICY`], and images from the origins of `images` (the merchant's
 /// disclosure symbols, which a page shows under their lines), each origin once; made once at

@@ -185,7 +185,7 @@ async fn cart_and_checkout_lines_carry_the_disclosures_of_their_products() {
     // The symbol loads from its own origin, and from no other.
     assert_eq!(
         page.headers()["content-security-policy"],
-        "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; img-src https://shop.example"
+        "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; img-src https://shop.example"
     );
     let html = page.text().await.unwrap();
     let row = html.find("<tr class=\"disclosure\">").unwrap_or_else(|| panic!("no disclosure row: {html}"));

@@ -47,7 +47,8 @@ async fn page(app: &TestApp, path: &str) -> (StatusCode, String) {
     let headers = response.headers();
     assert_eq!(headers[CONTENT_TYPE], "text/html; charset=utf-8", "{path}");
     assert_eq!(
-        headers["content-security-policy"], "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'",
+        headers["content-security-policy"],
+        "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
         "{path}"
     );
     assert_eq!(headers["x-frame-options"], "DENY", "{path}");
