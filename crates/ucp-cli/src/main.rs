@@ -65,6 +65,10 @@ enum PlatformsCommand {
     HashKey {
         /// The key (prefer standard input).
         key: Option<String>,
+        /// Make a new random key (192 bits) and print it and its hash, as `key: …` and
+        /// `hash: …` lines.
+        #[arg(long, conflicts_with = "key")]
+        generate: bool,
     },
 }
 
@@ -160,7 +164,7 @@ fn main() -> std::process::ExitCode {
             Command::Import(args) => catalog::import_feed(args).await,
             Command::Routes(args) => routes(args),
             Command::Keys(command) => keys(command),
-            Command::Platforms(PlatformsCommand::HashKey { key }) => hash_key(key),
+            Command::Platforms(PlatformsCommand::HashKey { key, generate }) => hash_key(key, generate),
             Command::Orders(args) => orders::run(args).await,
             Command::Webhooks(command) => webhooks::run(command).await,
         }
@@ -238,7 +242,16 @@ async fn shutdown_signal() {
     }
 }
 
-fn hash_key(key: Option<String>) -> anyhow::Result<std::process::ExitCode> {
+/// Keys shorter than this are easy to guess at the admin API's or a platform's door.
+const SHORT_KEY_CHARS: usize = 20;
+
+fn hash_key(key: Option<String>, generate: bool) -> anyhow::Result<std::process::ExitCode> {
+    if generate {
+        let key = ucp_server::auth::new_key();
+        println!("key: {key}");
+        println!("hash: {}", ucp_server::auth::hash_key_hex(&key));
+        return Ok(std::process::ExitCode::SUCCESS);
+    }
     let key = match key {
         Some(key) => key,
         None => {
@@ -249,6 +262,11 @@ fn hash_key(key: Option<String>) -> anyhow::Result<std::process::ExitCode> {
     };
     if key.trim().is_empty() {
         anyhow::bail!("the key is empty");
+    }
+    if key.chars().count() < SHORT_KEY_CHARS {
+        eprintln!(
+            "warning: a key of under {SHORT_KEY_CHARS} characters can be guessed; `ucpd platforms hash-key --generate` makes a random one"
+        );
     }
     println!("{}", ucp_server::auth::hash_key_hex(&key));
     Ok(std::process::ExitCode::SUCCESS)

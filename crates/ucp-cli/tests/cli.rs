@@ -189,6 +189,7 @@ fn platforms_hash_key_prints_the_sha256_of_the_key() {
         String::from_utf8_lossy(&output.stdout).trim(),
         "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
     );
+    assert!(String::from_utf8_lossy(&output.stderr).contains("can be guessed"), "a short key is warned about");
     let mut child =
         ucpd().args(["platforms", "hash-key"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
     std::io::Write::write_all(&mut child.stdin.take().unwrap(), b"abc\n").unwrap();
@@ -197,4 +198,16 @@ fn platforms_hash_key_prints_the_sha256_of_the_key() {
         String::from_utf8_lossy(&output.stdout).trim(),
         "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
     );
+    // --generate: a random key and its hash, which hash-key then agrees with.
+    let output = ucpd().args(["platforms", "hash-key", "--generate"]).output().unwrap();
+    assert!(output.status.success());
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    let line = |label: &str| text.lines().find_map(|line| line.strip_prefix(label)).unwrap().to_owned();
+    let (key, hash) = (line("key: "), line("hash: "));
+    assert!(key.starts_with("ucpd_") && key.len() == 5 + 48, "{key}");
+    let again = ucpd().args(["platforms", "hash-key", &key]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&again.stdout).trim(), hash);
+    assert!(again.stderr.is_empty(), "a generated key is long enough");
+    let other = ucpd().args(["platforms", "hash-key", "--generate"]).output().unwrap();
+    assert_ne!(other.stdout, output.stdout, "each key is new");
 }

@@ -14,6 +14,12 @@ pub fn hash_key(key: &[u8]) -> [u8; 32] {
     Sha256::digest(key.trim_ascii()).into()
 }
 
+/// A new random key (192 bits of the thread's CSPRNG, as hex after a `ucpd_` prefix), for an
+/// admin or a platform.
+pub fn new_key() -> String {
+    format!("ucpd_{}", hex::encode(rand::random::<[u8; 24]>()))
+}
+
 /// [`hash_key`] as the 64 lower-case hex digits the configuration holds.
 pub fn hash_key_hex(key: &str) -> String {
     hex::encode(hash_key(key.as_bytes()))

@@ -18,7 +18,7 @@ mod jwks;
 
 use axum::http::HeaderName;
 
-pub use credentials::{hash_key, hash_key_hex};
+pub use credentials::{hash_key, hash_key_hex, new_key};
 
 use crate::config::{PlatformSettings, Settings};
 use crate::error::{ApiError, ErrorKind};
