@@ -20,7 +20,8 @@ pub struct WebhookSettings {
     /// The longest delay between two attempts, in seconds.
     pub max_backoff_secs: u64,
     /// An event not delivered this long after it was created is dead-lettered, in seconds
-    /// (`ucpd webhooks retry` revives it with a fresh horizon).
+    /// (`ucpd webhooks retry` revives it with a fresh horizon, or, when its order changed since, its
+    /// order's latest event in its place).
     pub horizon_secs: u64,
     /// Deliveries to one platform at once, across every instance sharing the database.
     pub max_concurrent_per_platform: usize,

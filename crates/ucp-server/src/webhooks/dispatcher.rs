@@ -158,7 +158,7 @@ impl Dispatcher {
             ),
             (AttemptOutcome::Dead, error) => tracing::error!(
                 event = %event.id, order = %event.order_id, url = %event.target.url, attempts, status = ?status_code,
-                error = error.as_deref().unwrap_or_default(), "webhook dead-lettered (`ucpd webhooks retry` sends it again)"
+                error = error.as_deref().unwrap_or_default(), "webhook dead-lettered (`ucpd webhooks retry` sends it again, or its order's latest event if the order changed since)"
             ),
         }
         AttemptRecord {
