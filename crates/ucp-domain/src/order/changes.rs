@@ -99,7 +99,9 @@ pub fn apply(
     stamp: Stamp<'_>,
 ) -> Result<Applied, ChangeError> {
     let given_back = order.refunded().saturating_add(pending);
-    if order.status() == OrderStatus::Canceled {
+    // A canceled order takes no change but a refund of what is still paid (a cancel that
+    // named a smaller amount leaves money the merchant may yet give back).
+    if order.status() == OrderStatus::Canceled && !matches!(action, OrderAction::Refund { .. }) {
         return Err(ChangeError::Canceled);
     }
     let mut next = order.clone();
@@ -354,7 +356,8 @@ fn too_many(line: &str, requested: i64, available: i64, what: &'static str) -> C
 
 fn check_refund(amount: i64, paid: Option<i64>, refunded: i64, zero_ok: bool) -> Result<(), ChangeError> {
     if amount < 0 || (amount == 0 && !zero_ok) {
-        return Err(ChangeError::Invalid("amount must be a positive number of minor units".into()));
+        let what = if zero_ok { "0 (nothing back) or more" } else { "a positive number of" };
+        return Err(ChangeError::Invalid(format!("amount must be {what} minor units")));
     }
     let Some(paid) = paid else {
         if amount == 0 {

@@ -141,9 +141,29 @@ fn canceling_everything_refunds_the_payment_and_freezes_the_order() {
     assert_eq!(adjustment.kind, changes::CANCELLATION);
     assert_eq!(adjustment.totals[0].amount, -3000);
     assert_eq!(adjustment.line_items[0].quantity, -2);
-    for action in [ship(vec![units("li_1", 1)]), OrderAction::Refund { amount: 1, description: None }] {
+    for action in [
+        ship(vec![units("li_1", 1)]),
+        OrderAction::Cancel { lines: None, amount: None, description: None },
+        OrderAction::Adjust {
+            kind: "credit".into(),
+            amount: -1,
+            status: AdjustmentStatus::Completed,
+            description: None,
+        },
+    ] {
         assert_eq!(run(&canceled.order, action).unwrap_err(), ChangeError::Canceled);
     }
+    // A refund still goes through, within what is left: here nothing.
+    let refund = |amount| OrderAction::Refund { amount, description: None };
+    assert!(matches!(run(&canceled.order, refund(1)), Err(ChangeError::OverRefund { available: 0, .. })));
+
+    // A cancel that named a smaller amount leaves the rest to refund.
+    let partly = OrderAction::Cancel { lines: None, amount: Some(100), description: None };
+    let canceled = run(&order(), partly).unwrap().order;
+    assert_eq!((canceled.status(), canceled.refunded()), (OrderStatus::Canceled, 100));
+    let rest = run(&canceled, refund(2900)).unwrap();
+    assert_eq!((rest.refund, rest.order.refunded()), (Some(2900), 3000));
+    assert!(matches!(run(&rest.order, refund(1)), Err(ChangeError::OverRefund { available: 0, .. })));
 }
 
 #[test]
