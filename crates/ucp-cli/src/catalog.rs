@@ -191,7 +191,7 @@ pub(crate) async fn import_feed(args: ImportArgs) -> anyhow::Result<std::process
         0 => String::new(),
         warnings => format!(", {warnings} values left out"),
     };
-    println!(
+    out!(
         "imported {feed} in {:.1}s: {} rows, {} products ({} new, {} updated), {} variants, {} rows skipped{warnings}",
         started.elapsed().as_secs_f64(),
         built.rows(),

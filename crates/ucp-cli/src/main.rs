@@ -3,6 +3,15 @@
 
 #![allow(clippy::print_stdout)]
 
+/// `println!` that hands a failed write back as an error rather than panicking: a closed pipe
+/// (`ucpd orders list | head -1`) ends the command quietly (`main`).
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*)?
+    }};
+}
+
 mod catalog;
 mod log_fields;
 mod log_line;
@@ -171,11 +180,19 @@ fn main() -> std::process::ExitCode {
     });
     match result {
         Ok(code) => code,
+        // The reader of our output went away (`| head`): what it wanted, it has.
+        Err(error) if is_broken_pipe(&error) => std::process::ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("ucpd: {error:#}");
             std::process::ExitCode::FAILURE
         }
     }
+}
+
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 fn load_settings(config: Option<&PathBuf>) -> anyhow::Result<Settings> {
@@ -248,8 +265,8 @@ const SHORT_KEY_CHARS: usize = 20;
 fn hash_key(key: Option<String>, generate: bool) -> anyhow::Result<std::process::ExitCode> {
     if generate {
         let key = ucp_server::auth::new_key();
-        println!("key: {key}");
-        println!("hash: {}", ucp_server::auth::hash_key_hex(&key));
+        out!("key: {key}");
+        out!("hash: {}", ucp_server::auth::hash_key_hex(&key));
         return Ok(std::process::ExitCode::SUCCESS);
     }
     let key = match key {
@@ -268,19 +285,19 @@ fn hash_key(key: Option<String>, generate: bool) -> anyhow::Result<std::process:
             "warning: a key of under {SHORT_KEY_CHARS} characters can be guessed; `ucpd platforms hash-key --generate` makes a random one"
         );
     }
-    println!("{}", ucp_server::auth::hash_key_hex(&key));
+    out!("{}", ucp_server::auth::hash_key_hex(&key));
     Ok(std::process::ExitCode::SUCCESS)
 }
 
 fn routes(args: RoutesArgs) -> anyhow::Result<std::process::ExitCode> {
     let settings = load_settings(args.config.as_ref())?;
-    println!("MCP endpoint: POST {} (tools/call, params.name = the operation)", settings.http.mcp_path);
-    println!("REST endpoint: {}", settings.http.rest_path);
-    println!();
-    println!("{:<18} {:<15} {:<18} {:<6} REST PATH", "OPERATION", "CAPABILITY", "MCP TOOL", "METHOD");
+    out!("MCP endpoint: POST {} (tools/call, params.name = the operation)", settings.http.mcp_path);
+    out!("REST endpoint: {}", settings.http.rest_path);
+    out!();
+    out!("{:<18} {:<15} {:<18} {:<6} REST PATH", "OPERATION", "CAPABILITY", "MCP TOOL", "METHOD");
     for operation in ucp_server::operations::Operation::ALL {
         let enabled = ucp_server::operations::is_enabled(&settings.capabilities.enabled, operation.capability());
-        println!(
+        out!(
             "{:<18} {:<15} {:<18} {:<6} {}{}{}",
             operation.name(),
             operation.capability().short_name(),
@@ -311,7 +328,7 @@ fn keys(command: KeysCommand) -> anyhow::Result<std::process::ExitCode> {
     let context = || format!("keys in {}", data_dir.display());
     match command {
         KeysCommand::Generate(_) => match KeyRing::generate(data_dir).with_context(context)? {
-            Ok(kid) => println!("generated signing key {kid} in {}", data_dir.display()),
+            Ok(kid) => out!("generated signing key {kid} in {}", data_dir.display()),
             Err(kid) => {
                 eprintln!("a signing key exists already ({kid}); use `ucpd keys rotate` to replace it");
                 return Ok(std::process::ExitCode::FAILURE);
@@ -320,18 +337,18 @@ fn keys(command: KeysCommand) -> anyhow::Result<std::process::ExitCode> {
         KeysCommand::Rotate(_) => {
             std::fs::create_dir_all(data_dir).with_context(context)?;
             let (old, new) = KeyRing::rotate(data_dir, grace_secs, now).with_context(context)?;
-            println!("new current key {new}; {old} stays published for {days} days (restart the server to publish)");
+            out!("new current key {new}; {old} stays published for {days} days (restart the server to publish)");
         }
         KeysCommand::List(_) => {
             let rows = KeyRing::list(data_dir, grace_secs, now).with_context(context)?;
             if rows.is_empty() {
-                println!(
+                out!(
                     "no signing key in {} (one is made on first start or by `ucpd keys generate`)",
                     data_dir.display()
                 );
             }
             for (kid, state) in rows {
-                println!("{kid}  {state}");
+                out!("{kid}  {state}");
             }
         }
     }

@@ -275,7 +275,7 @@ pub(crate) async fn run(args: OrdersArgs) -> anyhow::Result<std::process::ExitCo
         );
         bail!(if status.is_server_error() { repeat(text) } else { text });
     }
-    println!("{}", serde_json::to_string_pretty(&answer)?);
+    out!("{}", serde_json::to_string_pretty(&answer)?);
     Ok(std::process::ExitCode::SUCCESS)
 }
 

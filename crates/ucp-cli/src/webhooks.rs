@@ -77,7 +77,7 @@ pub(crate) async fn run(command: WebhooksCommand) -> anyhow::Result<std::process
             };
             let events = open(&store)?.list_events(status, limit.clamp(1, 10_000)).await?;
             if events.is_empty() {
-                println!("no webhook events");
+                out!("no webhook events");
             }
             for event in events {
                 let last = match (event.last_status, &event.last_error) {
@@ -93,7 +93,7 @@ pub(crate) async fn run(command: WebhooksCommand) -> anyhow::Result<std::process
                     EventStatus::Superseded => "dead-lettered; its order changed since (not sent again)".to_owned(),
                 };
                 let latency = event.last_latency_ms.map(|ms| format!(" ({ms} ms)")).unwrap_or_default();
-                println!(
+                out!(
                     "{}  {:<9}  {}  order {}  created {}  attempts {}  {}  {}{}  -> {}",
                     event.id,
                     event.status.as_str(),
@@ -122,12 +122,12 @@ pub(crate) async fn run(command: WebhooksCommand) -> anyhow::Result<std::process
             }
             // Superseded: sending it would take the platform's view of its order back.
             match (dead, retried.superseded, retried.due) {
-                (false, 1, due) => println!(
+                (false, 1, due) => out!(
                     "webhook event superseded, not sent: its order changed since, and its latest event {}",
                     if due == 1 { "is due again in its place" } else { "was delivered or is still pending" }
                 ),
-                (_, 0, due) => println!("{due} webhook event(s) due again"),
-                (_, superseded, due) => println!(
+                (_, 0, due) => out!("{due} webhook event(s) due again"),
+                (_, superseded, due) => out!(
                     "{due} webhook event(s) due again; {superseded} superseded, not sent: their order changed since, \
                      and a later event carries it"
                 ),

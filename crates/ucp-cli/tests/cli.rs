@@ -211,3 +211,17 @@ fn platforms_hash_key_prints_the_sha256_of_the_key() {
     let other = ucpd().args(["platforms", "hash-key", "--generate"]).output().unwrap();
     assert_ne!(other.stdout, output.stdout, "each key is new");
 }
+
+// A reader that goes away (`ucpd routes | head -1`) ends the command quietly: no panic with a
+// backtrace on stderr, and success (it had what it wanted).
+#[test]
+fn a_closed_output_pipe_ends_a_command_quietly() {
+    for args in [&["routes"][..], &["platforms", "hash-key", "--generate"][..]] {
+        let mut child = ucpd().args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        drop(child.stdout.take());
+        let output = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(output.status.success(), "{args:?}: {stderr}");
+    }
+}
