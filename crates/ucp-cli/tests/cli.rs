@@ -109,12 +109,12 @@ fn help_documents_flags_and_environment() {
 fn serve_refuses_bad_settings_naming_the_key() {
     let directory = tempfile::tempdir().unwrap();
     let config = directory.path().join("ucpd.toml");
-    std::fs::write(&config, "[[taxes]]\ncountry = \"US\"\nrate = \"7.255\"\n").unwrap();
+    std::fs::write(&config, "[[taxes]]\ncountry = \"US\"\nrate = \"7.25501\"\n").unwrap();
     let data = directory.path().join("data");
     let output = ucpd().arg("serve").arg("--config").arg(&config).arg("--data-dir").arg(&data).output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success(), "{stderr}");
-    assert!(stderr.contains("ucpd.toml: taxes.0.rate") && stderr.contains("7.255"), "{stderr}");
+    assert!(stderr.contains("ucpd.toml: taxes.0.rate") && stderr.contains("7.25501"), "{stderr}");
 
     for (variable, value, expected) in [
         ("UCPD_CAPABILITIES__ENABLED", "cart,nope", "unknown capability \"nope\""),

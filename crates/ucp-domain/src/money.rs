@@ -166,20 +166,32 @@ impl std::fmt::Display for Rate {
     }
 }
 
-/// A percentage from 0 to 100 with at most two decimals, held in basis points:
-/// `"7.25"` is 725.
+/// A percentage from 0 to 100 with at most four decimals, held in parts per million of the
+/// whole: `"7.25"` is 72,500 (725 basis points), New York City's `"8.875"` is 88,750.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Percent(u16);
+pub struct Percent(u32);
 
 impl Percent {
     pub const MAX_BASIS_POINTS: u16 = 10_000;
+    const PER_BASIS_POINT: u32 = 100;
 
     pub fn from_basis_points(points: u16) -> Option<Percent> {
-        (points <= Percent::MAX_BASIS_POINTS).then_some(Percent(points))
+        (points <= Percent::MAX_BASIS_POINTS).then_some(Percent(u32::from(points) * Percent::PER_BASIS_POINT))
     }
 
-    /// 725 for 7.25 %.
+    /// 725 for 7.25 %; a finer percentage is cut to whole basis points (see
+    /// [`Percent::in_basis_points`]).
     pub fn basis_points(self) -> i64 {
+        i64::from(self.0 / Percent::PER_BASIS_POINT)
+    }
+
+    /// Whether it is a whole number of basis points (at most two decimals).
+    pub fn in_basis_points(self) -> bool {
+        self.0.is_multiple_of(Percent::PER_BASIS_POINT)
+    }
+
+    /// 88,750 for 8.875 %.
+    pub fn parts_per_million(self) -> i64 {
         i64::from(self.0)
     }
 }
@@ -188,16 +200,18 @@ impl std::str::FromStr for Percent {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Percent, String> {
-        let error = || format!("{:?} is not a percentage (0 to 100, at most two decimals)", text.trim());
+        let error = || format!("{:?} is not a percentage (0 to 100, at most four decimals)", text.trim());
         let decimal: Decimal = text.parse().map_err(|_| error())?;
-        let points = decimal.scaled(2).and_then(|points| u16::try_from(points).ok()).ok_or_else(error)?;
-        Percent::from_basis_points(points).ok_or_else(error)
+        let parts = decimal.scaled(4).and_then(|parts| u32::try_from(parts).ok()).ok_or_else(error)?;
+        (parts <= u32::from(Percent::MAX_BASIS_POINTS) * Percent::PER_BASIS_POINT)
+            .then_some(Percent(parts))
+            .ok_or_else(error)
     }
 }
 
 impl std::fmt::Display for Percent {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let decimal = Decimal { units: u128::from(self.0), scale: 2 };
+        let decimal = Decimal { units: u128::from(self.0), scale: 4 };
         let text = decimal.to_string();
         formatter.write_str(text.trim_end_matches('0').trim_end_matches('.'))
     }
@@ -368,9 +382,13 @@ mod tests {
         assert_eq!(points("0.5"), Some(50));
         assert_eq!(points("100"), Some(10_000));
         assert_eq!(points("0"), Some(0));
-        for bad in ["101", "7.255", "-1", "abc", ""] {
+        for bad in ["101", "7.25551", "-1", "abc", ""] {
             assert_eq!(points(bad), None, "{bad}");
         }
+        let nyc = "8.875".parse::<Percent>().unwrap();
+        assert_eq!((nyc.parts_per_million(), nyc.basis_points(), nyc.in_basis_points()), (88_750, 887, false));
+        assert_eq!(nyc.to_string(), "8.875");
+        assert!("7.25".parse::<Percent>().unwrap().in_basis_points());
         assert_eq!("7.25".parse::<Percent>().unwrap().to_string(), "7.25");
         assert_eq!("10".parse::<Percent>().unwrap().to_string(), "10");
     }

@@ -208,7 +208,7 @@ fn canceling_part_gives_back_the_units_tax_too() {
     // Where the rate for the order's destination says shipping was untaxed and gives the tax
     // the order was charged (8 % of 2500), the goods carried all of it: 80 on the unit.
     let rates = |shipping_taxable| {
-        vec![TaxRate { country: "US".into(), region: Some("CA".into()), basis_points: 800, shipping_taxable }]
+        vec![TaxRate { country: "US".into(), region: Some("CA".into()), parts_per_million: 80_000, shipping_taxable }]
     };
     let mut untaxed_shipping = taxed_order(0, 200);
     untaxed_shipping.fulfillment.expectations.push(Expectation {

@@ -86,7 +86,7 @@ pub struct TaxSettings {
     pub country: String,
     #[serde(default, deserialize_with = "values::optional_region")]
     pub region: Option<String>,
-    /// Written as a percent string: `"7.25"`.
+    /// Written as a percent string: `"7.25"`, `"8.875"` (at most four decimals).
     pub rate: Percent,
     #[serde(default, deserialize_with = "values::flag")]
     pub shipping_taxable: bool,
@@ -168,7 +168,11 @@ impl TryFrom<DiscountFile> for DiscountSettings {
         let value = file.value.as_ref().map(Scalar::text);
         let kind = match (file.kind, value) {
             (KindName::Percentage, Some(value)) => {
-                DiscountKind::Percentage(value.parse::<Percent>().map_err(named)?.basis_points())
+                let percent = value.parse::<Percent>().map_err(named)?;
+                if !percent.in_basis_points() {
+                    return Err(named(format!("value {value:?}: a discount's percentage has at most two decimals")));
+                }
+                DiscountKind::Percentage(percent.basis_points())
             }
             (KindName::FixedAmount, Some(value)) => match value.parse::<i64>() {
                 Ok(amount) if amount > 0 && amount <= MAX_AMOUNT => DiscountKind::FixedAmount(amount),
@@ -288,7 +292,7 @@ pub(super) fn pricing_rules(
             .map(|tax| TaxRate {
                 country: tax.country.clone(),
                 region: tax.region.clone(),
-                basis_points: tax.rate.basis_points(),
+                parts_per_million: tax.rate.parts_per_million(),
                 shipping_taxable: tax.shipping_taxable,
             })
             .collect(),

@@ -120,18 +120,29 @@ kind = "free_shipping"
     assert_eq!(settings.payments.http[0].countries, vec!["US", "CA"]);
     let rules = settings.pricing_rules();
     assert_eq!(rules.shipping.zones[0].countries, vec!["DE"]);
-    assert_eq!(rules.taxes[0].basis_points, 1900);
-    assert_eq!((rules.taxes[1].region.as_deref(), rules.taxes[1].basis_points), (Some("CA"), 725));
+    assert_eq!(rules.taxes[0].parts_per_million, 190_000);
+    assert_eq!((rules.taxes[1].region.as_deref(), rules.taxes[1].parts_per_million), (Some("CA"), 72_500));
     let kinds: Vec<_> = rules.discounts.iter().map(|discount| discount.kind).collect();
     use ucp_domain::checkout::DiscountKind;
     assert_eq!(kinds, vec![DiscountKind::Percentage(1000), DiscountKind::FixedAmount(500), DiscountKind::FreeShipping]);
     assert_eq!(rules.discounts[0].expires_at, Some(1_893_456_000));
 }
 
+// New York City's 8.875 %: a tax rate takes four decimals, and charges them.
+#[test]
+fn a_tax_rate_may_have_four_decimals() {
+    let settings = load_toml("[[taxes]]\ncountry = \"US\"\nregion = \"NY\"\nrate = \"8.875\"\n").unwrap();
+    let rules = settings.pricing_rules();
+    assert_eq!(rules.taxes[0].parts_per_million, 88_750);
+    assert_eq!(rules.taxes[0].on(10_000), 888, "887.5 rounds half up");
+    assert_eq!(rules.taxes[0].on(1_000), 89);
+}
+
 #[test]
 fn invalid_typed_values_fail_at_load_naming_the_key() {
     for (text, expected) in [
-        ("[[taxes]]\ncountry = \"US\"\nrate = \"7.255\"\n", "7.255"),
+        ("[[taxes]]\ncountry = \"US\"\nrate = \"7.25555\"\n", "7.25555"),
+        ("[[discounts]]\ntitle = \"Fine\"\nkind = \"percentage\"\nvalue = \"8.875\"\n", "at most two decimals"),
         ("[[taxes]]\ncountry = \"USA\"\nrate = \"7\"\n", "USA"),
         ("[catalog]\ncurrency = \"dollars\"\n", "dollars"),
         ("[catalog]\nexchange_rates = { EUR = \"0\" }\n", "exchange_rates"),

@@ -142,8 +142,8 @@ fn tax_uses_the_region_rate_and_taxes_shipping_when_configured() {
     let mut fixture = Fixture::ready();
     fixture.line("v2", item("p2", 5_000), 1); // items 10,000, shipping 500
     fixture.rules.taxes = vec![
-        TaxRate { country: "US".into(), region: None, basis_points: 500, shipping_taxable: false },
-        TaxRate { country: "US".into(), region: Some("CA".into()), basis_points: 725, shipping_taxable: true },
+        TaxRate { country: "US".into(), region: None, parts_per_million: 50_000, shipping_taxable: false },
+        TaxRate { country: "US".into(), region: Some("CA".into()), parts_per_million: 72_500, shipping_taxable: true },
     ];
     // US-CA (address says "ca"): 7.25 % of 10,500 = 761.25 → 761.
     fixture.ship_to(address("us", Some("ca")), Some("std"));
@@ -175,7 +175,7 @@ fn tax_rounds_half_up_and_follows_the_context_without_an_address() {
     let mut fixture = Fixture::new(SessionKind::Cart);
     fixture.line("v1", item("p1", 10), 1);
     fixture.rules.taxes =
-        vec![TaxRate { country: "DE".into(), region: None, basis_points: 500, shipping_taxable: true }];
+        vec![TaxRate { country: "DE".into(), region: None, parts_per_million: 50_000, shipping_taxable: true }];
     fixture.session.context = Some(Context { address_country: Some("de".into()), ..Context::default() });
     // 5 % of 10 = 0.5 → 1.
     assert_eq!(amount_of(&fixture.run().totals, "tax"), Some(1));

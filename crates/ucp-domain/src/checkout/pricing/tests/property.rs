@@ -172,7 +172,11 @@ fn random_fixture(rng: &mut Rng) -> Fixture {
         fixture.rules.taxes.push(TaxRate {
             country: rng.pick(&["US", "CA", "DE", "JP"]).to_string(),
             region: if rng.chance(40) { Some(rng.pick(&["CA", "ny", "QC"]).to_string()) } else { None },
-            basis_points: rng.range(0, 2_500),
+            // Some in whole basis points, some finer (8.875 %), with no draw of its own.
+            parts_per_million: {
+                let points = rng.range(0, 2_500);
+                points * 100 + points % 3 * 25
+            },
             shipping_taxable: rng.chance(50),
         });
     }
