@@ -6,7 +6,7 @@
 use std::sync::Mutex;
 
 use crate::order::changes::{self, ChangeError, LineQuantity, OrderAction, Stamp, Tracking};
-use crate::order::{AdjustmentStatus, OrderStatus};
+use crate::order::{AdjustmentStatus, Order, OrderStatus};
 use crate::store::{OrderChange, OrderQuery, RefundEnd, RefundIntent, StoreError, StoredOrder};
 
 use super::session::Attempt;
@@ -258,12 +258,14 @@ impl Commerce {
         name: &str,
     ) -> Result<Attempt<OrderOutcome>, Error> {
         let id = stored.id.clone();
+        let restock = restocked(&stored.order, &applied.records);
         let mut next = StoredOrder { order: applied.order, ..stored };
         let change = OrderChange {
             order: next.clone(),
             records: applied.records,
             webhook: crate::webhook::ORDER_UPDATED,
             settles,
+            restock,
         };
         match self.ports.store.apply_order_change(&change).await {
             Ok(()) => {
@@ -276,6 +278,25 @@ impl Commerce {
             Err(error) => Err(error.into()),
         }
     }
+}
+
+/// The units `records` put back on sale, by the variant each line sold: their cancellations'
+/// (units that never shipped), one entry per variant.
+fn restocked(order: &Order, records: &[changes::OrderRecord]) -> Vec<(String, i64)> {
+    let mut units = std::collections::BTreeMap::<&str, i64>::new();
+    for record in records {
+        let changes::OrderRecord::Adjustment(adjustment) = record else { continue };
+        if adjustment.kind != changes::CANCELLATION {
+            continue;
+        }
+        for canceled in &adjustment.line_items {
+            if let Some(line) = order.line_items.iter().find(|line| line.id == canceled.id) {
+                let total = units.entry(line.item.id.as_str()).or_default();
+                *total = total.saturating_add(canceled.quantity.saturating_abs());
+            }
+        }
+    }
+    units.into_iter().filter(|(_, units)| *units > 0).map(|(variant, units)| (variant.to_owned(), units)).collect()
 }
 
 /// A record's id for `action` on `stored` as it is now: `{prefix}_` and 20 hex digits of

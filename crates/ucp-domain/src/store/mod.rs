@@ -215,6 +215,9 @@ pub struct OrderChange {
     /// The key of the pending refund this change records, and how it ends (recorded, or
     /// recorded later by the sweeper), in the same transaction.
     pub settles: Option<(String, RefundEnd)>,
+    /// Units that go back on sale, by variant id, in the same transaction: a cancel's, which
+    /// never left (a return's do not: what comes back may not be fit to sell again).
+    pub restock: Vec<(String, i64)>,
 }
 
 /// Which orders a merchant lists: newest first.
@@ -350,8 +353,9 @@ pub trait CommerceStore: Send + Sync + std::fmt::Debug {
     /// answers (`/readyz`).
     async fn schema_status(&self) -> Result<SchemaStatus, StoreError>;
     /// Appends the change's records and replaces the order document, if the stored order is
-    /// still at `change.order.version` (stored as `version + 1`), and enqueues its webhook:
-    /// all or nothing. `Conflict` if it changed meanwhile, `NotFound` if it does not exist.
+    /// still at `change.order.version` (stored as `version + 1`), puts its `restock` units back
+    /// in stock (a variant whose stock is not tracked, or that left the catalog, is skipped)
+    /// and enqueues its webhook: all or nothing. `Conflict` if it changed meanwhile, `NotFound` if it does not exist.
     async fn apply_order_change(&self, change: &OrderChange) -> Result<(), StoreError>;
 
     /// Orders newest first, at most `query.limit`.

@@ -36,6 +36,7 @@ mod mtls;
 mod negotiation;
 mod order_ops;
 mod order_refunds;
+mod order_restock;
 mod orders;
 mod payments;
 mod recovery;

@@ -255,7 +255,11 @@ impl CommerceStore for SqliteStore {
     async fn apply_order_change(&self, change: &OrderChange) -> Result<(), StoreError> {
         let change = change.clone();
         let announces = change.order.webhook.is_some();
-        self.write(move |connection| super::orders::apply(connection, &change)).await?;
+        let restocked = self.write(move |connection| super::orders::apply(connection, &change)).await?;
+        // Committed: served products with the old stock go.
+        if !restocked.is_empty() {
+            self.inner.cache.stock_changed(&restocked);
+        }
         if announces {
             self.outbox_committed();
         }

@@ -125,7 +125,9 @@ pub(super) fn list(connection: &Connection, query: &OrderQuery) -> Result<Vec<St
 
 /// Appends the records, replaces the document if the row is still at the version it was read
 /// at, and enqueues the webhook: one transaction.
-pub(super) fn apply(connection: &mut Connection, change: &OrderChange) -> Result<(), StoreError> {
+/// Writes `change` (see [`ucp_domain::store::CommerceStore::apply_order_change`]); answers the
+/// product rows whose stock it moved, for the read cache once committed.
+pub(super) fn apply(connection: &mut Connection, change: &OrderChange) -> Result<Vec<i64>, StoreError> {
     let expected = change.order.version;
     let mut next = change.order.clone();
     next.version = expected + 1;
@@ -171,6 +173,19 @@ pub(super) fn apply(connection: &mut Connection, change: &OrderChange) -> Result
     if let Some((key, end)) = &change.settles {
         super::refunds::end(&transaction, key, *end)?;
     }
+    let mut restocked = Vec::with_capacity(change.restock.len());
+    for (variant_id, units) in &change.restock {
+        let row: Option<i64> = transaction
+            .prepare_cached(
+                "UPDATE variants SET stock = stock + ?2 WHERE id = ?1 AND stock IS NOT NULL RETURNING product_row",
+            )
+            .map_err(backend)?
+            .query_row(params![variant_id, units], |row| row.get(0))
+            .optional()
+            .map_err(backend)?;
+        restocked.extend(row);
+    }
     outbox::enqueue(&transaction, &next, change.webhook).map_err(backend)?;
-    transaction.commit().map_err(backend)
+    transaction.commit().map_err(backend)?;
+    Ok(restocked)
 }
