@@ -199,7 +199,7 @@ pub fn apply(
                 None if next.status() == OrderStatus::Canceled => remaining,
                 None => share.min(remaining),
             };
-            let description = text(description)?;
+            let description = named_text("reason", description)?;
             let money_back = (money > 0).then_some(money);
             withdraw_expectations(&mut next, &lines);
             records.push(adjustment(ids(CANCELLATION), CANCELLATION, &at, &lines, money_back, description));
@@ -207,7 +207,7 @@ pub fn apply(
         }
         OrderAction::Refund { amount, description } => {
             check_refund(*amount, paid, given_back, false)?;
-            let description = text(description)?;
+            let description = named_text("reason", description)?;
             records.push(adjustment(ids(REFUND), REFUND, &at, &BTreeMap::new(), Some(*amount), description));
             refund = Some(*amount);
         }
@@ -401,14 +401,17 @@ fn is_web_url(url: &str) -> bool {
 
 /// Optional free text, trimmed, at most [`MAX_TEXT`] characters.
 fn text(value: &Option<String>) -> Result<Option<String>, ChangeError> {
+    named_text("description", value)
+}
+
+/// [`text`] for a field the operations call `name` (a cancel's or a refund's `reason`).
+fn named_text(name: &str, value: &Option<String>) -> Result<Option<String>, ChangeError> {
     let Some(value) = value.as_deref().map(str::trim).filter(|value| !value.is_empty()) else { return Ok(None) };
     if value.chars().count() > MAX_TEXT {
-        return Err(ChangeError::Invalid(format!("description must be at most {MAX_TEXT} characters")));
+        return Err(ChangeError::Invalid(format!("{name} must be at most {MAX_TEXT} characters")));
     }
     if value.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
-        return Err(ChangeError::Invalid(
-            "description may not hold control characters other than tab and newline".into(),
-        ));
+        return Err(ChangeError::Invalid(format!("{name} may not hold control characters other than tab and newline")));
     }
     Ok(Some(value.to_owned()))
 }

@@ -338,6 +338,15 @@ fn descriptions_are_bounded_and_say_why_when_refused() {
         ChangeError::Invalid(message) => message,
         other => panic!("{other:?}"),
     };
-    assert!(refused("bell\u{7}").contains("control characters"), "{}", refused("bell\u{7}"));
-    assert!(refused(&"x".repeat(10_000)).contains("at most"));
+    // A refund's text is its `reason` in the operations, and the refusal names it so.
+    assert!(refused("bell\u{7}").starts_with("reason may not hold control characters"), "{}", refused("bell\u{7}"));
+    assert!(refused(&"x".repeat(10_000)).starts_with("reason must be at most"));
+    let fail = OrderAction::Adjust {
+        kind: "credit".into(),
+        amount: 1,
+        status: AdjustmentStatus::Completed,
+        description: Some("bell\u{7}".into()),
+    };
+    let ChangeError::Invalid(message) = run(&order(), fail).unwrap_err() else { panic!() };
+    assert!(message.starts_with("description may not"), "{message}");
 }

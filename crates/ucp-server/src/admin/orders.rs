@@ -106,8 +106,15 @@ async fn list(
     State(state): State<AppState>,
     query: Result<Query<ListQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Response {
-    let Ok(Query(query)) = query else {
-        return error(StatusCode::BAD_REQUEST, "invalid_input", "query parameters: status, limit, before");
+    let query = match query {
+        Ok(Query(query)) => query,
+        Err(rejection) => {
+            // serde's words name the parameter and what was wrong ("limit: invalid digit…").
+            let detail = rejection.body_text();
+            let detail = detail.strip_prefix("Failed to deserialize query string: ").unwrap_or(&detail);
+            let message = format!("{detail} (query parameters: status, limit, before; limit is a whole number from 1)");
+            return error(StatusCode::BAD_REQUEST, "invalid_input", &message);
+        }
     };
     let status = match query.status.as_deref().map(OrderStatus::parse) {
         None => None,

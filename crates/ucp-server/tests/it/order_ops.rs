@@ -368,6 +368,14 @@ async fn orders_list_newest_first_by_status() {
         assert_eq!(status, StatusCode::BAD_REQUEST, "{listing}: {refused}");
         assert_eq!(refused["message"], "limit must be at least 1", "{refused}");
     }
+    // A limit that is no whole number is refused naming it, not with a generic text.
+    for listing in ["/orders?limit=-1", "/refunds?limit=abc", "/orders?page=2"] {
+        let (status, refused) = admin(&app, listing, None).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{listing}: {refused}");
+        let message = refused["message"].as_str().unwrap();
+        let named = if listing.contains("page") { "page" } else { "limit" };
+        assert!(message.contains(named) && message.contains("whole number"), "{listing}: {message}");
+    }
     let (status, all) = admin(&app, "/orders?limit=1000", None).await;
     assert_eq!((status, all["orders"].as_array().unwrap().len()), (StatusCode::OK, 2));
     let (status, _) = admin(&app, "/orders?status=shipped", None).await;
