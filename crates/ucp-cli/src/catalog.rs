@@ -72,8 +72,8 @@ pub(crate) fn demo_catalog(args: DemoArgs) -> anyhow::Result<std::process::ExitC
     let written = if args.output.as_os_str() == "-" {
         let stdout = std::io::stdout();
         let mut writer = std::io::BufWriter::new(stdout.lock());
-        let written = demo::write_json_lines(&options, &mut writer, &mut progress)?;
-        writer.flush()?;
+        let written = demo::write_json_lines(&options, &mut writer, &mut progress).map_err(crate::on_stdout)?;
+        writer.flush().map_err(crate::on_stdout)?;
         written
     } else {
         let file =

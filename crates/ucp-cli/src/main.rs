@@ -8,8 +8,31 @@
 macro_rules! out {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        writeln!(std::io::stdout().lock(), $($arg)*)?
+        writeln!(std::io::stdout().lock(), $($arg)*).map_err($crate::StdoutFailed)?
     }};
+}
+
+/// A write to standard output that failed: only this, and not any other broken pipe (a
+/// processor's, a socket's), ends a command quietly.
+#[derive(Debug)]
+struct StdoutFailed(std::io::Error);
+
+impl std::fmt::Display for StdoutFailed {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(formatter, "writing to standard output: {}", self.0)
+    }
+}
+
+/// An error of a write to standard output that may also be the data's own (the demo catalog's
+/// options): a broken pipe is [`StdoutFailed`], anything else as it is.
+fn on_stdout(error: std::io::Error) -> anyhow::Error {
+    if error.kind() == std::io::ErrorKind::BrokenPipe { StdoutFailed(error).into() } else { error.into() }
+}
+
+impl std::error::Error for StdoutFailed {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
+    }
 }
 
 mod catalog;
@@ -191,7 +214,7 @@ fn main() -> std::process::ExitCode {
 
 fn is_broken_pipe(error: &anyhow::Error) -> bool {
     error.chain().any(|cause| {
-        cause.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+        cause.downcast_ref::<StdoutFailed>().is_some_and(|failed| failed.0.kind() == std::io::ErrorKind::BrokenPipe)
     })
 }
 

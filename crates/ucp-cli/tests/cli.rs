@@ -216,7 +216,8 @@ fn platforms_hash_key_prints_the_sha256_of_the_key() {
 // backtrace on stderr, and success (it had what it wanted).
 #[test]
 fn a_closed_output_pipe_ends_a_command_quietly() {
-    for args in [&["routes"][..], &["platforms", "hash-key", "--generate"][..]] {
+    let demo = ["demo-catalog", "--products", "2000", "-o", "-"];
+    for args in [&["routes"][..], &["platforms", "hash-key", "--generate"][..], &demo[..]] {
         let mut child = ucpd().args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
         drop(child.stdout.take());
         let output = child.wait_with_output().unwrap();

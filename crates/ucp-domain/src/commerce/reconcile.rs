@@ -91,8 +91,11 @@ impl Commerce {
     /// Records on its order an abandoned refund the merchant found made at the processor
     /// (the error that abandoned it named its key), with no call to the processor: the request
     /// as asked where the order still takes it so (a cancel's lines too), otherwise a refund
-    /// adjustment of its amount under that key. An order that takes neither (canceled, or
-    /// refunded up to what was paid, which the processor's own cap makes unlikely) refuses.
+    /// adjustment of its amount under that key (a canceled order takes that too). An order that
+    /// takes neither (refunded up to what was paid, which the processor's own cap makes
+    /// unlikely) refuses. The fallback does not count other pending refunds against it: this
+    /// money went out, so it is recorded, and a pending refund it leaves no room for is
+    /// abandoned when it settles, to reconcile in turn.
     /// A dismissed refund is recorded so too (the merchant found it made after all). Recording
     /// it again answers the order as it is.
     pub async fn record_refund_by_hand(&self, key: &str) -> Result<OrderOutcome, Error> {

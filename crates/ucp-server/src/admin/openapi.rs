@@ -36,7 +36,7 @@ fn change(summary: &str, body: &str, required: bool) -> Value {
     let mut responses = error_responses(&[
         (
             "409",
-            "The order is canceled (order_canceled): nothing more can change; or a pending refund can no longer be settled (refund_abandoned: it may have been made, reconcile by hand); or the Idempotency-Key was used with another body (idempotency_conflict) or its first request still runs (idempotency_in_progress, with Retry-After)",
+            "The order is canceled (order_canceled): nothing more can change but a refund of what is left; or a pending refund can no longer be settled (refund_abandoned: it may have been made, reconcile by hand); or the Idempotency-Key was used with another body (idempotency_conflict) or its first request still runs (idempotency_in_progress, with Retry-After)",
         ),
         (
             "422",
@@ -81,10 +81,10 @@ pub fn document() -> Value {
     let mut refunds_responses = error_responses(&[]);
     refunds_responses["200"] = json!({ "description": "Refunds, newest first", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/refund_list" } } } });
     let mut record_responses = error_responses(&[
-        ("409", "The order is canceled (order_canceled)"),
+        ("409", "The refund is neither abandoned nor dismissed (refund_not_abandoned)"),
         ("422", "The order cannot take it: more than is left to refund (refund_exceeds_payment)"),
     ]);
-    record_responses["409"] = json!({ "description": "The order is canceled (order_canceled); or the refund is neither abandoned nor dismissed (refund_not_abandoned): a pending one is the sweeper's, a refused one was not made", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/error" } } } });
+    record_responses["409"] = json!({ "description": "The refund is neither abandoned nor dismissed (refund_not_abandoned): a pending one is the sweeper's, a refused one was not made", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/error" } } } });
     record_responses["404"] = json!({ "description": "No such refund, or its order is gone", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/error" } } } });
     let mut dismiss_responses = error_responses(&[(
         "409",
