@@ -71,3 +71,49 @@ async fn a_cancel_puts_its_units_back_in_stock_and_a_return_does_not() {
     assert_ne!(status, 200);
     assert!(!can_buy(&app, 3).await);
 }
+
+// A cancel whose refund waits for the processor restocks when it is recorded, by whoever
+// records it (here the sweeper), and once: the merchant's repeat after that restocks nothing.
+#[tokio::test]
+async fn a_pending_cancel_restocks_once_when_the_sweeper_records_it() {
+    let (processor, url, _guard) = crate::order_refunds::start_processor().await;
+    let mut products = fixture_products();
+    products.push(stocked_product("limited", "limited-1", 2500, 2));
+    let app = crate::helpers::spawn_app_with(products, |settings, _| {
+        settings.admin.api_keys = vec![ucp_server::auth::hash_key_hex(KEY)];
+        settings.payments.http = vec![crate::order_refunds::acme(&url)];
+        settings.payments.recovery_after_secs = 60;
+        settings.checkout.sweep_interval_secs = 1;
+    })
+    .await;
+    let created = app.tool("create_checkout", json!({ "checkout": ready_checkout("limited-1", 2) })).await;
+    let mut payment = crate::checkout::pay(TOKEN_SUCCESS);
+    payment["payment"]["instruments"][0]["handler_id"] = json!("acme");
+    let arguments = json!({ "meta": app.keyed_meta(), "id": created["id"], "checkout": payment });
+    let completed = app.tool("complete_checkout", arguments).await;
+    assert_eq!(completed["status"], "completed", "{completed}");
+    let id = completed["order"]["id"].as_str().unwrap().to_owned();
+    assert!(!can_buy(&app, 1).await);
+
+    *processor.down.lock().unwrap() = true;
+    let cancel = format!("/orders/{id}/cancel");
+    let (status, answer) = admin(&app, &cancel, Some(json!({}))).await;
+    assert_eq!(answer["code"], "refund_pending", "{status}: {answer}");
+    assert!(!can_buy(&app, 1).await, "nothing restocked before the cancel is recorded");
+
+    *processor.down.lock().unwrap() = false;
+    app.clock.advance(61);
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(15);
+    while app.tool("get_order", json!({ "id": id })).await["line_items"][0]["status"] != "removed" {
+        assert!(tokio::time::Instant::now() < deadline, "the sweeper did not record the cancel");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(can_buy(&app, 2).await, "the two units are back");
+    assert!(!can_buy(&app, 3).await);
+
+    // (It is refused 409 order_canceled, the order being canceled, where a refund's repeat
+    // answers the order: the cancel is refused before its recorded twin is looked for.)
+    let (status, body) = admin(&app, &cancel, Some(json!({}))).await;
+    assert_ne!(status, 500, "{body}");
+    assert!(!can_buy(&app, 3).await, "restocked once");
+}
