@@ -300,6 +300,16 @@ impl SqliteStore {
         self.inner.writer.submit(work, writer::Durability::Early, self.wait_timeout()).await
     }
 
+    /// [`SqliteStore::write`] for a job that rewrites much of the database (an import): see
+    /// [`writer::Durability::Bulk`].
+    pub(crate) async fn write_bulk<T, F>(&self, work: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        self.inner.writer.submit(work, writer::Durability::Bulk, self.wait_timeout()).await
+    }
+
     /// [`SqliteStore::write`] for bookkeeping nobody was promised (leases, delivery marks):
     /// a batch of such jobs only is committed without waiting for the fsync (WAL,
     /// `synchronous = NORMAL`); the next synced commit makes it durable, in order.

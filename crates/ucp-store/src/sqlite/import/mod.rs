@@ -101,7 +101,7 @@ enum Batch {
 pub(super) async fn import_products(store: &SqliteStore, products: ProductStream) -> Result<ImportSummary, StoreError> {
     let (sender, receiver) = mpsc::sync_channel(QUEUE);
     let preparer = tokio::task::spawn_blocking(move || prepare(products, &sender));
-    let written = store.write(move |connection| write_all(connection, &receiver)).await;
+    let written = store.write_bulk(move |connection| write_all(connection, &receiver)).await;
     // The preparer ends once the stream does, or once its receiver is dropped: by the writer, or
     // with the job by a caller that stopped waiting for the writer to take it.
     let _ = preparer.await;

@@ -44,6 +44,13 @@ pub(super) enum Durability {
     /// in a later batch, so commits after it in time are after it on disk. The idempotency
     /// claim is one: without it the call's own write waited for the claim's fsync.
     Early,
+    /// Synced, for a job that rewrites much of the database in one savepoint (an import): its
+    /// batch keeps its savepoints' sub-journal in a temporary file, not in memory. The
+    /// sub-journal holds the old copy of every page a savepoint changes that existed before
+    /// it, so a re-import of a catalog otherwise held the whole catalog's old pages in memory
+    /// (455 MB for 100,000 products, 3.3 GB for a million). SQLite keeps the first 64 KiB in
+    /// memory either way; other batches keep it all there, as before (a job's few pages).
+    Bulk,
 }
 
 /// What a job leaves for after the commit: answers its caller with its own result, or the
@@ -254,7 +261,16 @@ fn run(mut connection: Connection, jobs: &mpsc::Receiver<Queued>, max_batch: usi
                 Err(error) => tracing::warn!(%error, "could not relax synchronous; committing synced"),
             }
         }
+        let bulk = batch.iter().any(|queued| queued.durability == Durability::Bulk);
+        // Outside a transaction, where SQLite takes it (the write transaction's sub-journal
+        // is placed when it begins).
+        if bulk && let Err(error) = connection.execute_batch("PRAGMA temp_store = FILE") {
+            tracing::warn!(%error, "could not move the sub-journal to a file; the import holds it in memory");
+        }
         commit_batch(&mut connection, batch);
+        if bulk && let Err(error) = connection.execute_batch("PRAGMA temp_store = MEMORY") {
+            tracing::warn!(%error, "could not restore temp_store = MEMORY after an import");
+        }
     }
 }
 

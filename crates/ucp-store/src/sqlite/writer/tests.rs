@@ -252,3 +252,17 @@ async fn a_commit_refused_before_writing_stored_nothing() {
     assert_eq!(writer.submit(insert(6), Durability::Synced, WAIT).await.unwrap(), 6);
     assert_eq!(stored(&path), vec![6], "the refused batch was rolled back");
 }
+
+// A bulk job's batch keeps its sub-journal in a file (temp_store = FILE, set before the batch
+// begins, when SQLite takes it); the batches after it keep theirs in memory again.
+#[tokio::test]
+async fn a_bulk_batch_journals_to_a_file_and_the_next_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let (writer, _) = writer(&dir);
+    let temp_store = |connection: &mut Connection| -> Result<i64, StoreError> {
+        connection.query_row("PRAGMA temp_store", [], |row| row.get(0)).map_err(super::super::backend)
+    };
+    assert_eq!(writer.submit(temp_store, Durability::Bulk, WAIT).await.unwrap(), 1, "FILE");
+    assert_eq!(writer.submit(temp_store, Durability::Synced, WAIT).await.unwrap(), 2, "MEMORY");
+    assert_eq!(writer.submit(insert(1), Durability::Bulk, WAIT).await.unwrap(), 1);
+}
