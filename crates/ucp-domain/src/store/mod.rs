@@ -389,6 +389,16 @@ pub trait CommerceStore: Send + Sync + std::fmt::Debug {
     /// otherwise.
     async fn begin_refund(&self, intent: &RefundIntent, seen_since: i64) -> Result<RefundBegun, StoreError>;
 
+    /// The refund of the same request recorded later by the sweeper and started at or after
+    /// `seen_since`, marked seen as `begin_refund` does: for a repeat the order now refuses (a
+    /// cancel of the order that cancel canceled), which is that request all the same.
+    async fn claim_recorded_later(
+        &self,
+        order_id: &str,
+        action: &crate::order::changes::OrderAction,
+        seen_since: i64,
+    ) -> Result<Option<RefundIntent>, StoreError>;
+
     /// Whether the refund `key` is pending (read before it is asked for again).
     async fn refund_pending(&self, key: &str) -> Result<bool, StoreError>;
 

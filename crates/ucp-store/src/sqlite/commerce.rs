@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use async_trait::async_trait;
 use rusqlite::{OptionalExtension, params};
 use ucp_domain::checkout::{Session, SessionKind, Status};
+use ucp_domain::order::changes::OrderAction;
 use ucp_domain::store::{
     CartCheckout, CommerceStore, MAX_PENDING_REFUNDS, OrderChange, OrderFilter, OrderQuery, PlaceOrder,
     PlaceOrderError, RefundBegun, RefundCursor, RefundEnd, RefundIntent, RefundList, RefundState, SchemaStatus,
@@ -411,6 +412,17 @@ impl CommerceStore for SqliteStore {
     async fn begin_refund(&self, intent: &RefundIntent, seen_since: i64) -> Result<RefundBegun, StoreError> {
         let intent = intent.clone();
         self.write(move |connection| super::refunds::begin(connection, &intent, seen_since)).await
+    }
+
+    async fn claim_recorded_later(
+        &self,
+        order_id: &str,
+        action: &OrderAction,
+        seen_since: i64,
+    ) -> Result<Option<RefundIntent>, StoreError> {
+        let (order_id, action) = (order_id.to_owned(), action.clone());
+        self.write(move |connection| super::refunds::claim_recorded_later(connection, &order_id, &action, seen_since))
+            .await
     }
 
     async fn refund_pending(&self, key: &str) -> Result<bool, StoreError> {
