@@ -248,31 +248,6 @@ impl Commerce {
         self.record_change(stored, applied, settles, action.name()).await
     }
 
-    /// The answer to a request the order refuses: that refusal, unless the request is the
-    /// repeat of one answered "pending" whose refund the sweeper recorded since (a cancel,
-    /// say, of the order it canceled): the order as it is then, as for a refund's repeat.
-    async fn refused(
-        &self,
-        stored: StoredOrder,
-        action: &OrderAction,
-        refusal: ChangeError,
-    ) -> Result<Attempt<OrderOutcome>, Error> {
-        if action.moves_money() {
-            let seen_since = self.now().saturating_sub(super::refunds::REFUND_PATIENCE_SECS);
-            if let Some(recorded) = self.ports.store.claim_recorded_later(&stored.id, action, seen_since).await? {
-                if holds_record(&stored, &recorded.key) {
-                    return Ok(changed(stored));
-                }
-                // Read before the sweeper's record: the order as it is now holds it.
-                return Ok(match self.ports.store.order(&stored.id).await? {
-                    Some(now) => changed(now),
-                    None => Attempt::Done(OrderOutcome::NotFound),
-                });
-            }
-        }
-        Ok(Attempt::Done(OrderOutcome::Refused(refusal)))
-    }
-
     /// Writes `applied` as the next version of `stored`, ending the pending refund it
     /// `settles` in the same transaction.
     pub(super) async fn record_change(

@@ -151,6 +151,31 @@ impl Commerce {
         Ok(pending.iter().filter(|intent| intent.key != key).map(|intent| intent.amount).sum())
     }
 
+    /// The answer to a request the order refuses: that refusal, unless the request is the
+    /// repeat of one answered "pending" whose refund the sweeper recorded since (a cancel,
+    /// say, of the order it canceled): the order as it is then, as for a refund's repeat.
+    pub(super) async fn refused(
+        &self,
+        stored: StoredOrder,
+        action: &OrderAction,
+        refusal: ChangeError,
+    ) -> Result<Attempt<OrderOutcome>, Error> {
+        if action.moves_money() {
+            let seen_since = self.now().saturating_sub(REFUND_PATIENCE_SECS);
+            if let Some(recorded) = self.ports.store.claim_recorded_later(&stored.id, action, seen_since).await? {
+                if holds_record(&stored, &recorded.key) {
+                    return Ok(changed(stored));
+                }
+                // Read before the sweeper's record: the order as it is now holds it.
+                return Ok(match self.ports.store.order(&stored.id).await? {
+                    Some(now) => changed(now),
+                    None => Attempt::Done(OrderOutcome::NotFound),
+                });
+            }
+        }
+        Ok(Attempt::Done(OrderOutcome::Refused(refusal)))
+    }
+
     /// Stores `intent` as pending before its processor is asked (see [`Begun`]).
     async fn begin_refund(&self, stored: &StoredOrder, intent: &RefundIntent) -> Result<Begun, Error> {
         if let Err(refusal) = self.handler_of(stored) {
