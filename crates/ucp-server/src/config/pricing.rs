@@ -143,12 +143,14 @@ enum KindName {
     FreeShipping,
 }
 
-/// A value written as a string or a bare number (`value = "10"` or `value = 10`).
+/// A value written as a string or a bare number (`value = "10"`, `value = 10`, `value = 12.5`).
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(untagged)]
 enum Scalar {
     Text(String),
     Whole(i64),
+    /// Read back through its shortest decimal (12.5 is "12.5"), as a tax rate's number is.
+    Decimal(f64),
 }
 
 impl Scalar {
@@ -156,6 +158,7 @@ impl Scalar {
         match self {
             Scalar::Text(text) => text.trim().to_owned(),
             Scalar::Whole(number) => number.to_string(),
+            Scalar::Decimal(number) => number.to_string(),
         }
     }
 }
@@ -168,10 +171,10 @@ impl TryFrom<DiscountFile> for DiscountSettings {
         let value = file.value.as_ref().map(Scalar::text);
         let kind = match (file.kind, value) {
             (KindName::Percentage, Some(value)) => {
-                let percent = value.parse::<Percent>().map_err(named)?;
-                if !percent.in_basis_points() {
-                    return Err(named(format!("value {value:?}: a discount's percentage has at most two decimals")));
-                }
+                let percent = value.parse::<Percent>().ok().filter(|percent| percent.in_basis_points());
+                let Some(percent) = percent else {
+                    return Err(named(format!("value {value:?} is not a percentage (0 to 100, at most two decimals)")));
+                };
                 DiscountKind::Percentage(percent.basis_points())
             }
             (KindName::FixedAmount, Some(value)) => match value.parse::<i64>() {

@@ -138,6 +138,13 @@ fn a_tax_rate_may_have_four_decimals() {
     assert_eq!(rules.taxes[0].on(1_000), 89);
 }
 
+// A discount's value may be a bare number, whole or not, as a tax rate's may.
+#[test]
+fn a_discount_value_may_be_a_bare_number() {
+    let settings = load_toml("[[discounts]]\ntitle = \"Spring\"\nkind = \"percentage\"\nvalue = 12.5\n").unwrap();
+    assert_eq!(settings.discounts[0].kind, ucp_domain::checkout::DiscountKind::Percentage(1250));
+}
+
 #[test]
 fn invalid_typed_values_fail_at_load_naming_the_key() {
     for (text, expected) in [
@@ -148,6 +155,9 @@ fn invalid_typed_values_fail_at_load_naming_the_key() {
         ("[catalog]\nexchange_rates = { EUR = \"0\" }\n", "exchange_rates"),
         ("[catalog]\nexchange_rates = { EURO = \"0.9\" }\n", "EURO"),
         ("[[discounts]]\ntitle = \"Half\"\nkind = \"percentage\"\nvalue = \"150\"\n", "Half"),
+        // A discount's own words (two decimals), not a tax rate's (four).
+        ("[[discounts]]\ntitle = \"Most\"\nkind = \"percentage\"\nvalue = \"101\"\n", "0 to 100, at most two decimals"),
+        ("[[discounts]]\ntitle = \"Bare\"\nkind = \"fixed_amount\"\nvalue = 10.5\n", "positive amount in minor units"),
         ("[[discounts]]\ntitle = \"Odd\"\nkind = \"bogof\"\n", "bogof"),
         ("[[discounts]]\ntitle = \"None\"\nkind = \"fixed_amount\"\n", "needs a value"),
         ("[[discounts]]\ntitle = \"Later\"\nkind = \"free_shipping\"\nexpires_at = \"soon\"\n", "expires_at"),
