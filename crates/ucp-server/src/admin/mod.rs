@@ -91,3 +91,14 @@ pub(crate) fn client_of(state: &AppState, request: &Request) -> String {
 pub fn error(status: StatusCode, code: &str, message: &str) -> Response {
     (status, axum::Json(serde_json::json!({ "code": code, "message": message }))).into_response()
 }
+
+/// The 400 for a list's query string that does not parse: serde's words, which name the
+/// parameter and what was wrong ("limit: invalid digit…"), cut to 200 characters (they may
+/// quote a name sent of any length), then the list's `parameters`.
+pub(crate) fn bad_query(rejection: &axum::extract::rejection::QueryRejection, parameters: &str) -> Response {
+    let detail = rejection.body_text();
+    let detail = detail.strip_prefix("Failed to deserialize query string: ").unwrap_or(&detail);
+    let detail: String = detail.chars().take(200).collect();
+    let message = format!("{detail} (query parameters: {parameters}; limit is a whole number from 1)");
+    error(StatusCode::BAD_REQUEST, "invalid_input", &message)
+}

@@ -108,15 +108,7 @@ async fn list(
 ) -> Response {
     let query = match query {
         Ok(Query(query)) => query,
-        Err(rejection) => {
-            // serde's words name the parameter and what was wrong ("limit: invalid digit…").
-            let detail = rejection.body_text();
-            let detail = detail.strip_prefix("Failed to deserialize query string: ").unwrap_or(&detail);
-            // It may quote what was sent: a name of any length.
-            let detail: String = detail.chars().take(200).collect();
-            let message = format!("{detail} (query parameters: status, limit, before; limit is a whole number from 1)");
-            return error(StatusCode::BAD_REQUEST, "invalid_input", &message);
-        }
+        Err(rejection) => return super::bad_query(&rejection, "status, limit, before"),
     };
     let status = match query.status.as_deref().map(OrderStatus::parse) {
         None => None,

@@ -69,15 +69,7 @@ async fn list(
 ) -> Response {
     let query = match query {
         Ok(Query(query)) => query,
-        Err(rejection) => {
-            // serde's words name the parameter and what was wrong ("limit: invalid digit…").
-            let detail = rejection.body_text();
-            let detail = detail.strip_prefix("Failed to deserialize query string: ").unwrap_or(&detail);
-            // It may quote what was sent: a name of any length.
-            let detail: String = detail.chars().take(200).collect();
-            let message = format!("{detail} (query parameters: state, limit, before; limit is a whole number from 1)");
-            return error(StatusCode::BAD_REQUEST, "invalid_input", &message);
-        }
+        Err(rejection) => return super::bad_query(&rejection, "state, limit, before"),
     };
     let wanted = match query.state.as_deref().map(RefundState::parse) {
         None => None,
