@@ -144,16 +144,26 @@ impl Commerce {
     /// Applies one merchant operation: validated against the order as stored, money going
     /// back refunded through the order's payment handler (our key: the adjustment's id, which
     /// [`record_id`] derives from the order's version and the request), then the records
-    /// appended and the order re-derived in one transaction with its webhook. A refund is kept
+    /// appended and the order re-derived in one transaction with its webhook, all under the
+    /// store's hold on the order (`CommerceStore::hold_order`). A refund is kept
     /// as pending before the processor is asked and ends in that transaction
     /// (`commerce::refunds`): made once and recorded once, whatever fails between.
     pub async fn change_order(&self, id: &str, action: &OrderAction) -> Result<OrderOutcome, Error> {
+        // The version the request found, read before waiting for the hold: its record ids
+        // derive from it, so the same request sent twice at once is one change, whichever
+        // holds the order first (the second finds the first's records).
+        let Some(seen) = self.ports.store.order(id).await?.map(|stored| stored.version) else {
+            return Ok(OrderOutcome::NotFound);
+        };
+        // One change of this order at a time (the sweeper's settling and a record by hand
+        // included): what a change refunds is worked out on the version its record lands on.
+        let _hold = self.ports.store.hold_order(id).await?;
         let occurred_at = crate::time::rfc3339(self.now());
         // The same ids on every attempt: the processor's idempotency key is one of them.
         let ids = Mutex::new(Vec::new());
         let refunded = Mutex::new(None);
         let settling = Mutex::new(None);
-        let state = Attempts { ids: &ids, refunded: &refunded, settling: &settling, occurred_at: &occurred_at };
+        let state = Attempts { seen, ids: &ids, refunded: &refunded, settling: &settling, occurred_at: &occurred_at };
         let outcome = self.retrying(|| self.change_once(id, action, state)).await;
         if outcome.is_err()
             && let Some((amount, key)) = refunded.lock().ok().and_then(|done| done.clone())
@@ -199,7 +209,11 @@ impl Commerce {
         let paid = stored.payment.as_ref().map(|payment| payment.amount);
         let applied = {
             let mut issued = state.ids.lock().map_err(|_| Error::Internal("poisoned id list".into()))?;
-            if issued.first().is_some_and(|first| holds_record(&stored, first)) {
+            let first = match issued.first() {
+                Some(first) => vec![first.clone()],
+                None => ["evt", "adj"].map(|prefix| record_id(prefix, &stored.id, state.seen, action, 0)).to_vec(),
+            };
+            if first.iter().any(|first| holds_record(&stored, first)) {
                 // A twin of this change (the same request against the same order version) was
                 // recorded first, and the processor took its refund under the same key: one.
                 return Ok(changed(stored));
@@ -208,7 +222,7 @@ impl Commerce {
             let mut ids = |kind: &str| {
                 if next == issued.len() {
                     let prefix = if changes::is_event(kind) { "evt" } else { "adj" };
-                    issued.push(record_id(prefix, &stored.id, stored.version, action, next));
+                    issued.push(record_id(prefix, &stored.id, state.seen, action, next));
                 }
                 next += 1;
                 issued[next - 1].clone()
@@ -233,7 +247,7 @@ impl Commerce {
             let intent = RefundIntent {
                 key,
                 order_id: stored.id.clone(),
-                version: stored.version,
+                version: state.seen,
                 action: action.clone(),
                 amount,
                 created_at: self.now(),
@@ -299,14 +313,14 @@ fn restocked(order: &Order, records: &[changes::OrderRecord]) -> Vec<(String, i6
     units.into_iter().filter(|(_, units)| *units > 0).map(|(variant, units)| (variant.to_owned(), units)).collect()
 }
 
-/// A record's id for `action` on `stored` as it is now: `{prefix}_` and 20 hex digits of
-/// SHA-256 over the order's id and version, the action and the record's place in it. The
-/// same request against the same order version gets the same ids, and so the same
-/// processor key for its refund: repeated after a failure that recorded nothing (the store
-/// down after the processor refunded), it refunds once; run twice at once, the twin that
-/// loses the race finds its record already there ([`holds_record`]) (unless the processor
-/// refused a key still in flight: that twin fails, 503). A change that was recorded moves the
-/// version, so a later identical request is a change of its own. The action is hashed as its
+/// A record's id for `action` on order `order_id` at `version`, the version the request found:
+/// `{prefix}_` and 20 hex digits of SHA-256 over the order's id and that version, the action
+/// and the record's place in it. The same request against the same order version gets the
+/// same ids, and so the same processor key for its refund: repeated after a failure that
+/// recorded nothing (the store down after the processor refunded), it refunds once; run twice
+/// at once, the twin that holds the order second finds its record already there
+/// ([`holds_record`]). A change that was recorded moves the version, so a later identical
+/// request is a change of its own. The action is hashed as its
 /// [`OrderAction::identity`], which this crate writes out, so ids stay the same across builds
 /// (the test below pins one).
 pub(super) fn record_id(prefix: &str, order_id: &str, version: i64, action: &OrderAction, index: usize) -> String {
@@ -337,6 +351,8 @@ pub(super) type Settling = Mutex<Option<String>>;
 /// What the attempts of one change share.
 #[derive(Clone, Copy)]
 struct Attempts<'a> {
+    /// The order's version the request found: its record ids derive from it.
+    seen: i64,
     ids: &'a Mutex<Vec<String>>,
     refunded: &'a Refunded,
     settling: &'a Settling,

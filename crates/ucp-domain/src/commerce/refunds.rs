@@ -352,6 +352,15 @@ impl Commerce {
         let stale = self.ports.store.stale_refunds(self.stuck_before(now), limit).await?;
         let mut settled = RefundsSettled::default();
         for intent in stale {
+            // Not beside a change of the order, which may be settling this very refund.
+            let _hold = match self.ports.store.hold_order(&intent.order_id).await {
+                Ok(hold) => hold,
+                Err(error) => {
+                    tracing::warn!(order = %intent.order_id, key = %intent.key, %error, "a pending refund's order is held by another change; trying again later");
+                    settled.unresolved += 1;
+                    continue;
+                }
+            };
             if now.saturating_sub(intent.created_at) > REFUND_PATIENCE_SECS {
                 if !self.ports.store.refund_pending(&intent.key).await? {
                     continue;

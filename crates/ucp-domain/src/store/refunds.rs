@@ -12,7 +12,8 @@ pub struct RefundIntent {
     /// Our processor key, which is also the id of the adjustment that records the refund.
     pub key: String,
     pub order_id: String,
-    /// The order's version when it was asked for: the change's record ids derive from it.
+    /// The order's version its request found (read before the request held the order): the
+    /// change's record ids derive from it.
     pub version: i64,
     /// The request, applied again to the order as it is when the refund is recorded.
     pub action: OrderAction,

@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use ucp_server::config::HttpProcessorSettings;
 
+use crate::checkout::{TOKEN_SUCCESS, pay, ready_checkout};
 use crate::helpers::TestApp;
 use crate::order_ops::{admin, app_with, get_order, place, total_of};
 
@@ -21,9 +22,11 @@ use crate::order_ops::{admin, app_with, get_order, place, total_of};
 /// 500 to refunds while `down` is set. While `lost` is set it makes the refund and answers 500
 /// (its answer lost); while `refusing` is set it answers 400. `asked` holds the key of every
 /// refund asked for. While `together` holds a barrier, each refund is answered only once that
-/// many have arrived (at most 5 s).
+/// many have arrived (at most 5 s); while `delay` is set, each refund made is answered that
+/// much later.
 #[derive(Clone, Default)]
 pub(crate) struct Processor {
+    pub(crate) delay: Arc<Mutex<Option<std::time::Duration>>>,
     pub(crate) refunds: Arc<Mutex<Vec<(String, Value)>>>,
     pub(crate) asked: Arc<Mutex<Vec<String>>>,
     pub(crate) down: Arc<Mutex<bool>>,
@@ -52,6 +55,10 @@ pub(crate) async fn start_processor() -> (Processor, String, tokio_util::sync::D
                 processor.refunds.lock().unwrap().push((key, body));
                 if *processor.lost.lock().unwrap() {
                     return axum::http::StatusCode::INTERNAL_SERVER_ERROR.into_response();
+                }
+                let delay = *processor.delay.lock().unwrap();
+                if let Some(delay) = delay {
+                    tokio::time::sleep(delay).await;
                 }
                 let together = processor.together.lock().unwrap().clone();
                 if let Some(together) = together {
@@ -184,16 +191,16 @@ async fn refunds_asked_at_once_never_ask_back_more_than_was_paid() {
 }
 
 // The same refund asked twice at once (a double click, a client retrying a slow call) against
-// the same order version is one refund: both ask the processor under the same key (the
-// adjustment's id, derived from the order's version and the request), and the one that loses
-// the race to record it finds it recorded and answers the order as it stands.
+// the same order version is one refund: the record ids derive from the version each request
+// found and the request, so the one that waits for the other's hold on the order finds the
+// refund recorded under its own ids and answers the order as it stands.
 #[tokio::test]
 async fn the_same_refund_asked_twice_at_once_is_made_and_recorded_once() {
     let (processor, url, _guard) = start_processor().await;
     let app = app_with(|settings| settings.payments.http = vec![acme(&url)]).await;
     let (id, _) = place(&app, "acme").await;
     let refund = format!("/orders/{id}/refund");
-    *processor.together.lock().unwrap() = Some(Arc::new(tokio::sync::Barrier::new(2)));
+    *processor.delay.lock().unwrap() = Some(std::time::Duration::from_secs(1));
     let body = json!({ "amount": 500, "reason": "Late delivery" });
     let (first, second) =
         tokio::join!(admin(&app, &refund, Some(body.clone())), admin(&app, &refund, Some(body.clone())));
@@ -205,14 +212,60 @@ async fn the_same_refund_asked_twice_at_once_is_made_and_recorded_once() {
     let adjustments = order["adjustments"].as_array().unwrap();
     assert_eq!(adjustments.len(), 1, "{order}");
     let refunds = processor.refunds.lock().unwrap().clone();
-    assert_eq!(refunds.len(), 2, "both reached the processor together");
-    assert!(refunds.iter().all(|(key, _)| key == adjustments[0]["id"].as_str().unwrap()), "one key: {refunds:?}");
+    assert_eq!(refunds.len(), 1, "asked once: {refunds:?}");
+    assert_eq!(refunds[0].0, adjustments[0]["id"].as_str().unwrap());
 
     // Asked again once recorded, it is a refund of its own.
-    *processor.together.lock().unwrap() = None;
+    *processor.delay.lock().unwrap() = None;
     let (status, details) = admin(&app, &refund, Some(body)).await;
     assert_eq!((status, &details["payment"]["refunded"]), (StatusCode::OK, &json!(1000)), "{details}");
-    assert_ne!(processor.refunds.lock().unwrap()[2].0, refunds[0].0);
+    assert_ne!(processor.refunds.lock().unwrap()[1].0, refunds[0].0);
+}
+
+// Two partial cancels of one order at once, one unit each of a line of two: each refunds what
+// it records. The one that holds the order second works out its refund on the order as the
+// first left it: the last unit, with the rest of the shipping (CA taxes only the goods).
+// Before the hold both refunded the first unit's share; the second, recorded as the last unit,
+// was abandoned with 409 `refund_abandoned` though the processor had made it.
+#[tokio::test]
+async fn partial_cancels_at_once_each_refund_what_they_record() {
+    let (processor, url, _guard) = start_processor().await;
+    let app = app_with(|settings| settings.payments.http = vec![acme(&url)]).await;
+    let created = app.tool("create_checkout", json!({ "checkout": ready_checkout("mug-1", 2) })).await;
+    let mut payment = pay(TOKEN_SUCCESS);
+    payment["payment"]["instruments"][0]["handler_id"] = json!("acme");
+    let arguments = json!({ "meta": app.keyed_meta(), "id": created["id"], "checkout": payment });
+    let completed = app.tool("complete_checkout", arguments).await;
+    let id = completed["order"]["id"].as_str().unwrap().to_owned();
+    let placed = get_order(&app, &id).await;
+    let paid = total_of(&placed);
+    assert_eq!(paid, 3000 + 599 + 218, "{placed}");
+    let mug = placed["line_items"][0]["id"].clone();
+
+    *processor.delay.lock().unwrap() = Some(std::time::Duration::from_secs(1));
+    let cancel = format!("/orders/{id}/cancel");
+    let body = |reason: &str| Some(json!({ "line_items": [{ "id": mug, "quantity": 1 }], "reason": reason }));
+    let (first, second) =
+        tokio::join!(admin(&app, &cancel, body("Damaged in the warehouse")), admin(&app, &cancel, body("Buyer asked")));
+    for (status, details) in [&first, &second] {
+        assert_eq!(*status, StatusCode::OK, "{details}");
+    }
+    let order = get_order(&app, &id).await;
+    let adjustments = order["adjustments"].as_array().unwrap();
+    let mut given: Vec<i64> =
+        adjustments.iter().map(|adjustment| -adjustment["totals"][0]["amount"].as_i64().unwrap()).collect();
+    given.sort();
+    assert_eq!(given, [1500 + 109, 1500 + 599 + 109], "a unit with its tax; the last with the shipping: {order}");
+    assert_eq!(order["line_items"][0]["status"], "removed", "both units canceled: {order}");
+    let refunds = processor.refunds.lock().unwrap().clone();
+    let mut made: Vec<i64> = refunds.iter().map(|(_, body)| body["amount"].as_i64().unwrap()).collect();
+    made.sort();
+    assert_eq!(made, given, "the processor made what the order records");
+    for adjustment in adjustments {
+        assert!(refunds.iter().any(|(key, _)| adjustment["id"] == key.as_str()), "{adjustment} under its key");
+    }
+    let (_, abandoned) = admin(&app, "/refunds?state=abandoned", None).await;
+    assert_eq!(abandoned["refunds"], json!([]), "{abandoned}");
 }
 
 /// An admin API POST to `path` (under `/admin/api`) with the admin key and `key` as its

@@ -9,7 +9,7 @@ use rusqlite::{OptionalExtension, params};
 use ucp_domain::checkout::{Session, SessionKind, Status};
 use ucp_domain::order::changes::OrderAction;
 use ucp_domain::store::{
-    CartCheckout, CommerceStore, MAX_PENDING_REFUNDS, OrderChange, OrderFilter, OrderQuery, PlaceOrder,
+    CartCheckout, CommerceStore, MAX_PENDING_REFUNDS, OrderChange, OrderFilter, OrderHold, OrderQuery, PlaceOrder,
     PlaceOrderError, RefundBegun, RefundCursor, RefundEnd, RefundIntent, RefundList, RefundState, SchemaStatus,
     StoreError, StoredOrder, StoredRefund, StuckSummary,
 };
@@ -265,6 +265,10 @@ impl CommerceStore for SqliteStore {
             self.outbox_committed();
         }
         Ok(())
+    }
+
+    async fn hold_order(&self, id: &str) -> Result<OrderHold, StoreError> {
+        self.inner.holds.hold(id, super::holds::HOLD_WAIT).await
     }
 
     async fn orders(&self, query: &OrderQuery) -> Result<Vec<StoredOrder>, StoreError> {

@@ -8,6 +8,7 @@ mod carts;
 mod catalog;
 mod commerce;
 mod document;
+mod holds;
 mod idempotency;
 mod import;
 mod index_file;
@@ -88,6 +89,8 @@ struct Inner {
     /// Signalled after a commit that added a webhook event, so this process's dispatcher sends
     /// it at once instead of at its next poll (`WebhookOutbox::enqueued`).
     outbox_wake: tokio::sync::Notify,
+    /// The orders a merchant change holds now (`CommerceStore::hold_order`).
+    holds: holds::Holds,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -163,6 +166,7 @@ impl SqliteStore {
                 wait_ms: AtomicU64::new(DEFAULT_WAIT.as_millis() as u64),
                 writer: writer::Writer::start(writer, group_commit_max_jobs)?,
                 outbox_wake: tokio::sync::Notify::new(),
+                holds: holds::Holds::default(),
             }),
         })
     }
