@@ -6,7 +6,8 @@
 //! after the order changed, and the recovery sweeper settles it when nobody asks. Settling
 //! checks that the intent is still pending and that the request, applied to the order as it is
 //! now, still gives back that amount under that key, then asks the processor again under the
-//! key (it refunds at most once per key) and records it. An intent the order no longer
+//! key (it refunds at most once per key) and records it (a cancel whose share alone moved is
+//! recorded at the amount asked: see [`applied_again`]). An intent the order no longer
 //! justifies is abandoned before the processor is asked, with an error naming its key, and an
 //! abandoned key is not asked for again until the merchant dismisses it (`reconcile.rs`). (A settler that passed its checks just before another
 //! abandoned the intent still asks, once; its record then races the change that made the order
@@ -427,9 +428,14 @@ impl Commerce {
 /// `intent`'s request applied to `stored` as it is now, with the record ids it had when asked
 /// for, so its adjustment carries the refund's key; refused where the order moved on so that
 /// the request no longer gives back that amount under that key (another change took the lines
-/// it cancels, say): a refund the order does not justify is never made. `pending`: what the
-/// other refunds pending on the order ask back, counted as when the request was worked out;
-/// `rates`: the merchant's tax rates, as `changes::apply` reads them.
+/// it cancels, or refunded what it would give back): a refund the order does not justify is
+/// never made. A cancel whose share alone moved (a cancel of the same line recorded before it
+/// left it the last unit, which carries the rest of the shipping and tax; a tax rate changed)
+/// is recorded at the amount it was asked at, which the processor made or is asked for under
+/// its key: its units are canceled and the money matches the books; what it leaves is refunded
+/// by a `refund` of its own (logged). `pending`: what the other refunds pending on the order
+/// ask back, counted as when the request was worked out; `rates`: the merchant's tax rates,
+/// as `changes::apply` reads them.
 pub(super) fn applied_again(
     stored: &StoredOrder,
     intent: &RefundIntent,
@@ -438,22 +444,42 @@ pub(super) fn applied_again(
     occurred_at: &str,
 ) -> Result<Applied, ChangeError> {
     let paid = stored.payment.as_ref().map(|payment| payment.amount);
-    let mut index = 0;
-    let mut ids = |kind: &str| {
-        let prefix = if changes::is_event(kind) { "evt" } else { "adj" };
-        index += 1;
-        record_id(prefix, &stored.id, intent.version, &intent.action, index - 1)
+    let apply = |action: &OrderAction| {
+        let mut index = 0;
+        let mut ids = |kind: &str| {
+            let prefix = if changes::is_event(kind) { "evt" } else { "adj" };
+            index += 1;
+            record_id(prefix, &stored.id, intent.version, &intent.action, index - 1)
+        };
+        changes::apply(&stored.order, action, paid, pending, rates, Stamp { occurred_at, ids: &mut ids })
     };
-    let applied =
-        changes::apply(&stored.order, &intent.action, paid, pending, rates, Stamp { occurred_at, ids: &mut ids })?;
-    if applied.refund != Some(intent.amount)
-        || applied.records.last().map(changes::OrderRecord::id) != Some(intent.key.as_str())
-    {
-        let now = applied.refund.unwrap_or_default();
-        return Err(ChangeError::Invalid(format!(
-            "the order changed since: the request now gives back {now}, not the {} asked for",
-            intent.amount
-        )));
+    let settles = |applied: &Applied| {
+        applied.refund == Some(intent.amount)
+            && applied.records.last().map(changes::OrderRecord::id) == Some(intent.key.as_str())
+    };
+    let applied = apply(&intent.action)?;
+    if settles(&applied) {
+        return Ok(applied);
     }
-    Ok(applied)
+    let now = applied.refund.unwrap_or_default();
+    if let OrderAction::Cancel { lines, amount: None, description } = &intent.action {
+        let pinned =
+            OrderAction::Cancel { lines: lines.clone(), amount: Some(intent.amount), description: description.clone() };
+        if let Ok(applied) = apply(&pinned)
+            && settles(&applied)
+        {
+            tracing::warn!(
+                order = %stored.id,
+                key = %intent.key,
+                asked = intent.amount,
+                now,
+                "a cancel's share moved after its refund was asked for; recorded at the amount asked (a refund of its own gives back the difference, if any)"
+            );
+            return Ok(applied);
+        }
+    }
+    Err(ChangeError::Invalid(format!(
+        "the order changed since: the request now gives back {now}, not the {} asked for",
+        intent.amount
+    )))
 }

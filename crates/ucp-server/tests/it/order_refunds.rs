@@ -231,16 +231,7 @@ async fn the_same_refund_asked_twice_at_once_is_made_and_recorded_once() {
 async fn partial_cancels_at_once_each_refund_what_they_record() {
     let (processor, url, _guard) = start_processor().await;
     let app = app_with(|settings| settings.payments.http = vec![acme(&url)]).await;
-    let created = app.tool("create_checkout", json!({ "checkout": ready_checkout("mug-1", 2) })).await;
-    let mut payment = pay(TOKEN_SUCCESS);
-    payment["payment"]["instruments"][0]["handler_id"] = json!("acme");
-    let arguments = json!({ "meta": app.keyed_meta(), "id": created["id"], "checkout": payment });
-    let completed = app.tool("complete_checkout", arguments).await;
-    let id = completed["order"]["id"].as_str().unwrap().to_owned();
-    let placed = get_order(&app, &id).await;
-    let paid = total_of(&placed);
-    assert_eq!(paid, 3000 + 599 + 218, "{placed}");
-    let mug = placed["line_items"][0]["id"].clone();
+    let (id, mug) = two_mugs(&app).await;
 
     *processor.delay.lock().unwrap() = Some(std::time::Duration::from_secs(1));
     let cancel = format!("/orders/{id}/cancel");
@@ -266,6 +257,21 @@ async fn partial_cancels_at_once_each_refund_what_they_record() {
     }
     let (_, abandoned) = admin(&app, "/refunds?state=abandoned", None).await;
     assert_eq!(abandoned["refunds"], json!([]), "{abandoned}");
+}
+
+/// An order of 2 × mug-1 paid through acme, and its line's id: 3000, standard shipping 599
+/// (free only from 5000), CA tax 7.25 % of the goods (218). One unit canceled gives back 1609
+/// (1500 and half the tax); the last, 2208 (the shipping too).
+pub(crate) async fn two_mugs(app: &TestApp) -> (String, Value) {
+    let created = app.tool("create_checkout", json!({ "checkout": ready_checkout("mug-1", 2) })).await;
+    let mut payment = pay(TOKEN_SUCCESS);
+    payment["payment"]["instruments"][0]["handler_id"] = json!("acme");
+    let arguments = json!({ "meta": app.keyed_meta(), "id": created["id"], "checkout": payment });
+    let completed = app.tool("complete_checkout", arguments).await;
+    let id = completed["order"]["id"].as_str().unwrap().to_owned();
+    let placed = get_order(app, &id).await;
+    assert_eq!(total_of(&placed), 3000 + 599 + 218, "{placed}");
+    (id, placed["line_items"][0]["id"].clone())
 }
 
 /// An admin API POST to `path` (under `/admin/api`) with the admin key and `key` as its

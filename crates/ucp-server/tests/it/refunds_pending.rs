@@ -412,3 +412,48 @@ async fn a_cancel_made_beside_a_pending_refund_is_recorded_when_repeated() {
     let keys: Vec<String> = processor.refunds.lock().unwrap().iter().map(|(key, _)| key.clone()).collect();
     assert_eq!(keys, vec![made[0].0.clone(), made[0].0.clone()], "asked again under its key: one refund");
 }
+
+// A cancel whose processor answer was lost stays pending; meanwhile another cancel of the same
+// line is recorded, which leaves the pending one the last unit, now worth the rest of the
+// shipping too (2208, not the 1609 it was asked at). Repeated, it is recorded at the 1609 the
+// processor made under its key, its unit canceled: no longer abandoned with the money out and
+// the unit neither canceled nor restocked. The 599 it leaves is a refund of its own.
+#[tokio::test]
+async fn a_pending_cancel_whose_share_moved_is_recorded_at_the_amount_made() {
+    let (processor, url, _guard) = start_processor().await;
+    let app = shop(&url).await;
+    let (id, mug) = crate::order_refunds::two_mugs(&app).await;
+    let cancel = format!("/orders/{id}/cancel");
+    let body = |reason: &str| Some(json!({ "line_items": [{ "id": mug, "quantity": 1 }], "reason": reason }));
+
+    *processor.lost.lock().unwrap() = true;
+    let (status, answer) = admin(&app, &cancel, body("Damaged")).await;
+    assert_eq!((status, answer["code"].as_str()), (StatusCode::SERVICE_UNAVAILABLE, Some("refund_pending")));
+    *processor.lost.lock().unwrap() = false;
+    let (status, details) = admin(&app, &cancel, body("Buyer asked")).await;
+    assert_eq!((status, &details["payment"]["refunded"]), (StatusCode::OK, &json!(1609)), "{details}");
+
+    let (status, details) = admin(&app, &cancel, body("Damaged")).await;
+    assert_eq!(status, StatusCode::OK, "{details}");
+    assert_eq!(details["status"], "canceled", "{details}");
+    assert_eq!(details["payment"]["refunded"], 1609 * 2, "{details}");
+    let made: Vec<(String, i64)> = processor
+        .refunds
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(key, body)| (key.clone(), body["amount"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(made.len(), 3, "{made:?}");
+    assert_eq!(made[2], made[0], "the pending one asked again under its key");
+    let adjustments = get_order(&app, &id).await["adjustments"].as_array().cloned().unwrap();
+    assert_eq!(adjustments.len(), 2, "{adjustments:?}");
+    assert_eq!(adjustments[1]["id"], made[0].0.as_str());
+    assert_eq!(adjustments[1]["totals"][0]["amount"], -1609);
+    assert_eq!(adjustments[1]["line_items"], json!([{ "id": mug, "quantity": -1 }]));
+    let (_, abandoned) = admin(&app, "/refunds?state=abandoned", None).await;
+    assert_eq!(abandoned["refunds"], json!([]), "{abandoned}");
+
+    let (status, details) = admin(&app, &format!("/orders/{id}/refund"), Some(json!({ "amount": 599 }))).await;
+    assert_eq!((status, &details["payment"]["refunded"]), (StatusCode::OK, &json!(3817)), "{details}");
+}
