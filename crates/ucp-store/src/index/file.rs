@@ -255,8 +255,9 @@ pub(super) const MAGIC: [u8; 8] = *b"ucpdidx\n";
 /// The layout, tokenization and scoring a file holds: bump it when any of them changes, so
 /// that an older file is refused (and the index rebuilt) rather than misread.
 /// 2: words without their accents (`folded`); 3: only the Latin, Greek and Cyrillic diacritics
-/// dropped, and composed again.
-pub(super) const FORMAT: u32 = 3;
+/// dropped, and composed again; 4: letters that do not decompose written plainly (`ß` as `ss`,
+/// `ø` as `o`: `plain`).
+pub(super) const FORMAT: u32 = 4;
 /// The array lengths in the header.
 pub(super) const COUNTS: usize = 12;
 /// Magic, format, a reserved word, the counts, the header's checksum.

@@ -296,13 +296,41 @@ fn is_accent(ch: char) -> bool {
 
 /// A word as the index keeps it, before stemming: lower-cased and, when it is not ASCII,
 /// without accents (decomposed, the diacritics dropped, composed again), so `Café`, `cafe`,
-/// `CAFÉ` and a decomposed `Cafe\u{301}` are one term. Letters that do not decompose (`ø`,
-/// `ß`, `ł`) stay as they are.
+/// `CAFÉ` and a decomposed `Cafe\u{301}` are one term; then the Latin letters that do not
+/// decompose written as a plain keyboard writes them ([`plain`]), so `Łódź`, `Ørsted` and
+/// `Straße` match `lodz`, `orsted` and `strasse`.
 fn folded(word: &str) -> String {
     if word.is_ascii() {
         return word.to_ascii_lowercase();
     }
-    word.to_lowercase().nfd().filter(|ch| !is_accent(*ch)).nfc().collect()
+    let mut folded = String::with_capacity(word.len());
+    for ch in word.to_lowercase().nfd().filter(|ch| !is_accent(*ch)).nfc() {
+        match plain(ch) {
+            Some(letters) => folded.push_str(letters),
+            None => folded.push(ch),
+        }
+    }
+    folded
+}
+
+/// The ASCII letters a lower-case Latin letter with a stroke, a ligature or a letter of its
+/// own (which Unicode does not decompose) is written as without its keyboard: the
+/// transliterations search engines' ASCII folding uses.
+fn plain(ch: char) -> Option<&'static str> {
+    Some(match ch {
+        'ß' => "ss",
+        'æ' => "ae",
+        'œ' => "oe",
+        'ø' => "o",
+        'ł' | 'ŀ' => "l",
+        'đ' | 'ð' => "d",
+        'þ' => "th",
+        'ı' => "i",
+        'ħ' => "h",
+        'ŧ' => "t",
+        'ƒ' => "f",
+        _ => return None,
+    })
 }
 
 /// Folded, stemmed words of `text`.
