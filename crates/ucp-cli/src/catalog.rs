@@ -84,7 +84,7 @@ pub(crate) fn demo_catalog(args: DemoArgs) -> anyhow::Result<std::process::ExitC
         written
     };
     bar.finish_and_clear();
-    eprintln!("wrote {written} products to {}", args.output.display());
+    note!("wrote {written} products to {}", args.output.display());
     Ok(std::process::ExitCode::SUCCESS)
 }
 
@@ -259,9 +259,9 @@ fn currency_hint(currency: &str, foreign: &[(String, u64)]) -> Option<String> {
 /// product), printed; `None` if neither applies.
 fn refusal(feed: &str, strict: bool, built: &import::BuiltFeed) -> Option<std::process::ExitCode> {
     if strict && built.skipped() > 0 {
-        eprintln!("import failed: {} rows skipped and --strict is set; the catalog was not changed", built.skipped());
+        note!("import failed: {} rows skipped and --strict is set; the catalog was not changed", built.skipped());
     } else if built.products() == 0 {
-        eprintln!("import failed: {feed} holds no valid product; the catalog was not changed");
+        note!("import failed: {feed} holds no valid product; the catalog was not changed");
     } else {
         return None;
     }

@@ -12,6 +12,15 @@ macro_rules! out {
     }};
 }
 
+/// A line on standard error, which may be gone (`2>&-`, a closed pipe): then the line is lost,
+/// rather than `eprintln!`'s panic ending the command halfway.
+macro_rules! note {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
 /// A write to standard output that failed: only this, and not any other broken pipe (a
 /// processor's, a socket's), ends a command quietly.
 #[derive(Debug)]
@@ -19,7 +28,8 @@ struct StdoutFailed(std::io::Error);
 
 impl std::fmt::Display for StdoutFailed {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(formatter, "writing to standard output: {}", self.0)
+        // The OS error is the source, which `{:#}` prints after this.
+        formatter.write_str("writing to standard output")
     }
 }
 
@@ -185,7 +195,7 @@ fn main() -> std::process::ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().max_blocking_threads(8).build() {
         Ok(runtime) => runtime,
         Err(error) => {
-            eprintln!("ucpd: cannot start the async runtime: {error}");
+            note!("ucpd: cannot start the async runtime: {error}");
             return std::process::ExitCode::FAILURE;
         }
     };
@@ -206,7 +216,7 @@ fn main() -> std::process::ExitCode {
         // The reader of our output went away (`| head`): what it wanted, it has.
         Err(error) if is_broken_pipe(&error) => std::process::ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("ucpd: {error:#}");
+            note!("ucpd: {error:#}");
             std::process::ExitCode::FAILURE
         }
     }
@@ -304,7 +314,7 @@ fn hash_key(key: Option<String>, generate: bool) -> anyhow::Result<std::process:
         anyhow::bail!("the key is empty");
     }
     if key.chars().count() < SHORT_KEY_CHARS {
-        eprintln!(
+        note!(
             "warning: a key of under {SHORT_KEY_CHARS} characters can be guessed; `ucpd platforms hash-key --generate` makes a random one"
         );
     }
@@ -353,7 +363,7 @@ fn keys(command: KeysCommand) -> anyhow::Result<std::process::ExitCode> {
         KeysCommand::Generate(_) => match KeyRing::generate(data_dir).with_context(context)? {
             Ok(kid) => out!("generated signing key {kid} in {}", data_dir.display()),
             Err(kid) => {
-                eprintln!("a signing key exists already ({kid}); use `ucpd keys rotate` to replace it");
+                note!("a signing key exists already ({kid}); use `ucpd keys rotate` to replace it");
                 return Ok(std::process::ExitCode::FAILURE);
             }
         },

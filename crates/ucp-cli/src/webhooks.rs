@@ -117,7 +117,7 @@ pub(crate) async fn run(command: WebhooksCommand) -> anyhow::Result<std::process
             let now = time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000;
             let retried = open(&store)?.retry_events(&selector, i64::try_from(now).unwrap_or(i64::MAX)).await?;
             if retried == Retried::default() {
-                eprintln!("{}", if dead { "no dead-lettered webhook event" } else { "no such webhook event" });
+                note!("{}", if dead { "no dead-lettered webhook event" } else { "no such webhook event" });
                 return Ok(std::process::ExitCode::FAILURE);
             }
             // Superseded: sending it would take the platform's view of its order back.

@@ -226,3 +226,30 @@ fn a_closed_output_pipe_ends_a_command_quietly() {
         assert!(output.status.success(), "{args:?}: {stderr}");
     }
 }
+
+// Standard output that cannot be written (a full disk: /dev/full) fails the command with the
+// OS error said once; standard error that is gone (`2>&-`, a closed pipe) loses the notes
+// but does not panic the command halfway.
+#[test]
+fn a_full_output_fails_once_and_a_closed_error_stream_is_not_a_panic() {
+    if let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") {
+        let output = ucpd().args(["routes"]).stdout(full).stderr(Stdio::piped()).output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{stderr}");
+        assert_eq!(stderr.matches("No space left on device").count(), 1, "{stderr}");
+        assert!(stderr.starts_with("ucpd: writing to standard output: "), "{stderr}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let feed = dir.path().join("feed.jsonl");
+    let mut child = ucpd()
+        .args(["demo-catalog", "--products", "5", "-o"])
+        .arg(&feed)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take());
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    assert!(std::fs::metadata(&feed).unwrap().len() > 0);
+}
