@@ -15,6 +15,13 @@ use super::{Commerce, Error};
 /// At most this many orders in one list.
 pub const MAX_ORDER_PAGE: usize = 100;
 
+/// How long a merchant change waits for another change of the same order to be recorded
+/// (`CommerceStore::hold_order`), then answers 503 "retry shortly": longer than one change
+/// takes with the default processor's timeouts and retries (5 s × 3 tries), short enough for
+/// an admin request not to hang. A slower processor makes a change queued behind it answer 503
+/// sooner; nothing is recorded by it, and it is safe to repeat.
+pub(super) const CHANGE_HOLD_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// An order as the merchant sees it: the stored order with its derived status and money.
 #[derive(Debug, Clone)]
 pub struct MerchantOrder {
@@ -152,25 +159,30 @@ impl Commerce {
         // The version the request found, read before waiting for the hold: its record ids
         // derive from it, so the same request sent twice at once is one change, whichever
         // holds the order first (the second finds the first's records).
-        let Some(seen) = self.ports.store.order(id).await?.map(|stored| stored.version) else {
+        let Some(found) = self.ports.store.order(id).await? else {
             return Ok(OrderOutcome::NotFound);
         };
+        let seen = found.version;
+        // This request's refund pending from an earlier try (its answer lost), as found before
+        // waiting: should a twin sent at once settle it first, this call answers that record
+        // rather than refunding anew at the version the twin left.
+        let settling = Mutex::new(self.pending_twin(&found, action).await?.0.map(|twin| twin.key));
         // One change of this order at a time (the sweeper's settling and a record by hand
         // included): what a change refunds is worked out on the version its record lands on.
-        let _hold = self.ports.store.hold_order(id).await?;
+        let _hold = self.ports.store.hold_order(id, CHANGE_HOLD_WAIT).await?;
         let occurred_at = crate::time::rfc3339(self.now());
         // The same ids on every attempt: the processor's idempotency key is one of them.
         let ids = Mutex::new(Vec::new());
         let refunded = Mutex::new(None);
-        let settling = Mutex::new(None);
         let state = Attempts { seen, ids: &ids, refunded: &refunded, settling: &settling, occurred_at: &occurred_at };
         let outcome = self.retrying(|| self.change_once(id, action, state)).await;
         if outcome.is_err()
             && let Some((amount, key)) = refunded.lock().ok().and_then(|done| done.clone())
         {
             // Whatever failed after the processor refunded (the store, a reread, losing every
-            // race): the refund stays pending, and the same request again or the recovery
-            // sweeper records it under the same key.
+            // race, which the order's hold leaves to a store whose hold is weaker): the refund
+            // stays pending, and the same request again or the recovery sweeper records it under
+            // the same key.
             tracing::warn!(order = id, amount, key, "a refund went through and is not recorded yet; it stays pending");
             // Lost every race to record it: the merchant is told it is pending (a repeat is
             // the same refund), not that nothing happened.

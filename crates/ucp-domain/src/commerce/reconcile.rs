@@ -111,7 +111,7 @@ impl Commerce {
             let rule = "only an abandoned or dismissed refund is recorded";
             return Ok(OrderOutcome::Refused(not_abandoned(key, refund.state, rule)));
         }
-        let _hold = self.ports.store.hold_order(&intent.order_id).await?;
+        let _hold = self.ports.store.hold_order(&intent.order_id, super::orders::CHANGE_HOLD_WAIT).await?;
         let occurred_at = crate::time::rfc3339(self.now());
         let intent = &intent;
         let occurred_at = occurred_at.as_str();

@@ -9,9 +9,9 @@
 //! key (it refunds at most once per key) and records it (a cancel whose share alone moved is
 //! recorded at the amount asked: see [`applied_again`]). An intent the order no longer
 //! justifies is abandoned before the processor is asked, with an error naming its key, and an
-//! abandoned key is not asked for again until the merchant dismisses it (`reconcile.rs`). (A settler that passed its checks just before another
-//! abandoned the intent still asks, once; its record then races the change that made the order
-//! move on, and whichever way that goes an error names the key.) A processor's refusal ends
+//! abandoned key is not asked for again until the merchant dismisses it (`reconcile.rs`).
+//! Settling, like every change of an order, holds the order (`CommerceStore::hold_order`), so
+//! no two settlers of one refund ask at once. A processor's refusal ends
 //! the intent: nothing was refunded. One the sweeper recorded is the answer to the same request
 //! once more, within [`REFUND_PATIENCE_SECS`]: its caller was told "pending", not "done".
 
@@ -353,11 +353,12 @@ impl Commerce {
         let stale = self.ports.store.stale_refunds(self.stuck_before(now), limit).await?;
         let mut settled = RefundsSettled::default();
         for intent in stale {
-            // Not beside a change of the order, which may be settling this very refund.
-            let _hold = match self.ports.store.hold_order(&intent.order_id).await {
+            // Not beside a change of the order, which may be settling this very refund; and
+            // without waiting for one, which would hold up the sweep (charges in doubt too).
+            let _hold = match self.ports.store.hold_order(&intent.order_id, std::time::Duration::ZERO).await {
                 Ok(hold) => hold,
                 Err(error) => {
-                    tracing::warn!(order = %intent.order_id, key = %intent.key, %error, "a pending refund's order is held by another change; trying again later");
+                    tracing::info!(order = %intent.order_id, key = %intent.key, %error, "a pending refund's order is being changed; the next sweep settles it");
                     settled.unresolved += 1;
                     continue;
                 }
@@ -429,11 +430,11 @@ impl Commerce {
 /// for, so its adjustment carries the refund's key; refused where the order moved on so that
 /// the request no longer gives back that amount under that key (another change took the lines
 /// it cancels, or refunded what it would give back): a refund the order does not justify is
-/// never made. A cancel whose share alone moved (a cancel of the same line recorded before it
-/// left it the last unit, which carries the rest of the shipping and tax; a tax rate changed)
-/// is recorded at the amount it was asked at, which the processor made or is asked for under
-/// its key: its units are canceled and the money matches the books; what it leaves is refunded
-/// by a `refund` of its own (logged). `pending`: what the other refunds pending on the order
+/// never made. A cancel of named lines whose share alone grew (a cancel recorded before it left
+/// its units the order's last, which carry the rest of the shipping and tax) is recorded at
+/// the amount it was asked at, which the processor made or is asked for under its key: its
+/// units are canceled and the money matches the books; the rest stays paid, logged, for the
+/// merchant to refund. One whose share shrank (a lower tax rate) is abandoned. `pending`: what the other refunds pending on the order
 /// ask back, counted as when the request was worked out; `rates`: the merchant's tax rates,
 /// as `changes::apply` reads them.
 pub(super) fn applied_again(
@@ -462,9 +463,16 @@ pub(super) fn applied_again(
         return Ok(applied);
     }
     let now = applied.refund.unwrap_or_default();
-    if let OrderAction::Cancel { lines, amount: None, description } = &intent.action {
-        let pinned =
-            OrderAction::Cancel { lines: lines.clone(), amount: Some(intent.amount), description: description.clone() };
+    // Only a cancel of the lines it names, of no more than they give back now: a cancel of
+    // "what is left" may now name other units, and more than their share is not theirs.
+    if let OrderAction::Cancel { lines: Some(lines), amount: None, description } = &intent.action
+        && intent.amount <= now
+    {
+        let pinned = OrderAction::Cancel {
+            lines: Some(lines.clone()),
+            amount: Some(intent.amount),
+            description: description.clone(),
+        };
         if let Ok(applied) = apply(&pinned)
             && settles(&applied)
         {
@@ -473,7 +481,8 @@ pub(super) fn applied_again(
                 key = %intent.key,
                 asked = intent.amount,
                 now,
-                "a cancel's share moved after its refund was asked for; recorded at the amount asked (a refund of its own gives back the difference, if any)"
+                left = now - intent.amount,
+                "a cancel's share grew after its refund was asked for (its units became the order's last); recorded at the amount asked: the rest stays paid until the merchant refunds it"
             );
             return Ok(applied);
         }

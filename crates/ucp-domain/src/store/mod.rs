@@ -251,9 +251,10 @@ pub trait CommerceStore: Send + Sync + std::fmt::Debug {
     /// change is always worked out on the version its record lands on. (Two partial cancels at
     /// once would otherwise both refund the first unit's share, and the second, recorded as the
     /// last unit with the rest of the shipping and tax, be abandoned with its refund made.)
-    /// `Unavailable` when the order stays held past the store's wait. A store shared by several
-    /// servers must hold it across them (PostgreSQL: an advisory lock on a connection of its own).
-    async fn hold_order(&self, id: &str) -> Result<OrderHold, StoreError>;
+    /// `Unavailable` when the order stays held past `wait` (zero: only if it is free now). A
+    /// store shared by several servers must hold it across them (PostgreSQL: an advisory lock
+    /// on a connection of its own).
+    async fn hold_order(&self, id: &str, wait: std::time::Duration) -> Result<OrderHold, StoreError>;
 
     /// Orders newest first, at most `query.limit`.
     async fn orders(&self, query: &OrderQuery) -> Result<Vec<StoredOrder>, StoreError>;

@@ -200,7 +200,8 @@ async fn the_same_refund_asked_twice_at_once_is_made_and_recorded_once() {
     let app = app_with(|settings| settings.payments.http = vec![acme(&url)]).await;
     let (id, _) = place(&app, "acme").await;
     let refund = format!("/orders/{id}/refund");
-    *processor.delay.lock().unwrap() = Some(std::time::Duration::from_secs(1));
+    // Long enough for the second to read the order before the first records its refund.
+    *processor.delay.lock().unwrap() = Some(std::time::Duration::from_secs(3));
     let body = json!({ "amount": 500, "reason": "Late delivery" });
     let (first, second) =
         tokio::join!(admin(&app, &refund, Some(body.clone())), admin(&app, &refund, Some(body.clone())));

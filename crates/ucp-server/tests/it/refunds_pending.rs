@@ -457,3 +457,63 @@ async fn a_pending_cancel_whose_share_moved_is_recorded_at_the_amount_made() {
     let (status, details) = admin(&app, &format!("/orders/{id}/refund"), Some(json!({ "amount": 599 }))).await;
     assert_eq!((status, &details["payment"]["refunded"]), (StatusCode::OK, &json!(3817)), "{details}");
 }
+
+// A refund whose answer was lost, the order moved on since (a credit), sent again twice at
+// once (a client's retry and a double click): both find it pending before they wait for the
+// order; the one that holds it first settles it under its key, and the other answers that
+// record instead of refunding anew at the version the first left. One refund.
+#[tokio::test]
+async fn a_pending_refund_repeated_twice_at_once_is_made_once() {
+    let (processor, url, _guard) = start_processor().await;
+    let app = shop(&url).await;
+    let (id, _) = place(&app, "acme").await;
+    let refund = format!("/orders/{id}/refund");
+    let body = json!({ "amount": 500, "reason": "Late" });
+    *processor.lost.lock().unwrap() = true;
+    let (status, _) = admin(&app, &refund, Some(body.clone())).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    *processor.lost.lock().unwrap() = false;
+    let credit = json!({ "type": "credit", "amount": -100, "status": "completed" });
+    let (status, answer) = admin(&app, &format!("/orders/{id}/adjust"), Some(credit)).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+
+    *processor.delay.lock().unwrap() = Some(std::time::Duration::from_secs(3));
+    let (first, second) =
+        tokio::join!(admin(&app, &refund, Some(body.clone())), admin(&app, &refund, Some(body.clone())));
+    for (status, details) in [&first, &second] {
+        assert_eq!(*status, StatusCode::OK, "{details}");
+        assert_eq!(details["payment"]["refunded"], 500, "{details}");
+    }
+    let made = keys(&processor);
+    assert_eq!(made.len(), 2, "made once, asked once more under its key: {made:?}");
+    assert_eq!(made[0], made[1]);
+    let adjustments = get_order(&app, &id).await["adjustments"].as_array().cloned().unwrap();
+    let refunds: Vec<&Value> = adjustments.iter().filter(|adjustment| adjustment["type"] == "refund").collect();
+    assert_eq!(refunds.len(), 1, "{adjustments:?}");
+    assert_eq!(refunds[0]["id"], made[0].as_str());
+}
+
+// A cancel of "what is left" kept pending (the processor down), then one unit ships: repeated,
+// the cancel would now take only the other unit, for less than it asked. It is abandoned, never
+// recorded at the amount asked (the whole payment, for the buyer who keeps the shipped mug),
+// and nothing is asked of the processor.
+#[tokio::test]
+async fn a_pending_cancel_of_what_is_left_is_abandoned_once_units_shipped() {
+    let (processor, url, _guard) = start_processor().await;
+    let app = shop(&url).await;
+    let (id, mug) = crate::order_refunds::two_mugs(&app).await;
+    let cancel = format!("/orders/{id}/cancel");
+    *processor.down.lock().unwrap() = true;
+    let (status, answer) = admin(&app, &cancel, Some(json!({}))).await;
+    assert_eq!((status, answer["code"].as_str()), (StatusCode::SERVICE_UNAVAILABLE, Some("refund_pending")));
+    *processor.down.lock().unwrap() = false;
+    let ship = json!({ "line_items": [{ "id": mug, "quantity": 1 }], "carrier": "UPS", "tracking_number": "1Z999AA10123456784",
+                       "tracking_url": "https://track.example/1Z999AA10123456784" });
+    let (status, answer) = admin(&app, &format!("/orders/{id}/ship"), Some(ship)).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+
+    let (status, answer) = admin(&app, &cancel, Some(json!({}))).await;
+    assert_eq!((status, answer["code"].as_str()), (StatusCode::CONFLICT, Some("refund_abandoned")), "{answer}");
+    assert!(keys(&processor).is_empty(), "nothing refunded");
+    assert_eq!(get_order(&app, &id).await["line_items"][0]["quantity"]["total"], 2);
+}

@@ -267,8 +267,8 @@ impl CommerceStore for SqliteStore {
         Ok(())
     }
 
-    async fn hold_order(&self, id: &str) -> Result<OrderHold, StoreError> {
-        self.inner.holds.hold(id, super::holds::HOLD_WAIT).await
+    async fn hold_order(&self, id: &str, wait: std::time::Duration) -> Result<OrderHold, StoreError> {
+        self.inner.holds.hold(id, wait).await
     }
 
     async fn orders(&self, query: &OrderQuery) -> Result<Vec<StoredOrder>, StoreError> {

@@ -9,11 +9,6 @@ use std::time::Duration;
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 use ucp_domain::store::{OrderHold, StoreError};
 
-/// How long a change waits for another change of the same order: longer than one change
-/// takes with the default processor's timeouts and retries (5 s × 3 tries) and the store's
-/// waits, short enough for an admin request to answer "retry shortly" rather than hang.
-pub(crate) const HOLD_WAIT: Duration = Duration::from_secs(30);
-
 type Table = Arc<Mutex<HashMap<String, Arc<AsyncMutex<()>>>>>;
 
 /// The orders held or waited for now; an entry leaves once nobody holds or waits for it.
@@ -40,14 +35,14 @@ impl Holds {
         // Cloned under the table's lock, which a hold's release takes too: an entry is never
         // removed while someone is about to wait for it.
         let lock = locked(&self.table).entry(id.to_owned()).or_default().clone();
-        match tokio::time::timeout(wait, lock.lock_owned()).await {
+        // Dropped after the wait below, whatever ends it (held, timed out, or the caller gone):
+        // the entry goes if nobody holds or waits for it then.
+        let _waiting = Waiting { table: &self.table, id };
+        let waited = tokio::time::timeout(wait, lock.lock_owned());
+        match waited.await {
             Ok(guard) => Ok(OrderHold::new(Held { table: self.table.clone(), id: id.to_owned(), guard: Some(guard) })),
             Err(_) => {
-                forget_idle(&mut locked(&self.table), id);
-                Err(StoreError::Unavailable(format!(
-                    "order {id} is being changed by another request (for over {} s); retry shortly",
-                    wait.as_secs()
-                )))
+                Err(StoreError::Unavailable(format!("order {id} is being changed by another request; retry shortly")))
             }
         }
     }
@@ -55,6 +50,18 @@ impl Holds {
     #[cfg(test)]
     fn len(&self) -> usize {
         locked(&self.table).len()
+    }
+}
+
+/// A wait for a hold, in progress.
+struct Waiting<'a> {
+    table: &'a Table,
+    id: &'a str,
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        forget_idle(&mut locked(self.table), self.id);
     }
 }
 
@@ -80,12 +87,12 @@ mod tests {
     #[tokio::test]
     async fn a_second_hold_of_one_order_waits_for_the_first() {
         let holds = Arc::new(Holds::default());
-        let first = holds.hold("ord_1", HOLD_WAIT).await.unwrap();
+        let first = holds.hold("ord_1", Duration::from_secs(30)).await.unwrap();
         let other = holds.hold("ord_2", Duration::from_millis(10)).await;
         assert!(other.is_ok(), "another order is not held");
         let waiting = {
             let holds = holds.clone();
-            tokio::spawn(async move { holds.hold("ord_1", HOLD_WAIT).await.map(|_| ()) })
+            tokio::spawn(async move { holds.hold("ord_1", Duration::from_secs(30)).await.map(|_| ()) })
         };
         tokio::time::sleep(Duration::from_millis(50)).await;
         assert!(!waiting.is_finished(), "waits while the first is held");
@@ -98,9 +105,21 @@ mod tests {
     #[tokio::test]
     async fn a_hold_kept_past_the_wait_answers_unavailable() {
         let holds = Holds::default();
-        let _first = holds.hold("ord_1", HOLD_WAIT).await.unwrap();
+        let first = holds.hold("ord_1", Duration::from_secs(30)).await.unwrap();
         let error = holds.hold("ord_1", Duration::from_millis(20)).await.unwrap_err();
         assert!(matches!(&error, StoreError::Unavailable(text) if text.contains("ord_1")), "{error:?}");
         assert_eq!(holds.len(), 1, "the holder's entry stays");
+        assert!(holds.hold("ord_1", Duration::ZERO).await.is_err(), "zero: only if free now");
+        drop(first);
+        let free = holds.hold("ord_1", Duration::ZERO).await;
+        assert!(free.is_ok(), "free now");
+        drop(free);
+        // A waiter whose caller gave up leaves nothing behind.
+        let held = holds.hold("ord_2", Duration::from_secs(30)).await.unwrap();
+        let gave_up =
+            tokio::time::timeout(Duration::from_millis(20), holds.hold("ord_2", Duration::from_secs(30))).await;
+        assert!(gave_up.is_err());
+        drop(held);
+        assert_eq!(holds.len(), 0);
     }
 }
