@@ -166,7 +166,8 @@ impl Commerce {
         // This request's refund pending from an earlier try (its answer lost), as found before
         // waiting: should a twin sent at once settle it first, this call answers that record
         // rather than refunding anew at the version the twin left.
-        let settling = Mutex::new(self.pending_twin(&found, action).await?.0.map(|twin| twin.key));
+        let twin = if action.moves_money() { self.pending_twin(&found, action).await?.0 } else { None };
+        let settling = Mutex::new(twin.map(|twin| twin.key));
         // One change of this order at a time (the sweeper's settling and a record by hand
         // included): what a change refunds is worked out on the version its record lands on.
         let _hold = self.ports.store.hold_order(id, CHANGE_HOLD_WAIT).await?;
@@ -243,7 +244,7 @@ impl Commerce {
                 &stored.order,
                 action,
                 paid,
-                pending,
+                &pending,
                 &self.ports.rules.taxes,
                 Stamp { occurred_at: state.occurred_at, ids: &mut ids },
             )

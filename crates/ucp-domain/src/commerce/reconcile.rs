@@ -124,12 +124,12 @@ impl Commerce {
             }
             // The request as asked (a cancel's or return's lines too) where the order still
             // takes it so; otherwise the money alone, as a refund under the key.
-            let pending = self.pending_besides(&stored.id, &intent.key).await?;
-            let applied = applied_again(&stored, intent, pending, &self.ports.rules.taxes, occurred_at).or_else(|_| {
+            let pending = self.pending_besides(intent).await?;
+            let applied = applied_again(&stored, intent, &pending, &self.ports.rules.taxes, occurred_at).or_else(|_| {
                 let paid = stored.payment.as_ref().map(|payment| payment.amount);
                 let description = intent.action.description().cloned();
                 let refund = OrderAction::Refund { amount: intent.amount, description };
-                changes::apply(&stored.order, &refund, paid, 0, &[], Stamp { occurred_at, ids: &mut |_: &str| intent.key.clone() })
+                changes::apply(&stored.order, &refund, paid, &changes::Pending::default(), &[], Stamp { occurred_at, ids: &mut |_: &str| intent.key.clone() })
             });
             match applied {
                 Ok(applied) => {

@@ -6,8 +6,7 @@
 //! after the order changed, and the recovery sweeper settles it when nobody asks. Settling
 //! checks that the intent is still pending and that the request, applied to the order as it is
 //! now, still gives back that amount under that key, then asks the processor again under the
-//! key (it refunds at most once per key) and records it (a cancel whose share alone moved is
-//! recorded at the amount asked: see [`applied_again`]). An intent the order no longer
+//! key (it refunds at most once per key) and records it. An intent the order no longer
 //! justifies is abandoned before the processor is asked, with an error naming its key, and an
 //! abandoned key is not asked for again until the merchant dismisses it (`reconcile.rs`).
 //! Settling, like every change of an order, holds the order (`CommerceStore::hold_order`), so
@@ -16,7 +15,7 @@
 //! once more, within [`REFUND_PATIENCE_SECS`]: its caller was told "pending", not "done".
 
 use crate::order::action::OrderAction;
-use crate::order::changes::{self, Applied, ChangeError, Stamp};
+use crate::order::changes::{self, Applied, ChangeError, Pending, Stamp};
 use crate::payment::{Handler, Refund, RefundError};
 use crate::store::{OrderPayment, RefundBegun, RefundEnd, RefundIntent, StoredOrder};
 use crate::tax::TaxRate;
@@ -81,17 +80,21 @@ fn remember(settling: &Settling, key: &str) {
 
 impl Commerce {
     /// The refunds pending on `stored`'s order: this very request's, if an earlier try left
-    /// one, and the sum of the others' (money already asked back, not recorded yet).
+    /// one, and what the others hold (money already asked back and the units their cancels
+    /// take, not recorded yet).
     pub(super) async fn pending_twin(
         &self,
         stored: &StoredOrder,
         action: &OrderAction,
-    ) -> Result<(Option<RefundIntent>, i64), Error> {
-        if !action.moves_money() {
-            return Ok((None, 0));
+    ) -> Result<(Option<RefundIntent>, Pending), Error> {
+        if !action.moves_money() && !matches!(action, OrderAction::Ship { .. }) {
+            return Ok((None, Pending::default()));
         }
         let pending = self.ports.store.pending_refunds(&stored.id).await?;
-        let others = pending.iter().filter(|intent| intent.action != *action).map(|intent| intent.amount).sum();
+        let mut others = Pending::default();
+        for intent in pending.iter().filter(|intent| intent.action != *action) {
+            others.add(&intent.action, intent.amount);
+        }
         Ok((pending.into_iter().find(|intent| intent.action == *action), others))
     }
 
@@ -145,11 +148,16 @@ impl Commerce {
         self.settle_refund(stored, intent, occurred_at, refunded, RefundEnd::Recorded).await
     }
 
-    /// What the refunds pending on order `order_id` under keys other than `key` ask back: the
-    /// order as [`changes::apply`] counts it when `key`'s request was first worked out.
-    pub(super) async fn pending_besides(&self, order_id: &str, key: &str) -> Result<i64, Error> {
-        let pending = self.ports.store.pending_refunds(order_id).await?;
-        Ok(pending.iter().filter(|intent| intent.key != key).map(|intent| intent.amount).sum())
+    /// What the refunds pending on `settling`'s order under other keys hold (money and units),
+    /// as [`changes::apply`] counted them when `settling`'s request was first worked out.
+    pub(super) async fn pending_besides(&self, settling: &RefundIntent) -> Result<Pending, Error> {
+        let mut others = Pending::default();
+        let pending = self.ports.store.pending_refunds(&settling.order_id).await?;
+        for intent in pending.iter().filter(|intent| intent.key != settling.key) {
+            others.add(&intent.action, intent.amount);
+        }
+        others.spare(&settling.action);
+        Ok(others)
     }
 
     /// The answer to a request the order refuses: that refusal, unless the request is the
@@ -274,8 +282,8 @@ impl Commerce {
         if !self.ports.store.refund_pending(&intent.key).await? {
             return self.after_end(stored, &intent.key, refunded).await;
         }
-        let pending = self.pending_besides(&stored.id, &intent.key).await?;
-        let applied = match applied_again(&stored, intent, pending, &self.ports.rules.taxes, occurred_at) {
+        let pending = self.pending_besides(intent).await?;
+        let applied = match applied_again(&stored, intent, &pending, &self.ports.rules.taxes, occurred_at) {
             Ok(applied) => applied,
             Err(refusal) => return self.abandon(&stored, intent, &refusal.to_string()).await,
         };
@@ -429,18 +437,15 @@ impl Commerce {
 /// `intent`'s request applied to `stored` as it is now, with the record ids it had when asked
 /// for, so its adjustment carries the refund's key; refused where the order moved on so that
 /// the request no longer gives back that amount under that key (another change took the lines
-/// it cancels, or refunded what it would give back): a refund the order does not justify is
-/// never made. A cancel of named lines whose share alone grew (a cancel recorded before it left
-/// its units the order's last, which carry the rest of the shipping and tax) is recorded at
-/// the amount it was asked at, which the processor made or is asked for under its key: its
-/// units are canceled and the money matches the books; the rest stays paid, logged, for the
-/// merchant to refund. One whose share shrank (a lower tax rate) is abandoned. `pending`: what the other refunds pending on the order
-/// ask back, counted as when the request was worked out; `rates`: the merchant's tax rates,
-/// as `changes::apply` reads them.
+/// it cancels, say): a refund the order does not justify is never made. A cancel of named
+/// lines whose share grew (its units became the order's last) is recorded at the amount it
+/// asked, which the processor made or is asked for under its key; the rest stays paid, logged.
+/// `pending`: what the other refunds pending on the order hold, counted as when the request
+/// was worked out; `rates`: the merchant's tax rates, as `changes::apply` reads them.
 pub(super) fn applied_again(
     stored: &StoredOrder,
     intent: &RefundIntent,
-    pending: i64,
+    pending: &Pending,
     rates: &[TaxRate],
     occurred_at: &str,
 ) -> Result<Applied, ChangeError> {
@@ -463,10 +468,12 @@ pub(super) fn applied_again(
         return Ok(applied);
     }
     let now = applied.refund.unwrap_or_default();
-    // Only a cancel of the lines it names, of no more than they give back now: a cancel of
-    // "what is left" may now name other units, and more than their share is not theirs.
+    // A cancel of named lines whose units became the order's last (a cancel beside it named a
+    // smaller amount, a refund counted beside it ended unrecorded, a rate went up): it now
+    // gives back more than it asked. The processor was asked for what it asked, under its key:
+    // recorded so, its units canceled; the rest stays paid, for the merchant to refund.
     if let OrderAction::Cancel { lines: Some(lines), amount: None, description } = &intent.action
-        && intent.amount <= now
+        && intent.amount < now
     {
         let pinned = OrderAction::Cancel {
             lines: Some(lines.clone()),
@@ -480,9 +487,8 @@ pub(super) fn applied_again(
                 order = %stored.id,
                 key = %intent.key,
                 asked = intent.amount,
-                now,
                 left = now - intent.amount,
-                "a cancel's share grew after its refund was asked for (its units became the order's last); recorded at the amount asked: the rest stays paid until the merchant refunds it"
+                "a cancel's share grew after its refund was asked for; recorded at the amount asked: the rest stays paid until the merchant refunds it"
             );
             return Ok(applied);
         }

@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 use crate::tax::TaxRate;
 
 pub use super::action::{LineQuantity, OrderAction, Tracking};
+pub use super::pending::Pending;
+use super::share::{line_total, tax_share};
 use super::{
     AdjustedLine, Adjustment, AdjustmentStatus, ExpectedLine, FulfillmentEvent, LineStatus, Order, OrderStatus,
     OrderTotal,
@@ -87,18 +89,19 @@ pub struct Stamp<'a> {
 }
 
 /// Applies `action` to `order`. `paid`: what the buyer was charged (None: no payment recorded);
-/// `pending`: refunds asked of the processor for other requests and not recorded yet, which
-/// count as given back (a refund never asks for money another one is already taking back);
-/// `rates`: the merchant's tax rates, which say whether the order's shipping was taxed.
+/// `pending`: refunds asked of the processor for other requests and not recorded yet, whose
+/// money counts as given back (a refund never asks for money another one is already taking
+/// back) and whose cancels' units as canceled; `rates`: the merchant's tax rates, which say
+/// whether the order's shipping was taxed.
 pub fn apply(
     order: &Order,
     action: &OrderAction,
     paid: Option<i64>,
-    pending: i64,
+    pending: &Pending,
     rates: &[TaxRate],
     stamp: Stamp<'_>,
 ) -> Result<Applied, ChangeError> {
-    let given_back = order.refunded().saturating_add(pending);
+    let given_back = order.refunded().saturating_add(pending.amount);
     // A canceled order takes no change but a refund of what is still paid (a cancel that
     // named a smaller amount leaves money the merchant may yet give back).
     if order.status() == OrderStatus::Canceled && !matches!(action, OrderAction::Refund { .. }) {
@@ -118,9 +121,14 @@ pub fn apply(
             check_tracking(tracking)?;
             for (id, quantity) in &lines {
                 let line = line_mut(&mut next, id)?;
-                let available = line.quantity.total - line.quantity.fulfilled;
+                let available = free(pending, line);
                 if *quantity > available {
-                    return Err(too_many(id, *quantity, available, "are left to ship"));
+                    let what = if reserved(pending, line) > 0 {
+                        "are left to ship (the others are being canceled: their refund is pending)"
+                    } else {
+                        "are left to ship"
+                    };
+                    return Err(too_many(id, *quantity, available, what));
                 }
                 line.quantity.fulfilled += quantity;
             }
@@ -168,19 +176,26 @@ pub fn apply(
                 None => order
                     .line_items
                     .iter()
-                    .map(|line| (line.id.clone(), line.quantity.total - line.quantity.fulfilled))
+                    .map(|line| (line.id.clone(), free(pending, line)))
                     .filter(|(_, units)| *units > 0)
                     .collect(),
             };
             if lines.is_empty() {
-                return Err(ChangeError::Invalid("nothing is left to cancel: every unit has shipped".into()));
+                return Err(ChangeError::Invalid(
+                    "nothing is left to cancel: every unit has shipped or is being canceled (a refund pending)".into(),
+                ));
             }
             let mut share = 0i64;
             for (id, quantity) in &lines {
                 let line = line_mut(&mut next, id)?;
-                let available = line.quantity.total - line.quantity.fulfilled;
+                let available = free(pending, line);
                 if *quantity > available {
-                    return Err(too_many(id, *quantity, available, "are not yet shipped"));
+                    let what = if reserved(pending, line) > 0 {
+                        "are neither shipped nor being canceled (a refund pending)"
+                    } else {
+                        "are not yet shipped"
+                    };
+                    return Err(too_many(id, *quantity, available, what));
                 }
                 line.quantity.total -= quantity;
                 share =
@@ -188,15 +203,15 @@ pub fn apply(
             }
             share = share.saturating_add(tax_share(order, share, rates));
             let remaining = paid.map(|paid| paid - given_back).unwrap_or(0).max(0);
-            // Nothing was ever fulfilled and nothing is left: the whole payment goes back
-            // (shipping and taxes too); otherwise the canceled units' share of their lines
-            // and of the tax.
+            // Nothing was ever fulfilled and nothing is left (pending cancels' units counted as
+            // gone): the whole payment goes back, what pending refunds ask aside (shipping and
+            // taxes too); otherwise the canceled units' share of their lines and of the tax.
             let money = match amount {
                 Some(amount) => {
                     check_refund(*amount, paid, given_back, true)?;
                     *amount
                 }
-                None if next.status() == OrderStatus::Canceled => remaining,
+                None if pending.leaves_nothing(&next) => remaining,
                 None => share.min(remaining),
             };
             let description = named_text("reason", description)?;
@@ -266,46 +281,6 @@ fn withdraw_expectations(order: &mut Order, canceled: &BTreeMap<String, i64>) {
     order.fulfillment.expectations.retain(|expectation| !expectation.line_items.is_empty());
 }
 
-/// What a line came to when the order was placed: its `total` (after its discounts), else its
-/// `subtotal`, else its price times its units.
-fn line_total(line: &super::OrderLine) -> i64 {
-    line.totals
-        .iter()
-        .find(|total| total.kind == "total")
-        .or_else(|| line.totals.iter().find(|total| total.kind == "subtotal"))
-        .map_or(line.item.price.saturating_mul(line.quantity.original), |total| total.amount)
-}
-
-/// The order's tax on `goods` (an amount of its lines, after their discounts), rounded down:
-/// the tax in proportion to what it was charged on, the lines and, where the rate for the
-/// order's destination taxes it, the shipping after its discount. When the rates no longer
-/// give the tax the order was charged (they changed since), it is spread over the lines and
-/// the shipping, which is never more than the goods carried.
-fn tax_share(order: &Order, goods: i64, rates: &[TaxRate]) -> i64 {
-    let amount = |kind: &str| {
-        order.totals.iter().filter(|total| total.kind == kind).map(|total| total.amount).fold(0, i64::saturating_add)
-    };
-    let tax = amount("tax");
-    let lines: i64 = order.line_items.iter().map(line_total).fold(0, i64::saturating_add);
-    let shipping = amount("fulfillment").saturating_add(amount("discount")).max(0);
-    let rate = order.fulfillment.expectations.first().and_then(|expected| {
-        let country = expected.destination.address_country.as_deref()?.to_uppercase();
-        TaxRate::find(rates, &country, expected.destination.address_region.as_deref())
-    });
-    let shipping_taxed = rate
-        .and_then(|rate| {
-            let base = if rate.shipping_taxable { lines.saturating_add(shipping) } else { lines };
-            (rate.on(base) == tax).then_some(rate.shipping_taxable)
-        })
-        .unwrap_or(true);
-    let base = if shipping_taxed { lines.saturating_add(shipping) } else { lines };
-    if tax <= 0 || goods <= 0 || base <= 0 {
-        return 0;
-    }
-    let share = i128::from(tax) * i128::from(goods.min(base)) / i128::from(base);
-    i64::try_from(share).unwrap_or(0)
-}
-
 /// Units shipped and not yet delivered (nor returned), by line.
 pub fn in_transit(order: &Order) -> BTreeMap<String, i64> {
     let mut units: BTreeMap<String, i64> = BTreeMap::new();
@@ -348,6 +323,16 @@ fn requested(order: &Order, lines: &[LineQuantity]) -> Result<BTreeMap<String, i
 
 fn line_mut<'a>(order: &'a mut Order, id: &str) -> Result<&'a mut super::OrderLine, ChangeError> {
     order.line_items.iter_mut().find(|line| line.id == id).ok_or_else(|| ChangeError::UnknownLine(id.to_owned()))
+}
+
+/// A line's units neither shipped nor taken by a pending cancel.
+fn free(pending: &Pending, line: &super::OrderLine) -> i64 {
+    line.quantity.total - line.quantity.fulfilled - reserved(pending, line)
+}
+
+/// A line's units a pending cancel takes.
+fn reserved(pending: &Pending, line: &super::OrderLine) -> i64 {
+    pending.units_of(&line.id, line.quantity.total - line.quantity.fulfilled)
 }
 
 fn too_many(line: &str, requested: i64, available: i64, what: &'static str) -> ChangeError {

@@ -7,6 +7,8 @@
 
 pub mod action;
 pub mod changes;
+mod pending;
+mod share;
 #[cfg(test)]
 mod tests;
 

@@ -1,6 +1,6 @@
 //! Status derivation (order.md §1, checklist 152) and the operations' quantity and money rules.
 
-use super::changes::{ChangeError, LineQuantity, OrderAction, Stamp, Tracking, apply, in_transit};
+use super::changes::{ChangeError, LineQuantity, OrderAction, Pending, Stamp, Tracking, apply, in_transit};
 use super::*;
 use crate::tax::TaxRate;
 
@@ -59,7 +59,14 @@ fn run(order: &Order, action: OrderAction) -> Result<changes::Applied, ChangeErr
         counter += 1;
         format!("{kind}_{counter}")
     };
-    apply(order, &action, Some(3000), 0, &[], Stamp { occurred_at: "2026-01-01T00:00:00Z", ids: &mut ids })
+    apply(
+        order,
+        &action,
+        Some(3000),
+        &Pending::default(),
+        &[],
+        Stamp { occurred_at: "2026-01-01T00:00:00Z", ids: &mut ids },
+    )
 }
 
 fn units(id: &str, quantity: i64) -> LineQuantity {
@@ -226,7 +233,7 @@ fn canceling_part_gives_back_the_units_tax_too() {
     let with_rates = |order: &Order, rates: &[TaxRate]| {
         let shipped = run(order, ship(vec![units("li_1", 1)])).unwrap().order;
         let stamp = Stamp { occurred_at: "2026-01-01T00:00:00Z", ids: &mut |kind: &str| kind.to_owned() };
-        apply(&shipped, &cancel_one, Some(3200), 0, rates, stamp).unwrap().refund
+        apply(&shipped, &cancel_one, Some(3200), &Pending::default(), rates, stamp).unwrap().refund
     };
     assert_eq!(with_rates(&untaxed_shipping, &rates(false)), Some(1080));
     // Rates that no longer give the order's tax (shipping taxed now: 240, not 200): spread.
@@ -284,7 +291,7 @@ fn refunds_never_exceed_what_was_paid() {
             &first.order,
             &action,
             Some(3000),
-            800,
+            &Pending::amount(800),
             &[],
             Stamp { occurred_at: "2026-01-01T00:00:00Z", ids: &mut |kind: &str| kind.to_owned() },
         )
@@ -349,4 +356,42 @@ fn descriptions_are_bounded_and_say_why_when_refused() {
     };
     let ChangeError::Invalid(message) = run(&order(), fail).unwrap_err() else { panic!() };
     assert!(message.starts_with("description may not"), "{message}");
+}
+
+// The units a pending cancel takes (its refund asked of the processor, not recorded yet) are
+// neither shipped nor canceled again, and count as gone when a cancel asks whether it takes
+// the order's last units: otherwise a unit whose cancel's answer was lost could be refunded
+// twice, or refunded and shipped, and the pending cancel then abandoned.
+#[test]
+fn units_a_pending_cancel_takes_are_neither_shipped_nor_canceled_again() {
+    let apply_beside = |action: OrderAction, pending: &Pending| {
+        let stamp = Stamp { occurred_at: "2026-01-01T00:00:00Z", ids: &mut |kind: &str| kind.to_owned() };
+        apply(&order(), &action, Some(3000), pending, &[], stamp)
+    };
+    let cancel = |lines: Option<Vec<LineQuantity>>| OrderAction::Cancel { lines, amount: None, description: None };
+    let mut one = Pending::default();
+    one.add(&cancel(Some(vec![units("li_1", 1)])), 1000);
+
+    let error = apply_beside(cancel(Some(vec![units("li_1", 2)])), &one).unwrap_err();
+    assert!(matches!(error, ChangeError::TooMany { requested: 2, available: 1, .. }), "{error}");
+    let error = apply_beside(ship(vec![units("li_1", 2)]), &one).unwrap_err();
+    assert!(matches!(error, ChangeError::TooMany { requested: 2, available: 1, .. }), "{error}");
+    assert!(apply_beside(ship(vec![units("li_1", 1)]), &one).is_ok(), "the other unit ships");
+
+    // Of what is left, it cancels what the pending cancel does not take; with the pending
+    // cancel's unit that is everything, so it gives back the rest: the pending refund's 1000 aside.
+    let rest = apply_beside(cancel(None), &one).unwrap();
+    assert_eq!(rest.order.line_items[0].quantity.total, 1, "the pending cancel's unit stays for it");
+    assert_eq!(rest.refund, Some(2000));
+    // A cancel of one line, leaving the other: its share only.
+    let share = apply_beside(cancel(Some(vec![units("li_2", 1)])), &one).unwrap();
+    assert_eq!(share.refund, Some(500));
+
+    // A pending cancel of what is left takes every unit not shipped.
+    let mut all = Pending::default();
+    all.add(&cancel(None), 3000);
+    assert!(apply_beside(cancel(None), &all).is_err());
+    assert!(apply_beside(ship(vec![units("li_2", 1)]), &all).is_err());
+    // Money alone takes no unit.
+    assert!(apply_beside(ship(vec![units("li_1", 2)]), &Pending::amount(500)).is_ok());
 }

@@ -42,6 +42,7 @@ mod payments;
 mod recovery;
 mod refunds_pending;
 mod refunds_reconcile;
+mod refunds_units;
 mod rest;
 mod schema;
 mod signatures;
