@@ -90,8 +90,9 @@ impl Commerce {
 
     /// Records on its order an abandoned refund the merchant found made at the processor
     /// (the error that abandoned it named its key), with no call to the processor: the request
-    /// as asked where the order still takes it so (a cancel's lines too), otherwise a refund
-    /// adjustment of its amount under that key (a canceled order takes that too). An order that
+    /// as asked where the order still takes it so (a cancel's lines too), otherwise a cancel's
+    /// lines at the amount it asked (`cancel_as_made`), otherwise a refund adjustment of its
+    /// amount under that key (a canceled order takes that too). An order that
     /// takes neither (refunded up to what was paid, which the processor's own cap makes
     /// unlikely) refuses. The fallback does not count other pending refunds against it: this
     /// money went out, so it is recorded, and a pending refund it leaves no room for is
@@ -125,7 +126,9 @@ impl Commerce {
             // The request as asked (a cancel's or return's lines too) where the order still
             // takes it so; otherwise the money alone, as a refund under the key.
             let pending = self.pending_besides(intent).await?;
-            let applied = applied_again(&stored, intent, &pending, &self.ports.rules.taxes, occurred_at).or_else(|_| {
+            let applied = applied_again(&stored, intent, &pending, &self.ports.rules.taxes, occurred_at)
+                .or_else(|_| cancel_as_made(&stored, intent, &pending, occurred_at))
+                .or_else(|_| {
                 let paid = stored.payment.as_ref().map(|payment| payment.amount);
                 let description = intent.action.description().cloned();
                 let refund = OrderAction::Refund { amount: intent.amount, description };
@@ -151,4 +154,31 @@ fn not_abandoned(key: &str, state: RefundState, rule: &str) -> ChangeError {
          one is on its order)",
         state.as_str()
     ))
+}
+
+/// An abandoned cancel as the processor made it: its units canceled (held while it waited)
+/// with the amount it asked, whatever the order now says they are worth.
+fn cancel_as_made(
+    stored: &crate::store::StoredOrder,
+    intent: &crate::store::RefundIntent,
+    pending: &changes::Pending,
+    occurred_at: &str,
+) -> Result<changes::Applied, ChangeError> {
+    let OrderAction::Cancel { lines, amount: None, description } = &intent.action else {
+        return Err(ChangeError::Invalid("not a cancel".into()));
+    };
+    let made =
+        OrderAction::Cancel { lines: lines.clone(), amount: Some(intent.amount), description: description.clone() };
+    let paid = stored.payment.as_ref().map(|payment| payment.amount);
+    let mut index = 0;
+    let mut ids = |kind: &str| {
+        let prefix = if changes::is_event(kind) { "evt" } else { "adj" };
+        index += 1;
+        super::orders::record_id(prefix, &stored.id, intent.version, &intent.action, index - 1)
+    };
+    let applied = changes::apply(&stored.order, &made, paid, pending, &[], Stamp { occurred_at, ids: &mut ids })?;
+    match applied.records.last() {
+        Some(record) if record.id() == intent.key => Ok(applied),
+        _ => Err(ChangeError::Invalid("its record would not carry its key".into())),
+    }
 }

@@ -17,7 +17,7 @@
 use crate::order::action::OrderAction;
 use crate::order::changes::{self, Applied, ChangeError, Pending, Stamp};
 use crate::payment::{Handler, Refund, RefundError};
-use crate::store::{OrderPayment, RefundBegun, RefundEnd, RefundIntent, StoredOrder};
+use crate::store::{OrderPayment, RefundBegun, RefundEnd, RefundIntent, RefundState, StoredOrder};
 use crate::tax::TaxRate;
 
 use super::orders::{OrderOutcome, Refunded, Settling, changed, holds_record, record_id};
@@ -54,8 +54,8 @@ impl RefundsSettled {
 enum Begun {
     /// Stored (or pending again after a refusal): ask the processor.
     Pending,
-    /// The same request is pending under another key (asked at another order version): settle
-    /// that one instead.
+    /// The same request is pending under another key (asked at another order version), or this
+    /// key, dismissed before, is pending again for its first amount: settle that one instead.
     Other(RefundIntent),
     /// The same request, recorded by the sweeper after it was answered "pending" (now seen):
     /// the answer is the order.
@@ -90,12 +90,17 @@ impl Commerce {
         if !action.moves_money() && !matches!(action, OrderAction::Ship { .. }) {
             return Ok((None, Pending::default()));
         }
-        let pending = self.ports.store.pending_refunds(&stored.id).await?;
+        let holding = self.ports.store.holding_refunds(&stored.id).await?;
+        let twin =
+            holding.iter().find(|refund| refund.state == RefundState::Pending && refund.intent.action == *action);
+        let twin = twin.map(|refund| refund.intent.clone());
+        // Every other: an abandoned one of this very request too (asked at another version),
+        // which may have been made.
         let mut others = Pending::default();
-        for intent in pending.iter().filter(|intent| intent.action != *action) {
-            others.add(&intent.action, intent.amount);
+        for refund in holding.iter().filter(|refund| twin.as_ref().is_none_or(|twin| twin.key != refund.intent.key)) {
+            others.add(&refund.intent.action, refund.intent.amount);
         }
-        Ok((pending.into_iter().find(|intent| intent.action == *action), others))
+        Ok((twin, others))
     }
 
     /// A new request's refund: stored as pending, then asked for. `None`: made, for the caller
@@ -152,9 +157,9 @@ impl Commerce {
     /// as [`changes::apply`] counted them when `settling`'s request was first worked out.
     pub(super) async fn pending_besides(&self, settling: &RefundIntent) -> Result<Pending, Error> {
         let mut others = Pending::default();
-        let pending = self.ports.store.pending_refunds(&settling.order_id).await?;
-        for intent in pending.iter().filter(|intent| intent.key != settling.key) {
-            others.add(&intent.action, intent.amount);
+        let holding = self.ports.store.holding_refunds(&settling.order_id).await?;
+        for refund in holding.iter().filter(|refund| refund.intent.key != settling.key) {
+            others.add(&refund.intent.action, refund.intent.amount);
         }
         others.spare(&settling.action);
         Ok(others)
@@ -192,7 +197,11 @@ impl Commerce {
         }
         let seen_since = intent.created_at.saturating_sub(REFUND_PATIENCE_SECS);
         Ok(match self.ports.store.begin_refund(intent, seen_since).await? {
-            RefundBegun::Pending(pending) if pending.key == intent.key => Begun::Pending,
+            // Asked again under a key dismissed before, for another amount than its first ask:
+            // a processor answers a key with its first ask, so that one is settled instead.
+            RefundBegun::Pending(pending) if pending.key == intent.key && pending.amount == intent.amount => {
+                Begun::Pending
+            }
             RefundBegun::Pending(pending) => Begun::Other(pending),
             RefundBegun::RecordedLater(recorded) => Begun::Seen(recorded),
             RefundBegun::Exceeds { available } => Begun::Refused(ChangeError::OverRefund {
@@ -437,9 +446,10 @@ impl Commerce {
 /// `intent`'s request applied to `stored` as it is now, with the record ids it had when asked
 /// for, so its adjustment carries the refund's key; refused where the order moved on so that
 /// the request no longer gives back that amount under that key (another change took the lines
-/// it cancels, say): a refund the order does not justify is never made. A cancel of named
-/// lines whose share grew (its units became the order's last) is recorded at the amount it
-/// asked, which the processor made or is asked for under its key; the rest stays paid, logged.
+/// it cancels, say): a refund the order does not justify is never made. A cancel whose share
+/// grew (its units, held while it was pending, became the order's last) is recorded at the
+/// amount it asked, which the processor made or is asked for under its key; the rest stays
+/// paid, logged.
 /// `pending`: what the other refunds pending on the order hold, counted as when the request
 /// was worked out; `rates`: the merchant's tax rates, as `changes::apply` reads them.
 pub(super) fn applied_again(
@@ -468,28 +478,18 @@ pub(super) fn applied_again(
         return Ok(applied);
     }
     let now = applied.refund.unwrap_or_default();
-    // A cancel of named lines whose units became the order's last (a cancel beside it named a
-    // smaller amount, a refund counted beside it ended unrecorded, a rate went up): it now
-    // gives back more than it asked. The processor was asked for what it asked, under its key:
-    // recorded so, its units canceled; the rest stays paid, for the merchant to refund.
-    if let OrderAction::Cancel { lines: Some(lines), amount: None, description } = &intent.action
+    // Its units became the order's last (a cancel beside it named a smaller amount, a refund
+    // counted beside it ended unrecorded, a rate went up): recorded at what it asked.
+    if let OrderAction::Cancel { lines, amount: None, description } = &intent.action
         && intent.amount < now
     {
-        let pinned = OrderAction::Cancel {
-            lines: Some(lines.clone()),
-            amount: Some(intent.amount),
-            description: description.clone(),
-        };
+        let pinned =
+            OrderAction::Cancel { lines: lines.clone(), amount: Some(intent.amount), description: description.clone() };
         if let Ok(applied) = apply(&pinned)
             && settles(&applied)
         {
-            tracing::warn!(
-                order = %stored.id,
-                key = %intent.key,
-                asked = intent.amount,
-                left = now - intent.amount,
-                "a cancel's share grew after its refund was asked for; recorded at the amount asked: the rest stays paid until the merchant refunds it"
-            );
+            let (order, key, asked, left) = (&stored.id, &intent.key, intent.amount, now - intent.amount);
+            tracing::warn!(%order, %key, asked, left, "a cancel's share grew after its refund was asked for; recorded at the amount asked: the rest stays paid until the merchant refunds it");
             return Ok(applied);
         }
     }

@@ -64,7 +64,7 @@ pub enum ChangeError {
     #[error("line {line}: {requested} requested but only {available} {what}")]
     TooMany { line: String, requested: i64, available: i64, what: &'static str },
     #[error(
-        "refund of {requested} exceeds what is left to refund ({available} of {paid} paid, after the refunds recorded or pending)"
+        "refund of {requested} exceeds what is left to refund ({available} of {paid} paid, after the refunds recorded, pending or abandoned)"
     )]
     OverRefund { requested: i64, available: i64, paid: i64 },
     #[error("the order is canceled; it cannot change any more")]
@@ -124,7 +124,7 @@ pub fn apply(
                 let available = free(pending, line);
                 if *quantity > available {
                     let what = if reserved(pending, line) > 0 {
-                        "are left to ship (the others are being canceled: their refund is pending)"
+                        "are left to ship (the others are held by a cancel whose refund is pending or abandoned)"
                     } else {
                         "are left to ship"
                     };
@@ -182,7 +182,7 @@ pub fn apply(
             };
             if lines.is_empty() {
                 return Err(ChangeError::Invalid(
-                    "nothing is left to cancel: every unit has shipped or is being canceled (a refund pending)".into(),
+                    "nothing is left to cancel: every unit has shipped or is held by a cancel whose refund is pending or abandoned".into(),
                 ));
             }
             let mut share = 0i64;
@@ -191,7 +191,7 @@ pub fn apply(
                 let available = free(pending, line);
                 if *quantity > available {
                     let what = if reserved(pending, line) > 0 {
-                        "are neither shipped nor being canceled (a refund pending)"
+                        "are neither shipped nor held by a cancel whose refund is pending or abandoned"
                     } else {
                         "are not yet shipped"
                     };

@@ -300,9 +300,11 @@ pub trait CommerceStore: Send + Sync + std::fmt::Debug {
     /// Whether the refund `key` is pending (read before it is asked for again).
     async fn refund_pending(&self, key: &str) -> Result<bool, StoreError>;
 
-    /// The pending refunds of one order (at most [`MAX_PENDING_REFUNDS`]), oldest first; one
+    /// The refunds that hold part of one order's money (and a cancel's units): the pending
+    /// ones, then the abandoned ones, which the processor may have made, until the merchant
+    /// records or dismisses them; at most [`MAX_PENDING_REFUNDS`] of each, oldest first. One
     /// whose request no longer decodes is left out (and logged).
-    async fn pending_refunds(&self, order_id: &str) -> Result<Vec<RefundIntent>, StoreError>;
+    async fn holding_refunds(&self, order_id: &str) -> Result<Vec<StoredRefund>, StoreError>;
 
     /// At most `limit` pending refunds created at or before `created_before`, oldest first
     /// (the recovery sweeper settles each).

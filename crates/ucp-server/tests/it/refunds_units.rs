@@ -21,6 +21,20 @@ fn made(processor: &crate::order_refunds::Processor) -> Vec<(String, i64)> {
         .collect()
 }
 
+/// The key of the refund the sweeper abandons once the clock passes its patience.
+async fn abandoned_key(app: &crate::helpers::TestApp) -> String {
+    app.clock.advance(ucp_domain::commerce::REFUND_PATIENCE_SECS + 61);
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(15);
+    loop {
+        let (_, listed) = admin(app, "/refunds?state=abandoned", None).await;
+        if let Some(key) = listed["refunds"][0]["key"].as_str() {
+            return key.to_owned();
+        }
+        assert!(tokio::time::Instant::now() < deadline, "abandoned by the sweeper");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
 fn cancel_body(mug: &Value, reason: &str, units: i64) -> Option<Value> {
     Some(json!({ "line_items": [{ "id": mug, "quantity": units }], "reason": reason }))
 }
@@ -156,4 +170,69 @@ async fn a_pending_cancel_of_what_is_left_leaves_an_earlier_pending_cancel_its_u
     let mut amounts: Vec<i64> = made(&processor).into_iter().map(|(_, amount)| amount).collect();
     amounts.sort();
     assert_eq!(amounts, [1609, 2208]);
+}
+
+// A cancel whose processor answer was lost, pending past the sweeper's patience, is abandoned:
+// the processor may have made it, so until the merchant records or dismisses it, it still holds
+// its money and its unit (a live audit had both refunded again by a cancel with another reason).
+// The other unit's cancel is then the order's last and gives back the rest less it; recorded by
+// hand, the abandoned cancel cancels its unit at what the processor made, and every cent paid
+// went back once.
+#[tokio::test]
+async fn an_abandoned_cancel_holds_its_money_and_units_until_the_merchant_reconciles_it() {
+    let (processor, url, _guard) = start_processor().await;
+    let app = shop(&url).await;
+    let (id, mug) = two_mugs(&app).await;
+    let cancel = format!("/orders/{id}/cancel");
+    *processor.lost.lock().unwrap() = true;
+    let (status, _) = admin(&app, &cancel, cancel_body(&mug, "Damaged", 1)).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    *processor.lost.lock().unwrap() = false;
+    *processor.down.lock().unwrap() = true;
+    let key = abandoned_key(&app).await;
+    *processor.down.lock().unwrap() = false;
+
+    let (status, answer) = admin(&app, &cancel, cancel_body(&mug, "Buyer asked", 2)).await;
+    assert_eq!((status, answer["code"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("quantity_exceeded")));
+    let (status, details) = admin(&app, &cancel, cancel_body(&mug, "Buyer asked", 1)).await;
+    assert_eq!((status, &details["payment"]["refunded"]), (StatusCode::OK, &json!(2208)), "{details}");
+    let (status, answer) = admin(&app, &format!("/orders/{id}/refund"), Some(json!({ "amount": 1 }))).await;
+    assert_eq!((status, answer["code"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("refund_exceeds_payment")));
+
+    let (status, details) = admin(&app, &format!("/refunds/{key}/record"), Some(json!({}))).await;
+    assert_eq!(status, StatusCode::OK, "{details}");
+    assert_eq!((&details["status"], &details["payment"]["refunded"]), (&json!("canceled"), &json!(3817)));
+    let made: i64 = made(&processor).iter().map(|(_, amount)| amount).sum();
+    assert_eq!(made, 3817, "every cent once");
+}
+
+// The same cancel, abandoned (the processor silent past the sweeper's patience, though it made
+// the refund), sent again after the order moved on (the other mug shipped): a new key at the new
+// version, but the abandoned one still holds its mug, so nothing is left to cancel and nothing
+// is refunded twice.
+#[tokio::test]
+async fn the_same_cancel_sent_again_beside_its_abandoned_refund_is_refused() {
+    let (processor, url, _guard) = start_processor().await;
+    let app = shop(&url).await;
+    let (id, mug) = two_mugs(&app).await;
+    let cancel = format!("/orders/{id}/cancel");
+    *processor.lost.lock().unwrap() = true;
+    let (status, _) = admin(&app, &cancel, cancel_body(&mug, "Damaged", 1)).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    *processor.lost.lock().unwrap() = false;
+    let ship = json!({ "line_items": [{ "id": mug, "quantity": 1 }], "carrier": "UPS", "tracking_number": "1Z999AA10123456784",
+                       "tracking_url": "https://track.example/1Z999AA10123456784" });
+    let (status, answer) = admin(&app, &format!("/orders/{id}/ship"), Some(ship)).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    *processor.down.lock().unwrap() = true;
+    abandoned_key(&app).await;
+    *processor.down.lock().unwrap() = false;
+
+    let (status, answer) = admin(&app, &cancel, cancel_body(&mug, "Damaged", 1)).await;
+    assert_eq!(
+        (status, answer["code"].as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("quantity_exceeded")),
+        "{answer}"
+    );
+    assert_eq!(made(&processor).len(), 1, "refunded once");
 }

@@ -434,9 +434,9 @@ impl CommerceStore for SqliteStore {
         self.read(move |connection| super::refunds::is_pending(connection, &key)).await
     }
 
-    async fn pending_refunds(&self, order_id: &str) -> Result<Vec<RefundIntent>, StoreError> {
+    async fn holding_refunds(&self, order_id: &str) -> Result<Vec<StoredRefund>, StoreError> {
         let order_id = order_id.to_owned();
-        self.read(move |connection| super::refunds::pending_of(connection, &order_id, MAX_PENDING_REFUNDS)).await
+        self.read(move |connection| super::refunds::holding(connection, &order_id, MAX_PENDING_REFUNDS)).await
     }
 
     async fn stale_refunds(&self, created_before: i64, limit: u64) -> Result<Vec<RefundIntent>, StoreError> {

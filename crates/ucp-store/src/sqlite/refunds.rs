@@ -41,8 +41,18 @@ pub(super) fn begin(
         transaction.commit().map_err(backend)?;
         return Ok(RefundBegun::RecordedLater(recorded));
     }
+    // A key dismissed before (the merchant found it not made) is asked again for its first
+    // amount: were it made after all, a processor answers a key with its first ask. A refused
+    // one was not made, and is asked for what the request gives back now.
+    let asked: Option<i64> = transaction
+        .prepare_cached("SELECT amount FROM order_refunds WHERE key = ?1 AND state = 'dismissed'")
+        .map_err(backend)?
+        .query_row([&intent.key], |row| row.get(0))
+        .optional()
+        .map_err(backend)?;
+    let amount = asked.unwrap_or(intent.amount);
     if let Some(available) = left_to_refund(&transaction, intent)?
-        && intent.amount > available
+        && amount > available
     {
         return Ok(RefundBegun::Exceeds { available });
     }
@@ -50,14 +60,15 @@ pub(super) fn begin(
         .prepare_cached(
             "INSERT INTO order_refunds (key, order_id, version, action, amount, created_at) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
-             ON CONFLICT (key) DO UPDATE SET state = 'pending', ended_at = NULL, created_at = excluded.created_at \
+             ON CONFLICT (key) DO UPDATE SET state = 'pending', ended_at = NULL, created_at = excluded.created_at, \
+             amount = CASE state WHEN 'refused' THEN excluded.amount ELSE amount END \
              WHERE state IN ('refused', 'dismissed')",
         )
         .map_err(backend)?
         .execute(params![intent.key, intent.order_id, intent.version, action, intent.amount, intent.created_at])
         .map_err(backend)?;
     transaction.commit().map_err(backend)?;
-    Ok(if stored == 1 { RefundBegun::Pending(intent.clone()) } else { RefundBegun::Ended })
+    Ok(if stored == 1 { RefundBegun::Pending(RefundIntent { amount, ..intent.clone() }) } else { RefundBegun::Ended })
 }
 
 /// The refund of this request recorded later and started at or after `seen_since`, marked
@@ -117,14 +128,17 @@ fn take_recorded_later(
 }
 
 /// What `intent`'s order has left to give back now: its payment less the refunds recorded on
-/// it and pending under other keys (`None`: no order or no payment, refused before asking).
+/// it, and those pending or abandoned (the processor may have made them) under other keys
+/// (`None`: no order or no payment, refused before asking).
 fn left_to_refund(connection: &Connection, intent: &RefundIntent) -> Result<Option<i64>, StoreError> {
     let Some(order) = super::orders::read(connection, &intent.order_id)? else { return Ok(None) };
     let Some(payment) = &order.payment else { return Ok(None) };
     let pending: i64 = connection
         .prepare_cached(
-            "SELECT COALESCE(SUM(amount), 0) FROM order_refunds INDEXED BY order_refunds_pending_request \
-             WHERE order_id = ?1 AND state = 'pending' AND key <> ?2",
+            "SELECT (SELECT COALESCE(SUM(amount), 0) FROM order_refunds INDEXED BY order_refunds_pending_request \
+             WHERE order_id = ?1 AND state = 'pending' AND key <> ?2) \
+             + (SELECT COALESCE(SUM(amount), 0) FROM order_refunds INDEXED BY order_refunds_by_state \
+             WHERE state = 'abandoned' AND order_id = ?1 AND key <> ?2)",
         )
         .map_err(backend)?
         .query_row(params![intent.order_id, intent.key], |row| row.get(0))
@@ -150,19 +164,27 @@ fn readable<R, T>(rows: Vec<R>, read: impl Fn(R) -> Result<T, StoreError>) -> Ve
         .collect()
 }
 
-pub(super) fn pending_of(connection: &Connection, order_id: &str, limit: u64) -> Result<Vec<RefundIntent>, StoreError> {
+/// The refunds holding part of `order_id` (`CommerceStore::holding_refunds`): its pending
+/// ones, then its abandoned ones (few: each waits for the merchant), at most `limit` of each.
+pub(super) fn holding(connection: &Connection, order_id: &str, limit: u64) -> Result<Vec<StoredRefund>, StoreError> {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-    let rows = connection
-        .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM order_refunds INDEXED BY order_refunds_pending_request \
-             WHERE order_id = ?1 AND state = 'pending' ORDER BY created_at, key LIMIT ?2"
-        ))
-        .map_err(backend)?
-        .query_map(params![order_id, limit], raw)
-        .map_err(backend)?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(backend)?;
-    Ok(readable(rows, decode))
+    let mut holding = Vec::new();
+    for (index, state) in [("order_refunds_pending_request", "pending"), ("order_refunds_by_state", "abandoned")] {
+        let rows = connection
+            .prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM order_refunds INDEXED BY {index} \
+                 WHERE order_id = ?1 AND state = '{state}' ORDER BY created_at, key LIMIT ?2"
+            ))
+            .map_err(backend)?
+            .query_map(params![order_id, limit], raw)
+            .map_err(backend)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(backend)?;
+        let state = if state == "pending" { RefundState::Pending } else { RefundState::Ended(RefundEnd::Abandoned) };
+        // `ended_at` is not read: a holding refund is judged by its state.
+        holding.extend(readable(rows, decode).into_iter().map(|intent| StoredRefund { intent, state, ended_at: None }));
+    }
+    Ok(holding)
 }
 
 pub(super) fn stale(connection: &Connection, created_before: i64, limit: u64) -> Result<Vec<RefundIntent>, StoreError> {

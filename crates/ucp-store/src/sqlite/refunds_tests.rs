@@ -101,12 +101,22 @@ async fn a_request_has_one_pending_refund_and_only_a_refused_one_comes_back() {
     assert_eq!(begin(intent("adj_b", 4, 500)).await, RefundBegun::Pending(first.clone()), "another version");
     let other = intent("adj_c", 4, 600);
     assert_eq!(begin(other.clone()).await, RefundBegun::Pending(other.clone()), "another request");
-    assert_eq!(store.pending_refunds("ord_1").await.unwrap(), vec![first.clone(), other.clone()]);
+    assert_eq!(intents(store.holding_refunds("ord_1").await.unwrap()), vec![first.clone(), other.clone()]);
 
     store.end_refund("adj_a", RefundEnd::Refused).await.unwrap();
     assert!(!store.refund_pending("adj_a").await.unwrap());
     assert_eq!(begin(first.clone()).await, RefundBegun::Pending(first.clone()), "refused, asked again");
     assert!(store.refund_pending("adj_a").await.unwrap());
+    store.end_refund("adj_a", RefundEnd::Refused).await.unwrap();
+    let cheaper = RefundIntent { amount: 400, ..first.clone() };
+    assert_eq!(begin(cheaper.clone()).await, RefundBegun::Pending(cheaper.clone()), "refused: not made, asked anew");
+    store.end_refund("adj_a", RefundEnd::Abandoned).await.unwrap();
+    store.end_refund("adj_a", RefundEnd::Dismissed).await.unwrap();
+    assert_eq!(
+        begin(first.clone()).await,
+        RefundBegun::Pending(cheaper),
+        "dismissed: asked again for its first amount"
+    );
 
     store.end_refund("adj_a", RefundEnd::Abandoned).await.unwrap();
     store.end_refund("adj_a", RefundEnd::Recorded).await.unwrap();
@@ -119,10 +129,13 @@ async fn a_request_has_one_pending_refund_and_only_a_refused_one_comes_back() {
     assert_eq!(begin(first.clone()).await, RefundBegun::Ended, "recorded stays so");
     store.end_refund("adj_c", RefundEnd::Recorded).await.unwrap();
     assert_eq!(begin(other.clone()).await, RefundBegun::Ended, "recorded stays so");
-    assert!(store.pending_refunds("ord_1").await.unwrap().is_empty());
+    assert!(intents(store.holding_refunds("ord_1").await.unwrap()).is_empty());
     let refused = intent("adj_r", 5, 900);
     begin(refused.clone()).await;
     store.end_refund("adj_r", RefundEnd::Abandoned).await.unwrap();
+    let holding = store.holding_refunds("ord_1").await.unwrap();
+    assert_eq!(holding.len(), 1, "an abandoned refund holds its money until the merchant reconciles it");
+    assert_eq!((&holding[0].intent, holding[0].state), (&refused, RefundState::Ended(RefundEnd::Abandoned)));
     store.end_refund("adj_r", RefundEnd::Refused).await.unwrap();
     assert_eq!(state("adj_r").await, Some(RefundState::Ended(RefundEnd::Refused)), "refused after all");
     store.end_refund("adj_r", RefundEnd::Abandoned).await.unwrap();
@@ -241,7 +254,11 @@ async fn an_unreadable_pending_refund_is_left_out() {
         })
         .await
         .unwrap();
-    assert_eq!(store.pending_refunds("ord_1").await.unwrap(), vec![readable.clone()]);
+    assert_eq!(intents(store.holding_refunds("ord_1").await.unwrap()), vec![readable.clone()]);
     assert_eq!(store.stale_refunds(1_000, 10).await.unwrap(), vec![readable]);
     assert_eq!(store.stale_refunds_summary(1_000).await.unwrap().count, 2, "counted: it waits for a hand");
+}
+
+fn intents(refunds: Vec<ucp_domain::store::StoredRefund>) -> Vec<RefundIntent> {
+    refunds.into_iter().map(|refund| refund.intent).collect()
 }
