@@ -7,7 +7,7 @@ use std::sync::Mutex;
 
 use crate::order::changes::{self, ChangeError, LineQuantity, OrderAction, Stamp, Tracking};
 use crate::order::{AdjustmentStatus, Order, OrderStatus};
-use crate::store::{OrderChange, OrderQuery, RefundEnd, RefundIntent, StoreError, StoredOrder};
+use crate::store::{OrderChange, OrderQuery, RefundEnd, RefundIntent, RefundState, StoreError, StoredOrder};
 
 use super::session::Attempt;
 use super::{Commerce, Error};
@@ -167,7 +167,8 @@ impl Commerce {
         // waiting: should a twin sent at once settle it first, this call answers that record
         // rather than refunding anew at the version the twin left.
         let twin = if action.moves_money() { self.pending_twin(&found, action).await?.0 } else { None };
-        let settling = Mutex::new(twin.map(|twin| twin.key));
+        let twin = twin.filter(|twin| twin.state == RefundState::Pending);
+        let settling = Mutex::new(twin.map(|twin| twin.intent.key));
         // One change of this order at a time (the sweeper's settling and a record by hand
         // included): what a change refunds is worked out on the version its record lands on.
         let _hold = self.ports.store.hold_order(id, CHANGE_HOLD_WAIT).await?;
@@ -206,14 +207,19 @@ impl Commerce {
         let settling = state.settling.lock().map_err(|_| Error::Internal("poisoned refund state".into()))?.clone();
         let (twin, pending) = self.pending_twin(&stored, action).await?;
         if let Some(key) = settling
-            && twin.as_ref().is_none_or(|twin| twin.key != key)
+            && twin.as_ref().is_none_or(|twin| twin.intent.key != key || twin.state != RefundState::Pending)
         {
             // An earlier attempt of this call settles a pending refund, and another request
             // (the sweeper, a twin) ended it meanwhile: recorded, or refused or abandoned as
             // this call would have found too. Never a fresh refund of the same request.
             return self.after_end(stored, &key, state.refunded).await;
         }
-        if let Some(intent) = twin {
+        if let Some(abandoned) = twin.as_ref().filter(|twin| twin.state != RefundState::Pending) {
+            // This request's refund, abandoned (at this version or an earlier one): it may have
+            // been made, so it is not asked for again, under its key or a new one.
+            return Ok(Attempt::Done(OrderOutcome::Refused(abandoned_earlier(&abandoned.intent.key))));
+        }
+        if let Some(intent) = twin.map(|twin| twin.intent) {
             // This very request's refund, kept by an earlier try and not recorded (its record
             // failed, or the processor did not answer): this is its repeat, and settles it
             // under its key rather than refunding again, whatever changed on the order since.
@@ -347,6 +353,14 @@ pub(super) fn record_id(prefix: &str, order_id: &str, version: i64, action: &Ord
     let digest = hash.finalize();
     let hex: String = digest.iter().take(10).map(|byte| format!("{byte:02x}")).collect();
     format!("{prefix}_{hex}")
+}
+
+/// The refusal of a request whose refund under `key` was abandoned: not asked for again.
+pub(super) fn abandoned_earlier(key: &str) -> ChangeError {
+    ChangeError::RefundAbandoned(format!(
+        "a refund of this request under key {key} was abandoned earlier (see the log); it is not asked for again: \
+         ask the processor whether it was made, then record it by hand if so or dismiss it if not"
+    ))
 }
 
 /// Whether `stored` already holds an event or adjustment with this id.

@@ -17,10 +17,10 @@
 use crate::order::action::OrderAction;
 use crate::order::changes::{self, Applied, ChangeError, Pending, Stamp};
 use crate::payment::{Handler, Refund, RefundError};
-use crate::store::{OrderPayment, RefundBegun, RefundEnd, RefundIntent, RefundState, StoredOrder};
+use crate::store::{OrderPayment, RefundBegun, RefundEnd, RefundIntent, StoredOrder, StoredRefund};
 use crate::tax::TaxRate;
 
-use super::orders::{OrderOutcome, Refunded, Settling, changed, holds_record, record_id};
+use super::orders::{OrderOutcome, Refunded, Settling, abandoned_earlier, changed, holds_record, record_id};
 use super::recovery::Overdue;
 use super::session::Attempt;
 use super::{Commerce, Error};
@@ -79,25 +79,22 @@ fn remember(settling: &Settling, key: &str) {
 }
 
 impl Commerce {
-    /// The refunds pending on `stored`'s order: this very request's, if an earlier try left
-    /// one, and what the others hold (money already asked back and the units their cancels
-    /// take, not recorded yet).
+    /// The refunds holding `stored`'s order: this very request's, if an earlier try left one
+    /// pending (or, none pending, abandoned: asked at any version, it may have been made), and
+    /// what the others hold (money asked back and the units their cancels take).
     pub(super) async fn pending_twin(
         &self,
         stored: &StoredOrder,
         action: &OrderAction,
-    ) -> Result<(Option<RefundIntent>, Pending), Error> {
+    ) -> Result<(Option<StoredRefund>, Pending), Error> {
         if !action.moves_money() && !matches!(action, OrderAction::Ship { .. }) {
             return Ok((None, Pending::default()));
         }
-        let holding = self.ports.store.holding_refunds(&stored.id).await?;
-        let twin =
-            holding.iter().find(|refund| refund.state == RefundState::Pending && refund.intent.action == *action);
-        let twin = twin.map(|refund| refund.intent.clone());
-        // Every other: an abandoned one of this very request too (asked at another version),
-        // which may have been made.
+        let mut holding = self.ports.store.holding_refunds(&stored.id).await?;
+        // Pending ones come first.
+        let twin = holding.iter().position(|refund| refund.intent.action == *action).map(|at| holding.remove(at));
         let mut others = Pending::default();
-        for refund in holding.iter().filter(|refund| twin.as_ref().is_none_or(|twin| twin.key != refund.intent.key)) {
+        for refund in &holding {
             others.add(&refund.intent.action, refund.intent.amount);
         }
         Ok((twin, others))
@@ -209,11 +206,7 @@ impl Commerce {
                 available,
                 paid: stored.payment.as_ref().map_or(0, |payment| payment.amount),
             }),
-            RefundBegun::Ended => Begun::Refused(ChangeError::RefundAbandoned(format!(
-                "a refund of this request under key {} was abandoned earlier (see the log); it is not asked for \
-                 again: ask the processor whether it was made, then record it by hand if so or dismiss it if not",
-                intent.key
-            ))),
+            RefundBegun::Ended => Begun::Refused(abandoned_earlier(&intent.key)),
         })
     }
 

@@ -207,11 +207,12 @@ async fn an_abandoned_cancel_holds_its_money_and_units_until_the_merchant_reconc
 }
 
 // The same cancel, abandoned (the processor silent past the sweeper's patience, though it made
-// the refund), sent again after the order moved on (the other mug shipped): a new key at the new
-// version, but the abandoned one still holds its mug, so nothing is left to cancel and nothing
-// is refunded twice.
+// the refund), sent again after the order moved on (the other mug shipped): it would carry a
+// new key at the new version, but it is that abandoned request, which may have been made: 409
+// naming its key, nothing refunded twice. So for a refund of a fixed amount, which the
+// order's money would still allow.
 #[tokio::test]
-async fn the_same_cancel_sent_again_beside_its_abandoned_refund_is_refused() {
+async fn the_same_request_sent_again_beside_its_abandoned_refund_is_refused() {
     let (processor, url, _guard) = start_processor().await;
     let app = shop(&url).await;
     let (id, mug) = two_mugs(&app).await;
@@ -229,10 +230,27 @@ async fn the_same_cancel_sent_again_beside_its_abandoned_refund_is_refused() {
     *processor.down.lock().unwrap() = false;
 
     let (status, answer) = admin(&app, &cancel, cancel_body(&mug, "Damaged", 1)).await;
-    assert_eq!(
-        (status, answer["code"].as_str()),
-        (StatusCode::UNPROCESSABLE_ENTITY, Some("quantity_exceeded")),
-        "{answer}"
-    );
+    assert_eq!((status, answer["code"].as_str()), (StatusCode::CONFLICT, Some("refund_abandoned")), "{answer}");
     assert_eq!(made(&processor).len(), 1, "refunded once");
+
+    let (other, _) = two_mugs(&app).await;
+    let refund = format!("/orders/{other}/refund");
+    *processor.lost.lock().unwrap() = true;
+    let (status, _) = admin(&app, &refund, Some(json!({ "amount": 500, "reason": "Late" }))).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    *processor.lost.lock().unwrap() = false;
+    *processor.down.lock().unwrap() = true;
+    app.clock.advance(ucp_domain::commerce::REFUND_PATIENCE_SECS + 61);
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(15);
+    while admin(&app, "/refunds?state=abandoned", None).await.1["refunds"].as_array().map_or(0, Vec::len) < 2 {
+        assert!(tokio::time::Instant::now() < deadline, "abandoned by the sweeper");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    *processor.down.lock().unwrap() = false;
+    let credit = json!({ "type": "credit", "amount": -100, "status": "completed" });
+    let (status, _) = admin(&app, &format!("/orders/{other}/adjust"), Some(credit)).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, answer) = admin(&app, &refund, Some(json!({ "amount": 500, "reason": "Late" }))).await;
+    assert_eq!((status, answer["code"].as_str()), (StatusCode::CONFLICT, Some("refund_abandoned")), "{answer}");
+    assert_eq!(made(&processor).len(), 2, "each refunded once");
 }
