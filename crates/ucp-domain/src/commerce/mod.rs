@@ -15,6 +15,7 @@ mod inputs;
 mod items;
 mod orders;
 mod presentment;
+mod reapply;
 mod reconcile;
 mod recovery;
 mod refunds;

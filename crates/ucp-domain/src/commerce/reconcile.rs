@@ -9,7 +9,7 @@ use crate::order::changes::{self, ChangeError, Stamp};
 use crate::store::{RefundCursor, RefundEnd, RefundList, RefundState, StoredRefund};
 
 use super::orders::{OrderOutcome, changed, holds_record};
-use super::refunds::applied_again;
+use super::reapply::{applied_again, cancel_as_made};
 use super::session::Attempt;
 use super::{Commerce, Error};
 
@@ -127,7 +127,7 @@ impl Commerce {
             // takes it so; otherwise the money alone, as a refund under the key.
             let pending = self.pending_besides(intent).await?;
             let applied = applied_again(&stored, intent, &pending, &self.ports.rules.taxes, occurred_at)
-                .or_else(|_| cancel_as_made(&stored, intent, &pending, occurred_at))
+                .or_else(|_| cancel_as_made(&stored, intent, &pending, &self.ports.rules.taxes, occurred_at))
                 .or_else(|_| {
                 let paid = stored.payment.as_ref().map(|payment| payment.amount);
                 let description = intent.action.description().cloned();
@@ -154,31 +154,4 @@ fn not_abandoned(key: &str, state: RefundState, rule: &str) -> ChangeError {
          one is on its order)",
         state.as_str()
     ))
-}
-
-/// An abandoned cancel as the processor made it: its units canceled (held while it waited)
-/// with the amount it asked, whatever the order now says they are worth.
-fn cancel_as_made(
-    stored: &crate::store::StoredOrder,
-    intent: &crate::store::RefundIntent,
-    pending: &changes::Pending,
-    occurred_at: &str,
-) -> Result<changes::Applied, ChangeError> {
-    let OrderAction::Cancel { lines, amount: None, description } = &intent.action else {
-        return Err(ChangeError::Invalid("not a cancel".into()));
-    };
-    let made =
-        OrderAction::Cancel { lines: lines.clone(), amount: Some(intent.amount), description: description.clone() };
-    let paid = stored.payment.as_ref().map(|payment| payment.amount);
-    let mut index = 0;
-    let mut ids = |kind: &str| {
-        let prefix = if changes::is_event(kind) { "evt" } else { "adj" };
-        index += 1;
-        super::orders::record_id(prefix, &stored.id, intent.version, &intent.action, index - 1)
-    };
-    let applied = changes::apply(&stored.order, &made, paid, pending, &[], Stamp { occurred_at, ids: &mut ids })?;
-    match applied.records.last() {
-        Some(record) if record.id() == intent.key => Ok(applied),
-        _ => Err(ChangeError::Invalid("its record would not carry its key".into())),
-    }
 }

@@ -15,12 +15,12 @@
 //! once more, within [`REFUND_PATIENCE_SECS`]: its caller was told "pending", not "done".
 
 use crate::order::action::OrderAction;
-use crate::order::changes::{self, Applied, ChangeError, Pending, Stamp};
+use crate::order::changes::{ChangeError, Pending};
 use crate::payment::{Handler, Refund, RefundError};
 use crate::store::{OrderPayment, RefundBegun, RefundEnd, RefundIntent, StoredOrder, StoredRefund};
-use crate::tax::TaxRate;
 
-use super::orders::{OrderOutcome, Refunded, Settling, abandoned_earlier, changed, holds_record, record_id};
+use super::orders::{OrderOutcome, Refunded, Settling, abandoned_earlier, changed, holds_record};
+use super::reapply::applied_again;
 use super::recovery::Overdue;
 use super::session::Attempt;
 use super::{Commerce, Error};
@@ -151,7 +151,7 @@ impl Commerce {
     }
 
     /// What the refunds pending on `settling`'s order under other keys hold (money and units),
-    /// as [`changes::apply`] counted them when `settling`'s request was first worked out.
+    /// as [`crate::order::changes::apply`] counted them when `settling`'s request was first worked out.
     pub(super) async fn pending_besides(&self, settling: &RefundIntent) -> Result<Pending, Error> {
         let mut others = Pending::default();
         let holding = self.ports.store.holding_refunds(&settling.order_id).await?;
@@ -434,60 +434,4 @@ impl Commerce {
         let oldest_secs = stale.oldest_started_at.map_or(0, |created| now.saturating_sub(created).max(0));
         Ok(Overdue { count: stale.count, oldest_secs })
     }
-}
-
-/// `intent`'s request applied to `stored` as it is now, with the record ids it had when asked
-/// for, so its adjustment carries the refund's key; refused where the order moved on so that
-/// the request no longer gives back that amount under that key (another change took the lines
-/// it cancels, say): a refund the order does not justify is never made. A cancel whose share
-/// grew (its units, held while it was pending, became the order's last) is recorded at the
-/// amount it asked, which the processor made or is asked for under its key; the rest stays
-/// paid, logged.
-/// `pending`: what the other refunds pending on the order hold, counted as when the request
-/// was worked out; `rates`: the merchant's tax rates, as `changes::apply` reads them.
-pub(super) fn applied_again(
-    stored: &StoredOrder,
-    intent: &RefundIntent,
-    pending: &Pending,
-    rates: &[TaxRate],
-    occurred_at: &str,
-) -> Result<Applied, ChangeError> {
-    let paid = stored.payment.as_ref().map(|payment| payment.amount);
-    let apply = |action: &OrderAction| {
-        let mut index = 0;
-        let mut ids = |kind: &str| {
-            let prefix = if changes::is_event(kind) { "evt" } else { "adj" };
-            index += 1;
-            record_id(prefix, &stored.id, intent.version, &intent.action, index - 1)
-        };
-        changes::apply(&stored.order, action, paid, pending, rates, Stamp { occurred_at, ids: &mut ids })
-    };
-    let settles = |applied: &Applied| {
-        applied.refund == Some(intent.amount)
-            && applied.records.last().map(changes::OrderRecord::id) == Some(intent.key.as_str())
-    };
-    let applied = apply(&intent.action)?;
-    if settles(&applied) {
-        return Ok(applied);
-    }
-    let now = applied.refund.unwrap_or_default();
-    // Its units became the order's last (a cancel beside it named a smaller amount, a refund
-    // counted beside it ended unrecorded, a rate went up): recorded at what it asked.
-    if let OrderAction::Cancel { lines, amount: None, description } = &intent.action
-        && intent.amount < now
-    {
-        let pinned =
-            OrderAction::Cancel { lines: lines.clone(), amount: Some(intent.amount), description: description.clone() };
-        if let Ok(applied) = apply(&pinned)
-            && settles(&applied)
-        {
-            let (order, key, asked, left) = (&stored.id, &intent.key, intent.amount, now - intent.amount);
-            tracing::warn!(%order, %key, asked, left, "a cancel's share grew after its refund was asked for; recorded at the amount asked: the rest stays paid until the merchant refunds it");
-            return Ok(applied);
-        }
-    }
-    Err(ChangeError::Invalid(format!(
-        "the order changed since: the request now gives back {now}, not the {} asked for",
-        intent.amount
-    )))
 }

@@ -64,7 +64,7 @@ fn line_id(order: &Value, index: usize) -> String {
     order["line_items"][index]["id"].as_str().unwrap().to_owned()
 }
 
-fn ship_body(lines: Value) -> Value {
+pub fn ship_body(lines: Value) -> Value {
     json!({ "line_items": lines, "carrier": "UPS", "tracking_number": "1Z999AA10123456784",
             "tracking_url": "https://track.example/1Z999AA10123456784" })
 }

@@ -6,7 +6,7 @@
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::order_ops::{admin, get_order};
+use crate::order_ops::{admin, get_order, ship_body};
 use crate::order_refunds::{start_processor, two_mugs};
 use crate::refunds_pending::{keys, shop};
 
@@ -21,14 +21,15 @@ fn made(processor: &crate::order_refunds::Processor) -> Vec<(String, i64)> {
         .collect()
 }
 
-/// The key of the refund the sweeper abandons once the clock passes its patience.
-async fn abandoned_key(app: &crate::helpers::TestApp) -> String {
+/// The key of the newest refund the sweeper abandons once the clock passes its patience,
+/// when `count` are abandoned.
+async fn abandoned_key(app: &crate::helpers::TestApp, count: usize) -> String {
     app.clock.advance(ucp_domain::commerce::REFUND_PATIENCE_SECS + 61);
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(15);
     loop {
         let (_, listed) = admin(app, "/refunds?state=abandoned", None).await;
-        if let Some(key) = listed["refunds"][0]["key"].as_str() {
-            return key.to_owned();
+        if listed["refunds"].as_array().map_or(0, Vec::len) >= count {
+            return listed["refunds"][0]["key"].as_str().unwrap().to_owned();
         }
         assert!(tokio::time::Instant::now() < deadline, "abandoned by the sweeper");
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
@@ -59,8 +60,7 @@ async fn a_unit_whose_cancel_is_pending_is_neither_canceled_again_nor_shipped() 
     *processor.lost.lock().unwrap() = false;
     let (status, answer) = admin(&app, &cancel, body("Buyer asked", 2)).await;
     assert_eq!((status, answer["code"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("quantity_exceeded")));
-    let ship = json!({ "line_items": [{ "id": mug, "quantity": 2 }], "carrier": "UPS", "tracking_number": "1Z999AA10123456784",
-                       "tracking_url": "https://track.example/1Z999AA10123456784" });
+    let ship = ship_body(json!([{ "id": mug, "quantity": 2 }]));
     let (status, answer) = admin(&app, &format!("/orders/{id}/ship"), Some(ship)).await;
     assert_eq!((status, answer["code"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("quantity_exceeded")));
 
@@ -97,8 +97,7 @@ async fn a_pending_cancel_of_what_is_left_keeps_its_units_from_shipping() {
     let (status, answer) = admin(&app, &cancel, Some(json!({}))).await;
     assert_eq!((status, answer["code"].as_str()), (StatusCode::SERVICE_UNAVAILABLE, Some("refund_pending")));
     *processor.down.lock().unwrap() = false;
-    let ship = json!({ "line_items": [{ "id": mug, "quantity": 1 }], "carrier": "UPS", "tracking_number": "1Z999AA10123456784",
-                       "tracking_url": "https://track.example/1Z999AA10123456784" });
+    let ship = ship_body(json!([{ "id": mug, "quantity": 1 }]));
     let (status, answer) = admin(&app, &format!("/orders/{id}/ship"), Some(ship)).await;
     assert_eq!((status, answer["code"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("quantity_exceeded")));
     assert!(keys(&processor).is_empty(), "nothing refunded yet");
@@ -189,7 +188,7 @@ async fn an_abandoned_cancel_holds_its_money_and_units_until_the_merchant_reconc
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
     *processor.lost.lock().unwrap() = false;
     *processor.down.lock().unwrap() = true;
-    let key = abandoned_key(&app).await;
+    let key = abandoned_key(&app, 1).await;
     *processor.down.lock().unwrap() = false;
 
     let (status, answer) = admin(&app, &cancel, cancel_body(&mug, "Buyer asked", 2)).await;
@@ -221,12 +220,11 @@ async fn the_same_request_sent_again_beside_its_abandoned_refund_is_refused() {
     let (status, _) = admin(&app, &cancel, cancel_body(&mug, "Damaged", 1)).await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
     *processor.lost.lock().unwrap() = false;
-    let ship = json!({ "line_items": [{ "id": mug, "quantity": 1 }], "carrier": "UPS", "tracking_number": "1Z999AA10123456784",
-                       "tracking_url": "https://track.example/1Z999AA10123456784" });
+    let ship = ship_body(json!([{ "id": mug, "quantity": 1 }]));
     let (status, answer) = admin(&app, &format!("/orders/{id}/ship"), Some(ship)).await;
     assert_eq!(status, StatusCode::OK, "{answer}");
     *processor.down.lock().unwrap() = true;
-    abandoned_key(&app).await;
+    abandoned_key(&app, 1).await;
     *processor.down.lock().unwrap() = false;
 
     let (status, answer) = admin(&app, &cancel, cancel_body(&mug, "Damaged", 1)).await;
@@ -240,12 +238,7 @@ async fn the_same_request_sent_again_beside_its_abandoned_refund_is_refused() {
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
     *processor.lost.lock().unwrap() = false;
     *processor.down.lock().unwrap() = true;
-    app.clock.advance(ucp_domain::commerce::REFUND_PATIENCE_SECS + 61);
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(15);
-    while admin(&app, "/refunds?state=abandoned", None).await.1["refunds"].as_array().map_or(0, Vec::len) < 2 {
-        assert!(tokio::time::Instant::now() < deadline, "abandoned by the sweeper");
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    abandoned_key(&app, 2).await;
     *processor.down.lock().unwrap() = false;
     let credit = json!({ "type": "credit", "amount": -100, "status": "completed" });
     let (status, _) = admin(&app, &format!("/orders/{other}/adjust"), Some(credit)).await;
